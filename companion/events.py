@@ -1,0 +1,181 @@
+"""The typed events the core speaks through, and the one bus that delivers them.
+
+Every consumer (the terminal transcript, the voice loop, the window) subscribes to an
+EventBus and receives these frozen dataclasses; nothing else crosses from core to UI.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+
+class SpeechKind(StrEnum):
+    SAY = "say"
+    ANNOUNCE = "announce"
+    HEARTBEAT = "heartbeat"
+    COMPLETE = "complete"
+    FAIL = "fail"
+
+
+class State(StrEnum):
+    IDLE = "idle"
+    LISTENING = "listening"
+    THINKING = "thinking"
+    SPEAKING = "speaking"
+    WORKING = "working"
+
+
+class Outcome(StrEnum):
+    OK = "ok"
+    FAILED = "failed"
+    REFUSED = "refused"
+    INTERRUPTED = "interrupted"
+
+
+EXPRESSIONS: tuple[str, ...] = (
+    "neutral", "happy", "excited", "sad", "crying", "angry", "surprised",
+    "embarrassed", "thinking", "sleepy", "affectionate", "confused", "scared", "determined",
+)
+"""The 14 faces she can make; emotion tags and tool EXPRESSIONS use these names."""
+
+
+@dataclass(frozen=True)
+class UserHeard:
+    """What the user said (transcribed) or typed."""
+
+    text: str
+    spoken: bool = True
+
+
+@dataclass(frozen=True)
+class ReplyDelta:
+    """A piece of her reply as it streams: reasoning and the emotion tag already removed."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class ReplyDone:
+    """One model round's whole visible reply text (may be empty before a tool call)."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class Speak:
+    """A line she says that is not streamed reply text: narration, notices, error sentences."""
+
+    kind: SpeechKind
+    text: str
+    tool: str | None = None
+
+
+@dataclass(frozen=True)
+class ExpressionChanged:
+    """Her face changes. `reason` says why, e.g. "focus: search_files" or "reply"."""
+
+    name: str
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class ToolStarted:
+    name: str
+    call_id: str
+    arguments: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ToolFinished:
+    name: str
+    call_id: str
+    outcome: Outcome
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class ApprovalNeeded:
+    """The safety layer asks the user; answer through the gate with `request_id`."""
+
+    request_id: str
+    command: str
+    reason: str
+    saveable: bool
+    timeout_s: float
+
+
+@dataclass(frozen=True)
+class ApprovalResolved:
+    request_id: str
+    decision: str  # approved | declined | expired | unavailable
+
+
+@dataclass(frozen=True)
+class StateChanged:
+    state: State
+
+
+@dataclass(frozen=True)
+class ErrorOccurred:
+    """Something went wrong; `sentence` is what she says about it."""
+
+    stage: str
+    code: str
+    sentence: str
+
+
+@dataclass(frozen=True)
+class TurnFinished:
+    """A user turn ended; `emotion` is the tag her final reply began with."""
+
+    text: str
+    emotion: str
+    interrupted: bool = False
+
+
+@dataclass(frozen=True)
+class WorkChanged:
+    """A background work-mode job started, finished or was cancelled."""
+
+    status: str  # running | finished | cancelled | failed
+    task: str
+    result: str = ""
+
+
+Event = (
+    UserHeard | ReplyDelta | ReplyDone | Speak | ExpressionChanged | ToolStarted | ToolFinished
+    | ApprovalNeeded | ApprovalResolved | StateChanged | ErrorOccurred | TurnFinished | WorkChanged
+)
+Subscriber = Callable[[Event], None]
+
+
+class EventBus:
+    """Delivers each event to every subscriber, in order, on the emitting thread.
+
+    A subscriber that raises is logged and does not stop the others or the core.
+    """
+
+    def __init__(self) -> None:
+        self._subscribers: list[Subscriber] = []
+
+    def subscribe(self, subscriber: Subscriber) -> Callable[[], None]:
+        self._subscribers.append(subscriber)
+
+        def unsubscribe() -> None:
+            if subscriber in self._subscribers:
+                self._subscribers.remove(subscriber)
+
+        return unsubscribe
+
+    def emit(self, event: Event) -> None:
+        for subscriber in list(self._subscribers):
+            try:
+                subscriber(event)
+            except Exception:
+                log.exception("event subscriber failed on %r", event)

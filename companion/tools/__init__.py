@@ -1,0 +1,1 @@
+"""Tools: one module each, collected by the registry."""

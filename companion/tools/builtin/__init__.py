@@ -1,0 +1,1 @@
+"""Conversational tools; each is imported by name in registry.builtin_modules()."""

@@ -1,0 +1,335 @@
+"""The tool registry: the one place that knows which tools exist and which may run.
+
+A tool is a module (see README "Adding a tool"). `discover()` registers the built-in and
+action tools, then plugins. Dispatch always goes through `dispatchable(name)`, which reads
+the switched-off families fresh, so a Settings switch takes effect at once.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import time
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass, field
+from importlib.metadata import entry_points
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+COMPANION_TOOLSETS: frozenset[str] = frozenset(
+    {"core", "memory", "file", "web", "cron", "terminal", "code"}
+)
+"""Families offered on a live conversation turn; every other family is work mode only."""
+
+RISKS = ("read", "write", "exec", "network")
+CHECK_TTL_S = 30.0
+PLUGIN_GROUP = "companion.tools"
+PLUGIN_PREFIX = "plugin:"
+
+GENERIC_ANNOUNCE = "Give me a moment, I'm on it."
+GENERIC_HEARTBEAT = ("Still working on it...",)
+GENERIC_COMPLETE = "Done."
+GENERIC_FAIL = "That didn't work, sorry."
+DEFAULT_EXPRESSIONS = {"focus": "thinking", "fail": "sad"}
+
+Execute = Callable[[dict[str, Any], Any], Awaitable[str]]
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """Everything the registry and the turn loop need to know about one tool."""
+
+    name: str
+    schema: dict[str, Any]
+    execute: Execute
+    toolset: str = "core"
+    risk: str = "read"
+    built_in: bool = False
+    announce: str = GENERIC_ANNOUNCE
+    heartbeat: tuple[str, ...] = GENERIC_HEARTBEAT
+    complete: str = GENERIC_COMPLETE
+    fail: str = GENERIC_FAIL
+    expressions: dict[str, str] = field(default_factory=lambda: dict(DEFAULT_EXPRESSIONS))
+    check: Callable[[], bool] | None = None
+    module: str = ""
+
+
+def spec_from_module(module: ModuleType, *, toolset: str | None = None) -> ToolSpec | None:
+    """Build a ToolSpec from a module's attributes, filling the documented defaults.
+
+    Returns None for a module whose SCHEMA is not a dict: it is not a tool.
+    """
+    schema = getattr(module, "SCHEMA", None)
+    if not isinstance(schema, dict):
+        return None
+    name = schema.get("name")
+    execute = getattr(module, "execute", None)
+    if not isinstance(name, str) or not name or not callable(execute):
+        raise ValueError(f"tool module {module.__name__} needs SCHEMA['name'] and execute()")
+    risk = getattr(module, "RISK", "read")
+    if risk not in RISKS:
+        raise ValueError(f"tool {name}: RISK must be one of {RISKS}, not {risk!r}")
+    heartbeat = getattr(module, "HEARTBEAT", None) or GENERIC_HEARTBEAT
+    expressions = dict(DEFAULT_EXPRESSIONS)
+    expressions.update(getattr(module, "EXPRESSIONS", None) or {})
+    return ToolSpec(
+        name=name,
+        schema=schema,
+        execute=execute,
+        toolset=toolset or getattr(module, "TOOLSET", "core"),
+        risk=risk,
+        built_in=bool(getattr(module, "BUILT_IN", False)),
+        announce=getattr(module, "ANNOUNCE", None) or GENERIC_ANNOUNCE,
+        heartbeat=tuple(heartbeat),
+        complete=getattr(module, "COMPLETE", None) or GENERIC_COMPLETE,
+        fail=getattr(module, "FAIL", None) or GENERIC_FAIL,
+        expressions=expressions,
+        check=getattr(module, "check", None),
+        module=module.__name__,
+    )
+
+
+class ToolRegistrationError(RuntimeError):
+    pass
+
+
+class Registry:
+    """Registered tools, switched-off families and cached check() answers."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._tools: dict[str, ToolSpec] = {}
+        self._disabled: set[str] = set()
+        self._check_cache: dict[str, tuple[float, bool]] = {}
+        self._clock = clock
+        self._pending_plugins: dict[str, Callable[[], ModuleType]] = {}
+
+    # --- registration -------------------------------------------------------------------
+    def register(self, spec: ToolSpec, *, allow_override: bool = False) -> None:
+        if spec.name in self._tools and not allow_override:
+            raise ToolRegistrationError(f"a tool named {spec.name!r} is already registered")
+        self._tools[spec.name] = spec
+        self._check_cache.pop(spec.name, None)
+
+    def deregister(self, name: str) -> None:
+        self._tools.pop(name, None)
+        self._check_cache.pop(name, None)
+
+    def register_modules(self, modules: Iterable[ModuleType]) -> None:
+        for module in modules:
+            spec = spec_from_module(module)
+            if spec is not None:
+                self.register(spec)
+
+    def tools(self) -> dict[str, ToolSpec]:
+        """Every registered tool by name, switched on or off."""
+        return dict(self._tools)
+
+    # --- families -----------------------------------------------------------------------
+    def set_toolset_enabled(self, toolset: str, enabled: bool) -> None:
+        if enabled:
+            self._disabled.discard(toolset)
+            loader = self._pending_plugins.pop(toolset, None)
+            if loader is not None:
+                self._load_plugin(toolset, loader)
+        else:
+            self._disabled.add(toolset)
+            if toolset.startswith(PLUGIN_PREFIX):
+                self._unload_plugin(toolset)
+
+    def disabled_toolsets(self) -> frozenset[str]:
+        return frozenset(self._disabled)
+
+    def all_toolsets(self) -> dict[str, list[str]]:
+        """Every family, registered or waiting as a switched-off plugin, with its tool names."""
+        families: dict[str, list[str]] = {name: [] for name in self._pending_plugins}
+        for spec in self._tools.values():
+            families.setdefault(spec.toolset, []).append(spec.name)
+        return {name: sorted(tools) for name, tools in sorted(families.items())}
+
+    # --- what may run -------------------------------------------------------------------
+    def dispatchable(self, name: str) -> ToolSpec | None:
+        """The tool to run for `name`, or None when unknown or its family is switched off.
+
+        Never cached: it reads the switches as they are now.
+        """
+        spec = self._tools.get(name)
+        if spec is None or spec.toolset in self._disabled:
+            return None
+        return spec
+
+    def is_available(self, spec: ToolSpec) -> bool:
+        """check(), cached for 30 s; a raising check keeps the last answer (else unavailable)."""
+        if spec.check is None:
+            return True
+        now = self._clock()
+        cached = self._check_cache.get(spec.name)
+        if cached is not None and now - cached[0] < CHECK_TTL_S:
+            return cached[1]
+        try:
+            ok = bool(spec.check())
+        except Exception:
+            log.warning("check() of tool %s raised; keeping the last answer", spec.name, exc_info=True)
+            ok = cached[1] if cached is not None else False
+        self._check_cache[spec.name] = (now, ok)
+        return ok
+
+    def offered(self, mode: str, *, exclude: Iterable[str] = ()) -> list[ToolSpec]:
+        """Tools to offer the model in `mode` ("companion" or "work"), sorted by name."""
+        excluded = set(exclude)
+        specs = []
+        for name in sorted(self._tools):
+            spec = self._tools[name]
+            if name in excluded or spec.toolset in self._disabled:
+                continue
+            if mode == "companion" and spec.toolset not in COMPANION_TOOLSETS:
+                continue
+            if self.is_available(spec):
+                specs.append(spec)
+        return specs
+
+    def schemas_for(self, mode: str, *, exclude: Iterable[str] = ()) -> list[dict[str, Any]]:
+        """The flat SCHEMAs of the tools offered in `mode`."""
+        return [dict(spec.schema) for spec in self.offered(mode, exclude=exclude)]
+
+    # --- plugins ------------------------------------------------------------------------
+    def discover_plugins(self, plugin_dir: Path | None) -> None:
+        """Find plugins (entry points and .py files); load those whose family is on."""
+        for ep in entry_points(group=PLUGIN_GROUP):
+            self._offer_plugin(PLUGIN_PREFIX + ep.name, ep.load)
+        if plugin_dir is not None and plugin_dir.is_dir():
+            for path in sorted(plugin_dir.glob("*.py")):
+                if not path.name.startswith("_"):
+                    self._offer_plugin(PLUGIN_PREFIX + path.stem, _file_loader(path))
+
+    def _offer_plugin(self, toolset: str, loader: Callable[[], ModuleType]) -> None:
+        if toolset in self._disabled:
+            # A switched-off plugin's code is never imported, let alone run.
+            self._pending_plugins[toolset] = loader
+            return
+        self._load_plugin(toolset, loader)
+
+    def _load_plugin(self, toolset: str, loader: Callable[[], ModuleType]) -> None:
+        try:
+            module = loader()
+            spec = spec_from_module(module, toolset=toolset)
+            if spec is None:
+                log.warning("plugin %s has no SCHEMA dict; skipped", toolset)
+                return
+            if spec.name in self._tools:
+                log.warning("plugin %s tried to replace the tool %r; skipped", toolset, spec.name)
+                return
+            self.register(spec)
+        except Exception:
+            log.exception("plugin %s failed to load; skipped", toolset)
+            return
+        self._pending_plugins.pop(toolset, None)
+
+    def _unload_plugin(self, toolset: str) -> None:
+        for spec in [s for s in self._tools.values() if s.toolset == toolset]:
+            self.deregister(spec.name)
+            self._pending_plugins[toolset] = _reuse(spec)
+
+
+def _file_loader(path: Path) -> Callable[[], ModuleType]:
+    def load() -> ModuleType:
+        module_name = f"companion_plugin_{path.stem}"
+        spec = importlib.util.spec_from_file_location(module_name, path)
+        if spec is None or spec.loader is None:
+            raise ImportError(f"cannot load plugin file {path}")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+
+    return load
+
+
+def _reuse(spec: ToolSpec) -> Callable[[], ModuleType]:
+    """A loader that hands back an already imported plugin module when it is switched on again."""
+    import sys
+
+    def load() -> ModuleType:
+        module = sys.modules.get(spec.module)
+        if module is None:
+            raise ImportError(f"plugin module {spec.module} is gone")
+        return module
+
+    return load
+
+
+# --- the process-wide registry and its module-level API --------------------------------
+
+_REGISTRY = Registry()
+
+
+def builtin_modules() -> list[ModuleType]:
+    """The conversational tools in tools/builtin/, imported by name (never from a string)."""
+    from companion.tools.builtin import (  # noqa: F401  (the list below is the registration)
+        get_time,
+        memory_recall,
+        memory_write,
+        todo,
+    )
+
+    return [get_time, todo, memory_write, memory_recall]
+
+
+def action_modules() -> list[ModuleType]:
+    """The acting tools listed in tools/action/__init__.py's ACTION_TOOLS.
+
+    An import failure here propagates: she refuses to start with half a toolset.
+    """
+    from companion.tools.action import ACTION_TOOLS
+
+    return list(ACTION_TOOLS)
+
+
+def discover(*, plugin_dir: Path | None = None, disabled: Iterable[str] = ()) -> Registry:
+    """(Re)build the process-wide registry: built-ins, action tools, then plugins."""
+    global _REGISTRY
+    fresh = Registry()
+    for toolset in disabled:
+        fresh.set_toolset_enabled(toolset, False)
+    fresh.register_modules(builtin_modules())
+    fresh.register_modules(action_modules())
+    fresh.discover_plugins(plugin_dir)
+    _REGISTRY = fresh
+    return fresh
+
+
+def current() -> Registry:
+    return _REGISTRY
+
+
+def register(spec: ToolSpec, *, allow_override: bool = False) -> None:
+    _REGISTRY.register(spec, allow_override=allow_override)
+
+
+def deregister(name: str) -> None:
+    _REGISTRY.deregister(name)
+
+
+def registry() -> dict[str, ToolSpec]:
+    return _REGISTRY.tools()
+
+
+def dispatchable(name: str) -> ToolSpec | None:
+    return _REGISTRY.dispatchable(name)
+
+
+def schemas_for(mode: str, *, exclude: Iterable[str] = ()) -> list[dict[str, Any]]:
+    return _REGISTRY.schemas_for(mode, exclude=exclude)
+
+
+def set_toolset_enabled(name: str, on: bool) -> None:
+    _REGISTRY.set_toolset_enabled(name, on)
+
+
+def disabled_toolsets() -> frozenset[str]:
+    return _REGISTRY.disabled_toolsets()
+
+
+def all_toolsets() -> dict[str, list[str]]:
+    return _REGISTRY.all_toolsets()

@@ -1,0 +1,30 @@
+"""The core (everything outside companion/ui) imports and runs with no Qt installed."""
+
+from __future__ import annotations
+
+import pkgutil
+import subprocess
+import sys
+
+import companion
+
+
+def _core_modules() -> list[str]:
+    names = []
+    for info in pkgutil.walk_packages(companion.__path__, prefix="companion."):
+        if info.name.startswith(("companion.ui", "companion.assets", "companion.personality")):
+            continue
+        names.append(info.name)
+    return names
+
+
+def test_every_core_module_imports_with_qt_blocked():
+    modules = _core_modules()
+    assert "companion.tools.registry" in modules
+    script = (
+        "import sys; sys.modules['PySide6'] = None; sys.modules['qasync'] = None\n"
+        "import importlib\n"
+        f"for name in {modules!r}: importlib.import_module(name)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
