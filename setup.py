@@ -1,12 +1,12 @@
 """Ship the top-level assets/ and personality/ folders inside the wheel.
 
 They live at the repository root (the product's layout) and install as
-companion/assets and companion/personality; companion.paths.resource_dir finds either.
+companion/share/assets and companion/share/personality; companion.paths.resource_dir finds either.
 """
 
 from setuptools import find_packages, setup
 
-DATA_FOLDERS = {"companion.assets": "assets", "companion.personality": "personality"}
+DATA_FOLDERS = {"companion.share.assets": "assets", "companion.share.personality": "personality"}
 
 setup(
     packages=find_packages(include=["companion", "companion.*"]) + list(DATA_FOLDERS),

@@ -34,9 +34,9 @@ def resource_dir(name: str) -> Path:
     """A shipped top-level folder (`assets` or `personality`).
 
     In a source checkout or an editable install they sit beside the package; a wheel
-    carries them inside the package as `companion/<name>`.
+    carries them inside the package as `companion/share/<name>`.
     """
-    packaged = Path(str(resources.files(__package__))) / name
+    packaged = Path(str(resources.files(__package__))) / "share" / name
     if packaged.is_dir():
         return packaged
     return Path(__file__).resolve().parent.parent / name

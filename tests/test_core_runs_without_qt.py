@@ -12,7 +12,7 @@ import companion
 def _core_modules() -> list[str]:
     names = []
     for info in pkgutil.walk_packages(companion.__path__, prefix="companion."):
-        if info.name.startswith(("companion.ui", "companion.assets", "companion.personality")):
+        if info.name.startswith(("companion.ui", "companion.share")):
             continue
         names.append(info.name)
     return names
