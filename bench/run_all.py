@@ -1,0 +1,108 @@
+"""Run every benchmark in bench/, then write bench/summary.json and bench/RESULTS.md.
+
+Each benchmark is a script that prints one JSON object on its last stdout line. Nested
+numbers are flattened into the Markdown table, so a new benchmark needs no change here.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+BENCH_DIR = Path(__file__).resolve().parent
+TIMEOUT_S = 900
+
+
+def machine() -> dict[str, object]:
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    try:
+        mem_gib = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    except (ValueError, OSError):
+        mem_gib = 0.0
+    return {
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "memory_gib": round(mem_gib, 1),
+        "os": platform.platform(),
+        "python": platform.python_version(),
+        "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+    }
+
+
+def run_one(script: Path) -> dict[str, object]:
+    started = time.monotonic()
+    try:
+        proc = subprocess.run(
+            [sys.executable, str(script)], capture_output=True, text=True, timeout=TIMEOUT_S,
+            cwd=BENCH_DIR.parent,
+        )
+    except subprocess.TimeoutExpired:
+        return {"error": f"timed out after {TIMEOUT_S} s"}
+    lines = [line for line in proc.stdout.splitlines() if line.strip()]
+    if proc.returncode != 0 or not lines:
+        tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
+        return {"error": f"exit {proc.returncode}: " + " | ".join(tail)}
+    try:
+        result = json.loads(lines[-1])
+    except json.JSONDecodeError:
+        return {"error": "last line of output was not JSON"}
+    result.setdefault("wall_s", round(time.monotonic() - started, 1))
+    return result
+
+
+def flatten(prefix: str, value: object) -> list[tuple[str, object]]:
+    if isinstance(value, dict):
+        rows = []
+        for key, inner in value.items():
+            rows.extend(flatten(f"{prefix}.{key}" if prefix else key, inner))
+        return rows
+    if isinstance(value, int | float | str) and not isinstance(value, bool):
+        return [(prefix, value)]
+    return []
+
+
+def markdown(summary: dict) -> str:
+    m = summary["machine"]
+    lines = [
+        "# Benchmark results",
+        "",
+        f"Measured by `make bench` on {m['date']}: {m['cpu']}, {m['cores']} cores, "
+        f"{m['memory_gib']} GiB, {m['os']}, Python {m['python']}.",
+        "",
+        "| benchmark | metric | value |",
+        "|---|---|---|",
+    ]
+    for name, result in summary["benches"].items():
+        for metric, value in flatten("", result):
+            lines.append(f"| {name} | {metric} | {value} |")
+    return "\n".join(lines) + "\n"
+
+
+def main() -> int:
+    scripts = sorted(p for p in BENCH_DIR.glob("*.py") if p.name != Path(__file__).name)
+    summary: dict = {"machine": machine(), "benches": {}}
+    for script in scripts:
+        print(f"bench: {script.name} …", file=sys.stderr, flush=True)
+        summary["benches"][script.stem] = run_one(script)
+    (BENCH_DIR / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    (BENCH_DIR / "RESULTS.md").write_text(markdown(summary))
+    print(json.dumps(summary))
+    failed = [name for name, result in summary["benches"].items() if "error" in result]
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

