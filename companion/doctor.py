@@ -158,3 +158,17 @@ def can_talk(results: list[Check]) -> bool:
 
 def environment_color() -> bool:
     return sys.stdout.isatty() and os.environ.get("NO_COLOR") is None
+
+
+def all_checks(config, *, check_brain: bool = True) -> list[CheckFn]:
+    """Every check, in the order a person would fix things."""
+    settings, paths = config.settings, config.paths
+    checks: list[CheckFn] = [
+        check_python,
+        check_packages,
+        check_portaudio,
+        lambda: check_audio_devices(settings),
+        lambda: check_settings(paths),
+        lambda: check_workspace(settings),
+    ]
+    return checks
