@@ -3,5 +3,21 @@
 from __future__ import annotations
 
 import os
+import sys
+from pathlib import Path
+
+import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+# tests/ holds helpers (the scripted brain) that tests and subprocesses import by file name.
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from scripted_brain import ScriptedBrain  # noqa: E402
+
+
+@pytest.fixture
+def scripted_brain():
+    """A scripted OpenAI-compatible server on 127.0.0.1: `.push(reply)`, `.url`, `.bodies`."""
+    with ScriptedBrain() as brain:
+        yield brain
