@@ -1,0 +1,99 @@
+"""patch — replace one exact piece of text in a workspace file; anything but one match changes nothing."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from companion.safety.jail import (
+    JailError,
+    resolve_in_workspace,
+    shown_path,
+    write_bytes_keeping_mode,
+)
+
+SCHEMA = {
+    "type": "function",
+    "name": "patch",
+    "description": (
+        "Change part of a text file in the workspace: old_text must appear exactly once in the "
+        "file and is replaced by new_text. Include enough surrounding text to be unique."
+    ),
+    "parameters": {
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "description": "File path, relative to the workspace."},
+            "old_text": {"type": "string", "description": "The exact text to replace."},
+            "new_text": {"type": "string", "description": "The text to put in its place."},
+        },
+        "required": ["path", "old_text", "new_text"],
+        "additionalProperties": False,
+    },
+}
+TOOLSET = "file"
+RISK = "write"
+
+ANNOUNCE = "Let me make that change."
+HEARTBEAT = ["Still editing..."]
+COMPLETE = "The change is in."
+FAIL = "I couldn't make that change."
+EXPRESSIONS = {"focus": "determined", "done": "happy", "fail": "confused"}
+
+MAX_BYTES = 5 * 1024 * 1024
+
+
+async def execute(args: dict, ctx) -> str:
+    args = args if isinstance(args, dict) else {}
+    old, new = args.get("old_text"), args.get("new_text")
+    if not isinstance(old, str) or not old:
+        return ctx.fail("I need the exact text to replace as old_text.")
+    if not isinstance(new, str):
+        return ctx.fail("I need the replacement text as new_text (it may be empty).")
+    try:
+        path = resolve_in_workspace(ctx.workspace, args.get("path"), allow_root=False)
+    except JailError as exc:
+        return ctx.fail(exc.sentence)
+    name = shown_path(ctx.workspace, path)
+    try:
+        return await asyncio.to_thread(_patch, path, name, old, new, ctx)
+    except FileNotFoundError:
+        return ctx.fail(f"There's no file called {name} in my workspace.")
+    except IsADirectoryError:
+        return ctx.fail(f"{name} is a folder, not a file.")
+    except PermissionError:
+        return ctx.fail(f"I'm not allowed to change {name}.")
+    except OSError as exc:
+        return ctx.fail(f"I couldn't change {name}: {exc.strerror or exc}.")
+
+
+def _patch(path: Path, name: str, old: str, new: str, ctx) -> str:
+    if path.stat().st_size > MAX_BYTES:
+        return ctx.fail(f"{name} is over 5 MB; I only patch files up to that size.")
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError:
+        return ctx.fail(f"{name} isn't UTF-8 text, so I left it alone.")
+    count = text.count(old)
+    if count == 0 and "\r\n" in text and "\n" in old:
+        # The model writes "\n"; a Windows-style file has "\r\n". Match it the file's way.
+        old, new = _crlf(old), _crlf(new)
+        count = text.count(old)
+    if count == 0:
+        return ctx.fail(f"I couldn't find that text in {name}, so I changed nothing.")
+    if count > 1:
+        return ctx.fail(
+            f"That text appears in {count} places in {name}, so I changed nothing; "
+            "include more of the surrounding text so it matches only one place."
+        )
+    updated = text.replace(old, new, 1)
+    data = updated.encode("utf-8")
+    if len(data) > MAX_BYTES:
+        return ctx.fail(f"The change would make {name} larger than 5 MB, so I changed nothing.")
+    write_bytes_keeping_mode(path, data)
+    line = text[: text.index(old)].count("\n") + 1
+    removed, added = old.count("\n") + 1, new.count("\n") + 1 if new else 0
+    return f"Changed {name} at line {line:,}: {removed} line(s) replaced by {added}."
+
+
+def _crlf(text: str) -> str:
+    return text.replace("\r\n", "\n").replace("\n", "\r\n")

@@ -1,0 +1,151 @@
+"""read_file — read a text file in the workspace, in capped slices that say when they were cut."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from pathlib import Path
+from typing import BinaryIO
+
+from companion.safety.jail import JailError, resolve_in_workspace, shown_path
+
+SCHEMA = {
+    "type": "function",
+    "name": "read_file",
+    "description": (
+        "Read a text file in the workspace. Long files come in slices: pass start_line to "
+        "read further. A folder path lists what is in it."
+    ),
+    "parameters": {
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "description": "File path, relative to the workspace."},
+            "start_line": {"type": "integer", "description": "First line to read (from 1)."},
+            "max_lines": {"type": "integer", "description": "How many lines (at most 400)."},
+        },
+        "required": ["path"],
+        "additionalProperties": False,
+    },
+}
+TOOLSET = "file"
+RISK = "read"
+
+ANNOUNCE = "Let me open that file."
+HEARTBEAT = ["Still reading...", "It's a long one, still reading..."]
+COMPLETE = "Here's what it says."
+FAIL = "I couldn't read that file."
+EXPRESSIONS = {"focus": "thinking", "done": "happy", "fail": "confused"}
+
+MAX_LINES = 400
+MAX_CHARS = 40_000
+MAX_LINE_CHARS = 2_000
+MAX_LISTED = 100
+BINARY_SNIFF_BYTES = 8_192
+
+
+async def execute(args: dict, ctx) -> str:
+    args = args if isinstance(args, dict) else {}
+    try:
+        path = resolve_in_workspace(ctx.workspace, args.get("path"))
+    except JailError as exc:
+        return ctx.fail(exc.sentence)
+    start = _int(args.get("start_line"), 1)
+    limit = _int(args.get("max_lines"), MAX_LINES)
+    if start is None or limit is None or start < 1 or limit < 1:
+        return ctx.fail("start_line and max_lines must be whole numbers from 1 up.")
+    name = shown_path(ctx.workspace, path)
+    try:
+        return await asyncio.to_thread(_read, path, name, start, min(limit, MAX_LINES), ctx)
+    except FileNotFoundError:
+        return ctx.fail(f"There's no file called {name} in my workspace.")
+    except PermissionError:
+        return ctx.fail(f"I'm not allowed to read {name}.")
+    except OSError as exc:
+        return ctx.fail(f"I couldn't read {name}: {exc.strerror or exc}.")
+
+
+def _read(path: Path, name: str, start: int, limit: int, ctx) -> str:
+    if path.is_dir():
+        return _list_folder(path, name)
+    with path.open("rb") as f:
+        if b"\x00" in f.read(BINARY_SNIFF_BYTES):
+            size = path.stat().st_size
+            return ctx.fail(f"{name} looks like a binary file ({size:,} bytes); I can only read text.")
+        f.seek(0)
+        total = _count_lines(f)
+        if total == 0:
+            return f"{name} is empty."
+        if start > total:
+            return ctx.fail(f"{name} has only {total:,} lines, so there is no line {start:,}.")
+        f.seek(0)
+        lines: list[str] = []
+        chars = 0
+        cut_by_size = False
+        for number, line in enumerate(_bounded_lines(f), 1):
+            if number < start:
+                continue
+            if len(lines) >= limit:
+                break
+            if chars + len(line) > MAX_CHARS and lines:
+                cut_by_size = True
+                break
+            lines.append(f"{number}: {line}")
+            chars += len(line) + 1
+    last = start + len(lines) - 1
+    body = "\n".join(lines)
+    if start == 1 and last == total:
+        return f"{name} ({total:,} lines):\n{body}"
+    if last == total:
+        return f"{name}, showing lines {start:,}-{last:,} of {total:,}:\n{body}"
+    reason = " (cut to keep it short)" if cut_by_size else ""
+    return (
+        f"{name}, showing lines {start:,}-{last:,} of {total:,}{reason}; "
+        f"ask for start_line {last + 1} to read on.\n{body}"
+    )
+
+
+def _count_lines(f: BinaryIO) -> int:
+    """Lines in the file, counted in fixed chunks so one huge line cannot fill memory."""
+    count = 0
+    last = b"\n"
+    while chunk := f.read(1 << 20):
+        count += chunk.count(b"\n")
+        last = chunk[-1:]
+    return count + (last != b"\n")
+
+
+def _bounded_lines(f: BinaryIO) -> Iterator[str]:
+    """Decoded lines, each cut at MAX_LINE_CHARS; the rest of a long line is skipped unread."""
+    while raw := f.readline(MAX_LINE_CHARS * 4):
+        cut = not raw.endswith(b"\n")
+        if cut:
+            while (more := f.readline(1 << 16)) and not more.endswith(b"\n"):
+                pass
+            cut = bool(more) or len(raw) >= MAX_LINE_CHARS * 4
+        line = raw.decode("utf-8", errors="replace").rstrip("\r\n")
+        if len(line) > MAX_LINE_CHARS or cut:
+            line = line[:MAX_LINE_CHARS] + f"... (line cut at {MAX_LINE_CHARS:,} characters)"
+        yield line
+
+
+def _list_folder(path: Path, name: str) -> str:
+    entries = sorted(path.iterdir(), key=lambda p: p.name.lower())
+    if not entries:
+        return f"{name} is an empty folder."
+    shown = [p.name + ("/" if p.is_dir() else "") for p in entries[:MAX_LISTED]]
+    more = f" (showing {MAX_LISTED} of {len(entries)})" if len(entries) > MAX_LISTED else ""
+    return f"{name} is a folder with {len(entries)} entries{more}:\n" + "\n".join(shown)
+
+
+def _int(value: object, default: int) -> int | None:
+    if value is None:
+        return default
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value.strip())
+    return None

@@ -1,0 +1,247 @@
+"""search_files — find text across workspace files (ripgrep when installed, a Python walk otherwise).
+
+At most 80 matching lines are returned and a cut list says so ("showing 80 of 213 matches").
+The search is bounded by the call's time budget and stops at once when the turn is cancelled;
+ripgrep is killed then, never left running.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shutil
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from companion.safety.jail import JailError, resolve_in_workspace, shown_path
+
+SCHEMA = {
+    "type": "function",
+    "name": "search_files",
+    "description": (
+        "Search the text files in the workspace (or one folder of it) for a piece of text, "
+        "ignoring case. Returns file:line matches."
+    ),
+    "parameters": {
+        "type": "object",
+        "properties": {
+            "query": {"type": "string", "description": "The text to look for (not a pattern)."},
+            "path": {
+                "type": "string",
+                "description": "Folder or file to search, relative to the workspace (default: all).",
+            },
+        },
+        "required": ["query"],
+        "additionalProperties": False,
+    },
+}
+TOOLSET = "file"
+RISK = "read"
+
+ANNOUNCE = "Let me search through the files."
+HEARTBEAT = ["Still looking everywhere...", "Almost done scanning..."]
+COMPLETE = "Here's what I found."
+FAIL = "I couldn't search the files."
+EXPRESSIONS = {"focus": "thinking", "done": "happy", "fail": "confused"}
+
+MAX_MATCHES = 80
+MAX_LINE_CHARS = 300
+MAX_QUERY_CHARS = 1_000
+MAX_FILE_BYTES = 10 * 1024 * 1024
+BINARY_SNIFF_BYTES = 8_192
+
+
+@dataclass
+class _Found:
+    """Matches kept so far and how many there were in all; survives a stopped search."""
+
+    shown: list[tuple[Path, int, str]] = field(default_factory=list)
+    total: int = 0
+    finished: bool = False
+    unreadable: bool = False
+
+    def add(self, path: Path, line_number: int, text: str) -> None:
+        self.total += 1
+        if len(self.shown) < MAX_MATCHES:
+            self.shown.append((path, line_number, text))
+
+
+def find_ripgrep() -> str | None:
+    """The rg executable, or None to use the Python walk."""
+    return shutil.which("rg")
+
+
+async def execute(args: dict, ctx) -> str:
+    args = args if isinstance(args, dict) else {}
+    query = args.get("query")
+    if not isinstance(query, str) or not query.strip():
+        return ctx.fail("Tell me what text to search for.")
+    if len(query) > MAX_QUERY_CHARS or "\n" in query or "\x00" in query:
+        return ctx.fail("Search for one line of text, under 1,000 characters.")
+    where = args.get("path") or "."
+    try:
+        target = resolve_in_workspace(ctx.workspace, where)
+    except JailError as exc:
+        return ctx.fail(exc.sentence)
+    if not target.exists():
+        return ctx.fail(f"There's no {shown_path(ctx.workspace, target)} in my workspace.")
+    budget = max(float(ctx.budget_s), 0.5)
+    rg = find_ripgrep()
+    if rg is not None:
+        found = await _search_with_ripgrep(rg, query, target, budget, ctx.cancel)
+    else:
+        found = await _search_with_walk(query, target, budget, ctx.cancel)
+    return _report(found, query, ctx, budget)
+
+
+def _report(found: _Found, query: str, ctx, budget: float) -> str:
+    if ctx.cancelled:
+        return "I stopped the search."
+    lines = [
+        f"{shown_path(ctx.workspace, path)}:{number}: {_clip(text)}"
+        for path, number, text in found.shown
+    ]
+    note = " (some files couldn't be read)" if found.unreadable else ""
+    if not found.finished:
+        head = (
+            f"I stopped searching after {budget:g} s; showing {len(lines)} of at least "
+            f"{found.total} matches for {query!r} (the search was not finished){note}:"
+        )
+    elif found.total == 0:
+        return f"No matches for {query!r}{note}."
+    elif found.total > len(lines):
+        head = f"Showing {len(lines)} of {found.total} matches for {query!r}{note}:"
+    else:
+        head = f"Found {found.total} match{'es' if found.total != 1 else ''} for {query!r}{note}:"
+    return "\n".join([head, *lines])
+
+
+def _clip(text: str) -> str:
+    text = text.rstrip("\r\n")
+    return text if len(text) <= MAX_LINE_CHARS else text[:MAX_LINE_CHARS] + "…"
+
+
+async def _search_with_ripgrep(
+    rg: str, query: str, target: Path, budget: float, cancel: asyncio.Event
+) -> _Found:
+    found = _Found()
+    process = await asyncio.create_subprocess_exec(
+        rg, "--no-config", "--fixed-strings", "--ignore-case", "--line-number",
+        "--with-filename", "--null", "--no-heading", "--color", "never", "--sort", "path",
+        "--max-columns", str(MAX_LINE_CHARS), "--max-columns-preview",
+        "--max-filesize", str(MAX_FILE_BYTES), "--", query, str(target),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+        stdin=asyncio.subprocess.DEVNULL,
+        limit=1 << 20,
+    )
+
+    async def consume() -> None:
+        assert process.stdout is not None
+        async for raw in process.stdout:
+            # --null: "<path>\0<line>:<text>", so a ':' in a file name cannot confuse us.
+            name, _, rest = raw.decode("utf-8", errors="replace").partition("\0")
+            number, _, text = rest.partition(":")
+            if number.isdigit():
+                found.add(Path(name), int(number), text)
+        # Exit 1 means no match; 2 means some files could not be read.
+        found.unreadable = await process.wait() == 2
+        found.finished = True
+
+    try:
+        await _race(consume(), cancel, budget)
+    finally:
+        if process.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                process.kill()
+            await process.wait()
+    return found
+
+
+async def _search_with_walk(
+    query: str, target: Path, budget: float, cancel: asyncio.Event
+) -> _Found:
+    found = _Found()
+    stop = threading.Event()
+    deadline = time.monotonic() + budget
+    walker = asyncio.ensure_future(asyncio.to_thread(_walk, query, target, found, stop, deadline))
+    cancelled = asyncio.ensure_future(cancel.wait())
+    try:
+        await asyncio.wait({walker, cancelled}, timeout=budget, return_when=asyncio.FIRST_COMPLETED)
+        stop.set()
+        # The thread checks `stop` often; wait for it so the counts are final when reported.
+        await asyncio.wait({walker})
+    finally:
+        stop.set()
+        cancelled.cancel()
+    walker.result()
+    return found
+
+
+async def _race(work, cancel: asyncio.Event, budget: float) -> None:
+    """Run `work` until it ends, the budget runs out or `cancel` is set, whichever is first."""
+    task = asyncio.ensure_future(work)
+    cancelled = asyncio.ensure_future(cancel.wait())
+    try:
+        await asyncio.wait({task, cancelled}, timeout=budget, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        cancelled.cancel()
+        if not task.done():
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+    if task.done() and not task.cancelled() and task.exception() is not None:
+        raise task.exception()  # type: ignore[misc]
+
+
+def _walk(query: str, target: Path, found: _Found, stop: threading.Event, deadline: float) -> None:
+    needle = query.lower()
+
+    def should_stop() -> bool:
+        return stop.is_set() or time.monotonic() > deadline
+
+    for path in _text_files(target, found, should_stop):
+        try:
+            with path.open("r", encoding="utf-8", errors="replace") as f:
+                for number, line in enumerate(f, 1):
+                    if needle in line.lower():
+                        found.add(path, number, line)
+                    if number % 10_000 == 0 and should_stop():
+                        return
+        except OSError:
+            found.unreadable = True
+        if should_stop():
+            return
+    found.finished = True
+
+
+def _text_files(target: Path, found: _Found, should_stop) -> Iterator[Path]:
+    """Files to search, in path order: hidden ones, symlinks, big and binary files are skipped."""
+    if target.is_file():
+        candidates: Iterator[Path] = iter([target])
+    else:
+        candidates = _walk_tree(target, should_stop)
+    for path in candidates:
+        try:
+            if path.is_symlink() or path.stat().st_size > MAX_FILE_BYTES:
+                continue
+            with path.open("rb") as f:
+                if b"\x00" in f.read(BINARY_SNIFF_BYTES):
+                    continue
+        except OSError:
+            found.unreadable = True
+            continue
+        yield path
+
+
+def _walk_tree(root: Path, should_stop) -> Iterator[Path]:
+    # os.walk never follows a symlinked folder out of the jail (followlinks=False).
+    for folder, dirs, files in os.walk(root, followlinks=False):
+        if should_stop():
+            return
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        yield from (Path(folder, f) for f in sorted(files) if not f.startswith("."))
