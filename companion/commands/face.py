@@ -1,14 +1,49 @@
-"""`companion face` (being built; see the open issue for this mode)."""
+"""`companion face`: render her face making one expression (or all of them) to PNG files."""
 
 from __future__ import annotations
 
 import argparse
+import os
+import re
+import sys
+from pathlib import Path
+
+from companion.events import EXPRESSIONS
+
+
+def _size(text: str) -> tuple[int, int]:
+    match = re.fullmatch(r"(\d{1,5})[xX](\d{1,5})", text.strip())
+    if not match or not all(16 <= int(v) <= 8192 for v in match.groups()):
+        raise argparse.ArgumentTypeError(f"size must look like 512x512 (16 to 8192 each), not {text!r}")
+    return int(match.group(1)), int(match.group(2))
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    pass
+    parser.add_argument("--expression", default="neutral",
+                        help=f"one of: {', '.join(EXPRESSIONS)}, or 'all' for a contact sheet")
+    parser.add_argument("--out", type=Path, required=True, help="the PNG file to write")
+    parser.add_argument("--size", type=_size, default=(512, 512), help="WIDTHxHEIGHT (default 512x512)")
 
 
 def run(args: argparse.Namespace, config) -> int:
-    print("companion: this mode is not built yet.")
-    return 2
+    name = args.expression
+    if name != "all" and name not in EXPRESSIONS:
+        print(f"companion face: unknown expression {name!r}; choose one of {', '.join(EXPRESSIONS)} or all.",
+              file=sys.stderr)
+        return 2
+    # Rendering needs no screen: an offscreen Qt platform works on servers and in CI.
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from PySide6.QtGui import QGuiApplication
+
+    from companion.ui.face import render_expression
+    from companion.ui.pictures import contact_sheet
+
+    _app = QGuiApplication.instance() or QGuiApplication([])
+    width, height = args.size
+    image = contact_sheet(width) if name == "all" else render_expression(name, width, height)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    if not image.save(str(args.out), "PNG"):
+        print(f"companion face: could not write {args.out}.", file=sys.stderr)
+        return 1
+    print(f"wrote {args.out} ({image.width()}x{image.height()})")
+    return 0

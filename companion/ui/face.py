@@ -1,0 +1,84 @@
+"""Her face as a widget that repaints at display rate, and an offscreen renderer for PNGs."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from PySide6.QtCore import QRectF, QSize, Qt, QTimer, Slot
+from PySide6.QtGui import QColor, QImage, QPainter, QPaintEvent
+from PySide6.QtWidgets import QSizePolicy, QWidget
+
+from companion.ui.expressions import shape_for
+from companion.ui.face_animation import FaceAnimator
+from companion.ui.face_painter import FaceFrame, paint_face
+
+FRAME_INTERVAL_MS = 16
+
+
+class FaceWidget(QWidget):
+    """Paints the animator's current frame every ~16 ms while visible."""
+
+    def __init__(self, parent: QWidget | None = None, *,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        super().__init__(parent)
+        self._clock = clock
+        self.animator = FaceAnimator(clock())
+        self.setMinimumSize(160, 160)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
+        self.setAttribute(Qt.WidgetAttribute.WA_OpaquePaintEvent)  # we paint every pixel
+        self._timer = QTimer(self)
+        self._timer.setTimerType(Qt.TimerType.PreciseTimer)
+        self._timer.setInterval(FRAME_INTERVAL_MS)
+        self._timer.timeout.connect(self.update)
+        self.last_frame: FaceFrame | None = None
+
+    def sizeHint(self) -> QSize:
+        return QSize(360, 360)
+
+    @property
+    def expression(self) -> str:
+        return self.animator.expression
+
+    @Slot(str)
+    def set_expression(self, name: str) -> None:
+        self.animator.set_expression(name, self._clock())
+
+    @Slot(str)
+    def set_state(self, state: str) -> None:
+        self.animator.set_state(state)
+
+    @Slot(float)
+    def set_speech_level(self, level: float) -> None:
+        self.animator.set_speech_level(level)
+
+    @Slot(float)
+    def set_listen_level(self, level: float) -> None:
+        self.animator.set_listen_level(level)
+
+    def showEvent(self, event) -> None:  # noqa: N802 (Qt name)
+        self._timer.start()
+        super().showEvent(event)
+
+    def hideEvent(self, event) -> None:  # noqa: N802
+        self._timer.stop()  # a hidden face costs nothing
+        super().hideEvent(event)
+
+    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802
+        frame = self.animator.frame(self._clock())
+        self.last_frame = frame
+        painter = QPainter(self)
+        paint_face(painter, QRectF(self.rect()), frame)
+        painter.end()
+
+
+def render_expression(name: str, width: int, height: int, *, phase: float = 0.6,
+                      state: str = "idle") -> QImage:
+    """Her face making `name`, still and eyes open, on a `width` x `height` image."""
+    image = QImage(width, height, QImage.Format.Format_ARGB32_Premultiplied)
+    image.fill(QColor(0, 0, 0, 0))
+    painter = QPainter(image)
+    paint_face(painter, QRectF(0, 0, width, height),
+               FaceFrame(shape=shape_for(name), phase=phase, state=state))
+    painter.end()
+    return image

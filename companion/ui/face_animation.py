@@ -1,0 +1,116 @@
+"""Her face over time: eased expression changes, irregular blinks, idle motion, lip sync.
+
+Pure Python with an injected clock, so tests drive time directly; the widget asks for
+`frame(now)` on every repaint.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+
+from companion.ui.expressions import FaceShape, blend, shape_for
+from companion.ui.face_painter import FaceFrame
+
+TRANSITION_S = 0.22
+"""Expression changes finish within this (the brief allows 250 ms)."""
+BLINK_CLOSE_S = 0.07
+BLINK_OPEN_S = 0.10
+SPEECH_ATTACK_S = 0.03
+SPEECH_RELEASE_S = 0.09
+
+
+def _ease(t: float) -> float:
+    t = max(0.0, min(1.0, t))
+    return t * t * (3 - 2 * t)
+
+
+class FaceAnimator:
+    """Holds where the face is going and computes each frame from the clock time."""
+
+    def __init__(self, now: float, *, rng: random.Random | None = None) -> None:
+        self._rng = rng or random.Random()
+        self._start = now
+        self._from = shape_for("neutral")
+        self._to = self._from
+        self._changed_at = now - TRANSITION_S
+        self.expression = "neutral"
+        self.state = "idle"
+        self._speech_target = 0.0
+        self._speech = 0.0
+        self._listen_target = 0.0
+        self._listen = 0.0
+        self._last = now
+        self._blink_at = now + self._rng.uniform(1.5, 4.0)
+        self._double_blink = False
+
+    # --- inputs ---------------------------------------------------------------------------
+    def set_expression(self, name: str, now: float) -> None:
+        if name == self.expression:
+            return
+        self._from = self.shape(now)  # start from wherever a running change has got to
+        self._to = shape_for(name)
+        self._changed_at = now
+        self.expression = name
+
+    def set_state(self, state: str) -> None:
+        self.state = state
+        if state != "speaking":
+            self._speech_target = 0.0
+        if state != "listening":
+            self._listen_target = 0.0
+
+    def set_speech_level(self, level: float) -> None:
+        """Output audio level 0..1 while she speaks."""
+        self._speech_target = max(0.0, min(1.0, level))
+
+    def set_listen_level(self, level: float) -> None:
+        """Microphone level 0..1 while she listens."""
+        self._listen_target = max(0.0, min(1.0, level))
+
+    # --- outputs --------------------------------------------------------------------------
+    def shape(self, now: float) -> FaceShape:
+        return blend(self._from, self._to, _ease((now - self._changed_at) / TRANSITION_S))
+
+    def in_transition(self, now: float) -> bool:
+        return now - self._changed_at < TRANSITION_S
+
+    def frame(self, now: float) -> FaceFrame:
+        dt = max(0.0, now - self._last)
+        self._last = now
+        self._speech = _follow(self._speech, self._speech_target, dt)
+        self._listen = _follow(self._listen, self._listen_target, dt)
+        t = now - self._start
+        return FaceFrame(
+            shape=self.shape(now),
+            blink=self._blink(now),
+            speech_level=self._speech,
+            listen_level=self._listen,
+            bob=0.018 * math.sin(t * 2 * math.pi / 3.7),
+            sway=1.3 * math.sin(t * 2 * math.pi / 5.3),
+            state=self.state,
+            phase=t,
+        )
+
+    def _blink(self, now: float) -> float:
+        since = now - self._blink_at
+        if since < 0:
+            return 0.0
+        if since < BLINK_CLOSE_S:
+            return since / BLINK_CLOSE_S
+        if since < BLINK_CLOSE_S + BLINK_OPEN_S:
+            return 1.0 - (since - BLINK_CLOSE_S) / BLINK_OPEN_S
+        # Irregular, like a person: mostly 2-6 s apart, now and then a quick double blink.
+        if not self._double_blink and self._rng.random() < 0.15:
+            self._double_blink = True
+            self._blink_at = now + 0.12
+        else:
+            self._double_blink = False
+            self._blink_at = now + self._rng.uniform(2.0, 6.0)
+        return 0.0
+
+
+def _follow(current: float, target: float, dt: float) -> float:
+    # Open fast, close a little slower: speech looks crisp without chattering.
+    tau = SPEECH_ATTACK_S if target > current else SPEECH_RELEASE_S
+    return current + (target - current) * (1.0 - math.exp(-dt / tau))

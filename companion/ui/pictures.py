@@ -1,0 +1,52 @@
+"""Pictures for the README and the tray: a contact sheet of all 14 faces, and the app icon."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QRectF, Qt
+from PySide6.QtGui import QColor, QFont, QIcon, QImage, QPainter, QPixmap
+
+from companion.events import EXPRESSIONS
+from companion.ui.expressions import shape_for
+from companion.ui.face_painter import FaceFrame, paint_background, paint_face
+
+COLUMNS = 7
+
+
+def contact_sheet(width: int = 1400) -> QImage:
+    """All 14 expressions in a labelled grid, `width` pixels wide."""
+    cell = width // COLUMNS
+    rows = (len(EXPRESSIONS) + COLUMNS - 1) // COLUMNS
+    label_h = max(14, cell // 7)
+    image = QImage(cell * COLUMNS, rows * (cell + label_h), QImage.Format.Format_ARGB32_Premultiplied)
+    painter = QPainter(image)
+    painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
+    painter.setRenderHint(QPainter.RenderHint.TextAntialiasing, True)
+    paint_background(painter, QRectF(image.rect()))
+    font = QFont()
+    font.setPixelSize(max(10, label_h // 2))
+    painter.setFont(font)
+    for index, name in enumerate(EXPRESSIONS):
+        row, column = divmod(index, COLUMNS)
+        top = row * (cell + label_h)
+        face_rect = QRectF(column * cell, top, cell, cell)
+        paint_face(painter, face_rect, FaceFrame(shape=shape_for(name), phase=0.6), background=False)
+        painter.setPen(QColor("#f3eefe"))
+        painter.drawText(QRectF(column * cell, top + cell - label_h * 0.4, cell, label_h),
+                         Qt.AlignmentFlag.AlignCenter, name)
+    painter.end()
+    return image
+
+
+def app_icon() -> QIcon:
+    """Her happy face at the sizes trays and task bars ask for."""
+    icon = QIcon()
+    for size in (16, 22, 32, 48, 64, 128, 256):
+        pixmap = QPixmap(size, size)
+        pixmap.fill(Qt.GlobalColor.transparent)
+        painter = QPainter(pixmap)
+        paint_face(painter, QRectF(0, 0, size, size).adjusted(-size * 0.32, -size * 0.32,
+                                                               size * 0.32, size * 0.32),
+                   FaceFrame(shape=shape_for("happy")), background=False)
+        painter.end()
+        icon.addPixmap(pixmap)
+    return icon

@@ -1,0 +1,119 @@
+"""Her face: 14 distinct expressions, quick eased changes, lip sync, blinking, the PNG command."""
+
+from __future__ import annotations
+
+import itertools
+import random
+
+import numpy as np
+import pytest
+from PySide6.QtGui import QImage
+
+from companion import cli
+from companion.events import EXPRESSIONS
+from companion.ui.expressions import SHAPES, shape_for
+from companion.ui.face import FaceWidget, render_expression
+from companion.ui.face_animation import FaceAnimator
+
+
+def _pixels(image: QImage) -> np.ndarray:
+    image = image.convertToFormat(QImage.Format.Format_RGBA8888)
+    data = np.frombuffer(image.constBits(), dtype=np.uint8)
+    return data.reshape(image.height(), image.bytesPerLine())[:, : image.width() * 4].astype(int)
+
+
+@pytest.fixture(scope="module")
+def rendered(qapp):
+    return {name: _pixels(render_expression(name, 160, 160)) for name in EXPRESSIONS}
+
+
+def test_every_expression_the_core_names_has_its_own_shape():
+    assert set(SHAPES) == set(EXPRESSIONS)
+    assert len({shape_for(name) for name in EXPRESSIONS}) == 14
+
+
+def test_all_fourteen_rendered_expressions_differ_from_each_other(rendered):
+    for a, b in itertools.combinations(EXPRESSIONS, 2):
+        changed = (np.abs(rendered[a] - rendered[b]) > 24).reshape(160, 160, 4).any(axis=-1)
+        # At a glance means a real share of the face changes, not a few edge pixels.
+        assert changed.mean() > 0.01, f"{a} and {b} look alike ({changed.mean():.4f} of pixels differ)"
+
+
+def test_an_unknown_expression_falls_back_to_neutral():
+    assert shape_for("smug") == SHAPES["neutral"]
+
+
+def test_an_expression_change_finishes_within_250_ms_of_animation_time():
+    animator = FaceAnimator(100.0, rng=random.Random(1))
+    animator.set_expression("surprised", 100.0)
+    midway = animator.shape(100.1)
+    assert midway != SHAPES["neutral"] and midway != SHAPES["surprised"]
+    assert animator.in_transition(100.1)
+    assert animator.shape(100.25) == SHAPES["surprised"]
+    assert not animator.in_transition(100.25)
+
+
+def test_a_change_during_a_change_starts_from_where_the_face_is():
+    animator = FaceAnimator(0.0)
+    animator.set_expression("happy", 0.0)
+    halfway = animator.shape(0.11)
+    animator.set_expression("sad", 0.11)
+    assert animator.shape(0.11) == halfway  # no jump
+    assert animator.shape(0.11 + 0.25) == SHAPES["sad"]
+
+
+def test_lip_sync_follows_the_injected_output_level():
+    animator = FaceAnimator(0.0)
+    animator.set_state("speaking")
+    animator.set_speech_level(0.9)
+    levels = [animator.frame(i * 0.016).speech_level for i in range(1, 8)]
+    assert levels[-1] > 0.8 and levels == sorted(levels)
+    animator.set_speech_level(0.0)
+    closing = [animator.frame(0.112 + i * 0.016).speech_level for i in range(1, 30)]
+    assert closing[-1] < 0.05
+    animator.set_speech_level(0.7)
+    animator.set_state("idle")  # she stopped speaking: the mouth closes whatever the level
+    assert [animator.frame(1.0 + i * 0.016).speech_level for i in range(40)][-1] < 0.05
+
+
+def test_she_blinks_at_irregular_intervals():
+    animator = FaceAnimator(0.0, rng=random.Random(7))
+    onsets, was_closed = [], False
+    for i in range(int(40 / 0.008)):
+        now = i * 0.008
+        closed = animator.frame(now).blink > 0.5
+        if closed and not was_closed:
+            onsets.append(now)
+        was_closed = closed
+    gaps = np.diff(onsets)
+    assert 6 <= len(onsets) <= 30
+    assert gaps.max() - gaps.min() > 1.0
+
+
+def test_the_face_widget_paints_frames_on_its_timer(qtbot):
+    widget = FaceWidget()
+    qtbot.addWidget(widget)
+    widget.resize(200, 200)
+    widget.show()
+    qtbot.waitUntil(lambda: widget.last_frame is not None, timeout=2000)
+    first = widget.last_frame
+    qtbot.waitUntil(lambda: widget.last_frame is not first, timeout=2000)
+    widget.set_expression("angry")
+    assert widget.expression == "angry"
+
+
+def test_the_face_command_writes_a_png_of_the_requested_size(tmp_path, qapp):
+    out = tmp_path / "pics" / "sad.png"
+    code = cli.main(["face", "--config-dir", str(tmp_path), "--expression", "sad",
+                     "--out", str(out), "--size", "320x200"])
+    assert code == 0
+    image = QImage(str(out))
+    assert (image.width(), image.height()) == (320, 200)
+
+
+def test_the_face_command_refuses_an_unknown_expression(tmp_path, capsys):
+    code = cli.main(["face", "--config-dir", str(tmp_path), "--expression", "smug",
+                     "--out", str(tmp_path / "x.png")])
+    assert code == 2
+    assert "unknown expression 'smug'" in capsys.readouterr().err
+    assert not (tmp_path / "x.png").exists()
