@@ -8,6 +8,7 @@ the switched-off families fresh, so a Settings switch takes effect at once.
 from __future__ import annotations
 
 import importlib.util
+import inspect
 import logging
 import time
 from collections.abc import Awaitable, Callable, Iterable
@@ -65,19 +66,28 @@ def spec_from_module(module: ModuleType, *, toolset: str | None = None) -> ToolS
     schema = getattr(module, "SCHEMA", None)
     if not isinstance(schema, dict):
         return None
+    module_name = getattr(module, "__name__", repr(module))
     name = schema.get("name")
     execute = getattr(module, "execute", None)
     if not isinstance(name, str) or not name or not callable(execute):
-        raise ValueError(f"tool module {module.__name__} needs SCHEMA['name'] and execute()")
+        raise ValueError(f"tool module {module_name} needs SCHEMA['name'] and execute()")
+    if not inspect.iscoroutinefunction(execute):
+        # The turn loop awaits execute(); a plain function would fail only when first called.
+        raise ValueError(f"tool {name}: execute(args, ctx) must be `async def`")
     risk = getattr(module, "RISK", "read")
     if risk not in RISKS:
         raise ValueError(f"tool {name}: RISK must be one of {RISKS}, not {risk!r}")
     heartbeat = getattr(module, "HEARTBEAT", None) or GENERIC_HEARTBEAT
+    if isinstance(heartbeat, str):
+        heartbeat = (heartbeat,)  # one line, not a tuple of its characters
     expressions = dict(DEFAULT_EXPRESSIONS)
-    expressions.update(getattr(module, "EXPRESSIONS", None) or {})
+    declared = getattr(module, "EXPRESSIONS", None)
+    if isinstance(declared, dict):
+        expressions.update(declared)
+    check = getattr(module, "check", None)
     return ToolSpec(
         name=name,
-        schema=schema,
+        schema=_filled_schema(schema),
         execute=execute,
         toolset=toolset or getattr(module, "TOOLSET", "core"),
         risk=risk,
@@ -87,9 +97,18 @@ def spec_from_module(module: ModuleType, *, toolset: str | None = None) -> ToolS
         complete=getattr(module, "COMPLETE", None) or GENERIC_COMPLETE,
         fail=getattr(module, "FAIL", None) or GENERIC_FAIL,
         expressions=expressions,
-        check=getattr(module, "check", None),
-        module=module.__name__,
+        check=check if callable(check) else None,
+        module=module_name,
     )
+
+
+def _filled_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """A copy of a flat function SCHEMA with the optional keys a model API expects filled in."""
+    filled = dict(schema)
+    filled.setdefault("type", "function")
+    filled.setdefault("description", "")
+    filled.setdefault("parameters", {"type": "object", "properties": {}})
+    return filled
 
 
 class ToolRegistrationError(RuntimeError):
@@ -105,6 +124,7 @@ class Registry:
         self._check_cache: dict[str, tuple[float, bool]] = {}
         self._clock = clock
         self._pending_plugins: dict[str, Callable[[], ModuleType]] = {}
+        self._plugin_modules: dict[str, ModuleType] = {}
 
     # --- registration -------------------------------------------------------------------
     def register(self, spec: ToolSpec, *, allow_override: bool = False) -> None:
@@ -169,7 +189,12 @@ class Registry:
         if cached is not None and now - cached[0] < CHECK_TTL_S:
             return cached[1]
         try:
-            ok = bool(spec.check())
+            answer = spec.check()
+            if inspect.isawaitable(answer):
+                if inspect.iscoroutine(answer):
+                    answer.close()
+                raise TypeError("check() must be a plain function, not async")
+            ok = bool(answer)
         except Exception:
             log.warning("check() of tool %s raised; keeping the last answer", spec.name, exc_info=True)
             ok = cached[1] if cached is not None else False
@@ -222,15 +247,20 @@ class Registry:
                 log.warning("plugin %s tried to replace the tool %r; skipped", toolset, spec.name)
                 return
             self.register(spec)
-        except Exception:
+        except (Exception, SystemExit):
+            # SystemExit too: a plugin calling sys.exit() at import must not close the app.
             log.exception("plugin %s failed to load; skipped", toolset)
             return
+        self._plugin_modules[toolset] = module
         self._pending_plugins.pop(toolset, None)
 
     def _unload_plugin(self, toolset: str) -> None:
         for spec in [s for s in self._tools.values() if s.toolset == toolset]:
             self.deregister(spec.name)
-            self._pending_plugins[toolset] = _reuse(spec)
+        module = self._plugin_modules.pop(toolset, None)
+        if module is not None:
+            # Switched on again later, the already imported module is reused, not re-run.
+            self._pending_plugins[toolset] = lambda: module
 
 
 def _file_loader(path: Path) -> Callable[[], ModuleType]:
@@ -241,19 +271,6 @@ def _file_loader(path: Path) -> Callable[[], ModuleType]:
             raise ImportError(f"cannot load plugin file {path}")
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
-        return module
-
-    return load
-
-
-def _reuse(spec: ToolSpec) -> Callable[[], ModuleType]:
-    """A loader that hands back an already imported plugin module when it is switched on again."""
-    import sys
-
-    def load() -> ModuleType:
-        module = sys.modules.get(spec.module)
-        if module is None:
-            raise ImportError(f"plugin module {spec.module} is gone")
         return module
 
     return load
