@@ -1,0 +1,120 @@
+"""Saved approvals ("always allow"): exact command lines and command families, in a TOML file.
+
+The file (approvals.toml in the config folder) is written atomically and may be edited by
+hand; a broken file is set aside and she starts with no grants, which only means she asks.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import tomllib
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+import tomli_w
+
+from companion.paths import atomic_write_text
+from companion.safety.rules import danger_of, family_refusal
+
+__all__ = ["GrantError", "GrantStore", "Grants"]
+
+log = logging.getLogger(__name__)
+
+
+class GrantError(ValueError):
+    """A grant that may not be saved; the message is a sentence for the user."""
+
+
+@dataclass(frozen=True)
+class Grants:
+    lines: tuple[str, ...] = ()
+    """Exact command lines (or exact code) that run without asking."""
+    families: tuple[str, ...] = ()
+    """First words whose plain single commands run without asking (e.g. "git")."""
+
+
+class GrantStore:
+    """The grants file: read once, rewritten whole (atomically) on every change."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self.notice: str | None = None
+        """A sentence for the user when the file was broken and set aside."""
+        self._grants = self._load()
+
+    def current(self) -> Grants:
+        return self._grants
+
+    def has_line(self, line: str) -> bool:
+        return line.strip() in self._grants.lines
+
+    def has_family(self, word: str | None) -> bool:
+        return word is not None and word in self._grants.families
+
+    def add_line(self, line: str) -> None:
+        """Remember an exact line. Raises GrantError for a line that must always ask."""
+        line = line.strip()
+        if not line:
+            raise GrantError("There's no command to remember.")
+        danger = danger_of(line)
+        if danger:
+            raise GrantError(f"{danger} I'll always ask before running that.")
+        if line not in self._grants.lines:
+            self._save(Grants((*self._grants.lines, line), self._grants.families))
+
+    def add_family(self, word: str) -> None:
+        """Remember a family (first word). Raises GrantError for refused families."""
+        word = word.strip()
+        refusal = family_refusal(word)
+        if refusal:
+            raise GrantError(refusal)
+        if word not in self._grants.families:
+            self._save(Grants(self._grants.lines, (*self._grants.families, word)))
+
+    def revoke(self, value: str) -> bool:
+        """Forget a saved line or family; True when something was removed."""
+        value = value.strip()
+        lines = tuple(x for x in self._grants.lines if x != value)
+        families = tuple(x for x in self._grants.families if x != value)
+        if (lines, families) == (self._grants.lines, self._grants.families):
+            return False
+        self._save(Grants(lines, families))
+        return True
+
+    def revoke_all(self) -> None:
+        self._save(Grants())
+
+    def _save(self, grants: Grants) -> None:
+        data = {"lines": list(grants.lines), "families": list(grants.families)}
+        atomic_write_text(self.path, tomli_w.dumps(data))
+        self._grants = grants
+
+    def _load(self) -> Grants:
+        try:
+            text = self.path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return Grants()
+        except OSError as exc:
+            self.notice = f"I couldn't read your saved approvals ({exc.strerror}), so I'll ask every time."
+            return Grants()
+        try:
+            data = tomllib.loads(text)
+            lines, families = data.get("lines", []), data.get("families", [])
+            if not all(isinstance(x, str) for x in [*lines, *families]):
+                raise ValueError("lines and families must be lists of strings")
+        except (tomllib.TOMLDecodeError, ValueError, TypeError) as exc:
+            backup = self.path.with_name(f"{self.path.stem}.broken-{datetime.now():%Y%m%d-%H%M%S}.toml")
+            os.replace(self.path, backup)
+            log.warning("approvals file %s is broken (%s); moved to %s", self.path, exc, backup)
+            self.notice = (
+                f"Your saved approvals were broken, so I set them aside as {backup.name} "
+                "and will ask before running commands again."
+            )
+            return Grants()
+        # A hand-edited file can't smuggle in a grant the rules forbid.
+        return Grants(
+            tuple(x.strip() for x in lines if x.strip() and not danger_of(x)),
+            tuple(x.strip() for x in families if not family_refusal(x)),
+        )
