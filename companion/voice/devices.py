@@ -1,0 +1,197 @@
+"""Microphone and speaker through sounddevice: separate input and output streams (never duplex).
+
+PortAudio callbacks run on their own threads; they touch nothing but a thread-safe queue or
+buffer, and hand results to the event loop through call_soon_threadsafe (the one door).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections import deque
+
+import numpy as np
+import soxr
+
+from companion.errors import CompanionError, Stage
+from companion.voice.audio import LEVEL_BLOCK_S, _Levels, resample
+from companion.voice.vad import FRAME_SAMPLES, SAMPLE_RATE, rms
+
+log = logging.getLogger(__name__)
+
+TEXT_FALLBACK = "I'll carry on in text: type to me instead."
+
+
+def _sounddevice():
+    try:
+        import sounddevice
+    except OSError as exc:  # libportaudio2 missing
+        raise CompanionError(
+            "no_portaudio", f"I can't use sound on this machine: PortAudio is not installed ({exc}). "
+            f"Install libportaudio2. {TEXT_FALLBACK}", stage=Stage.AUDIO,
+        ) from exc
+    return sounddevice
+
+
+def _device(value: str) -> int | str | None:
+    if not value:
+        return None
+    return int(value) if value.isdigit() else value
+
+
+def _pick_rate(sd, device, preferred: int, *, output: bool) -> int:
+    check = sd.check_output_settings if output else sd.check_input_settings
+    try:
+        check(device=device, samplerate=preferred, channels=1, dtype="float32")
+        return preferred
+    except Exception:
+        info = sd.query_devices(device, "output" if output else "input")
+        return int(info["default_samplerate"])
+
+
+def list_devices() -> list[dict]:
+    """Every PortAudio device with its input and output channel counts (empty with no sound card)."""
+    sd = _sounddevice()
+    return [dict(d) for d in sd.query_devices()]
+
+
+class DeviceSource:
+    """The microphone at 16 kHz mono; resampled with soxr when the device runs at another rate."""
+
+    realtime = True
+
+    def __init__(self, device: str = "", *, loop: asyncio.AbstractEventLoop | None = None) -> None:
+        sd = _sounddevice()
+        self._loop = loop or asyncio.get_running_loop()
+        self._queue: asyncio.Queue[np.ndarray | None] = asyncio.Queue()
+        self._pending = np.zeros(0, dtype=np.float32)
+        self._closed = False
+        dev = _device(device)
+        try:
+            self.rate = _pick_rate(sd, dev, SAMPLE_RATE, output=False)
+            self._resampler = soxr.ResampleStream(self.rate, SAMPLE_RATE, 1, dtype="float32") \
+                if self.rate != SAMPLE_RATE else None
+            self._stream = sd.InputStream(
+                device=dev, samplerate=self.rate, channels=1, dtype="float32",
+                blocksize=int(self.rate * 0.032), callback=self._callback,
+            )
+            self._stream.start()
+        except Exception as exc:
+            raise CompanionError(
+                "no_microphone", f"I can't open the microphone{f' {device!r}' if device else ''} ({exc}). "
+                f"{TEXT_FALLBACK}", stage=Stage.AUDIO,
+            ) from exc
+
+    def _callback(self, indata, frames, time_info, status) -> None:
+        if status:
+            log.debug("input status: %s", status)
+        self._loop.call_soon_threadsafe(self._queue.put_nowait, indata[:, 0].copy())
+
+    async def read(self) -> np.ndarray | None:
+        while self._pending.size < FRAME_SAMPLES:
+            block = await self._queue.get()
+            if block is None or self._closed:
+                return None
+            if self._resampler is not None:
+                block = self._resampler.resample_chunk(block)
+            self._pending = np.concatenate([self._pending, block])
+        frame, self._pending = self._pending[:FRAME_SAMPLES], self._pending[FRAME_SAMPLES:]
+        return frame
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self._stream.stop()
+            self._stream.close()
+        except Exception:
+            log.debug("closing the input stream failed", exc_info=True)
+        self._queue.put_nowait(None)
+
+
+class _Playback:
+    def __init__(self, audio: np.ndarray, done: asyncio.Future) -> None:
+        self.audio = audio
+        self.offset = 0
+        self.done = done
+
+
+class DeviceSink(_Levels):
+    """The speaker: one output stream kept open; sentences are queued into its callback."""
+
+    def __init__(self, device: str = "", *, loop: asyncio.AbstractEventLoop | None = None,
+                 preferred_rate: int = 22_050) -> None:
+        super().__init__()
+        sd = _sounddevice()
+        self._loop = loop or asyncio.get_running_loop()
+        self._lock = threading.Lock()
+        self._queue: deque[_Playback] = deque()
+        self.first_sample_at: float | None = None
+        dev = _device(device)
+        try:
+            self.rate = _pick_rate(sd, dev, preferred_rate, output=True)
+            self._stream = sd.OutputStream(
+                device=dev, samplerate=self.rate, channels=1, dtype="float32",
+                blocksize=int(self.rate * LEVEL_BLOCK_S), callback=self._callback,
+            )
+            self._stream.start()
+        except Exception as exc:
+            raise CompanionError(
+                "no_speaker", f"I can't open the speaker{f' {device!r}' if device else ''} ({exc}). "
+                f"{TEXT_FALLBACK}", stage=Stage.AUDIO,
+            ) from exc
+
+    def _callback(self, outdata, frames, time_info, status) -> None:
+        out = outdata[:, 0]
+        filled = 0
+        finished: list[_Playback] = []
+        with self._lock:
+            while filled < frames and self._queue:
+                item = self._queue[0]
+                take = min(frames - filled, item.audio.size - item.offset)
+                out[filled:filled + take] = item.audio[item.offset:item.offset + take]
+                item.offset += take
+                filled += take
+                if item.offset >= item.audio.size:
+                    finished.append(self._queue.popleft())
+        out[filled:] = 0.0
+        if filled:
+            level = rms(out[:filled])
+            self._loop.call_soon_threadsafe(self._played, level, finished)
+
+    def _played(self, level: float, finished: list[_Playback]) -> None:
+        if self.first_sample_at is None:
+            import time
+
+            self.first_sample_at = time.monotonic()
+        self._report(level)
+        for item in finished:
+            if not item.done.done():
+                item.done.set_result(True)
+
+    async def play(self, audio: np.ndarray, rate: int) -> bool:
+        audio = resample(audio, rate, self.rate)
+        if audio.size == 0:
+            return True
+        item = _Playback(audio, self._loop.create_future())
+        with self._lock:
+            self._queue.append(item)
+        return await item.done
+
+    def stop(self) -> None:
+        with self._lock:
+            dropped = list(self._queue)
+            self._queue.clear()
+        for item in dropped:
+            if not item.done.done():
+                item.done.set_result(False)
+
+    async def close(self) -> None:
+        self.stop()
+        try:
+            self._stream.stop()
+            self._stream.close()
+        except Exception:
+            log.debug("closing the output stream failed", exc_info=True)

@@ -1,0 +1,154 @@
+"""Endpointing: turns per-frame speech probabilities into utterances, with pre-roll and early pauses."""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+
+import numpy as np
+
+from companion.voice.vad import FRAME_S
+
+
+@dataclass(frozen=True)
+class EndpointSettings:
+    start_threshold: float = 0.5
+    """Speech probability that starts an utterance."""
+    stop_threshold: float = 0.35
+    """Once speaking, frames above this still count as speech (hysteresis)."""
+    pre_roll_ms: int = 320
+    """Audio kept from before the onset, so the first syllable is not clipped."""
+    min_speech_ms: int = 160
+    """Shorter bursts (clicks, knocks) are ignored."""
+    pause_start_ms: int = 96
+    """Silence after which a pause begins and early transcription starts."""
+    end_silence_ms: int = 500
+    """Silence that ends the utterance."""
+    max_utterance_s: float = 30.0
+
+    def __post_init__(self) -> None:
+        if not 0 < self.stop_threshold <= self.start_threshold < 1:
+            raise ValueError("VAD thresholds must satisfy 0 < stop <= start < 1")
+        if self.pause_start_ms >= self.end_silence_ms:
+            raise ValueError("a pause must start before the utterance ends")
+        if self.pre_roll_ms < 0 or self.min_speech_ms < 0 or self.max_utterance_s <= 0:
+            raise ValueError("endpoint durations must be positive")
+
+
+@dataclass(frozen=True)
+class SpeechStarted:
+    """Confirmed speech (longer than min_speech_ms); `at_s` is stream time of the onset."""
+
+    at_s: float
+
+
+@dataclass(frozen=True)
+class PauseStarted:
+    """A pause began: `audio` is the utterance so far; transcribe it early under `pause_id`."""
+
+    pause_id: int
+    audio: np.ndarray
+    speech_end_s: float
+
+
+@dataclass(frozen=True)
+class SpeechResumed:
+    """Speech came back, so the early transcript of `pause_id` is stale."""
+
+    pause_id: int
+
+
+@dataclass(frozen=True)
+class UtteranceEnded:
+    """The utterance is over. `pause_id` names the pause that ended it (None when capped at max length)."""
+
+    audio: np.ndarray
+    pause_id: int | None
+    speech_end_s: float
+
+
+EndpointEvent = SpeechStarted | PauseStarted | SpeechResumed | UtteranceEnded
+
+
+def _frames(ms: float) -> int:
+    return max(1, round(ms / 1000 / FRAME_S))
+
+
+class Endpointer:
+    """Feed (frame, probability) pairs in order; get EndpointEvents back. Pure, no I/O."""
+
+    def __init__(self, settings: EndpointSettings | None = None) -> None:
+        self.settings = settings or EndpointSettings()
+        s = self.settings
+        self._pre_roll: deque[np.ndarray] = deque(maxlen=_frames(s.pre_roll_ms) if s.pre_roll_ms else 1)
+        self._min_speech = _frames(s.min_speech_ms)
+        self._pause_frames = _frames(s.pause_start_ms)
+        self._end_frames = _frames(s.end_silence_ms)
+        self._max_frames = _frames(s.max_utterance_s * 1000)
+        self._frame_index = 0
+        self._pause_ids = 0
+        self._reset()
+
+    def _reset(self) -> None:
+        self._active = False
+        self._confirmed = False
+        self._frames_in: list[np.ndarray] = []
+        self._speech_frames = 0
+        self._silence = 0
+        self._pause: PauseStarted | None = None
+
+    @property
+    def in_speech(self) -> bool:
+        """True while a confirmed utterance is open."""
+        return self._confirmed
+
+    def push(self, frame: np.ndarray, probability: float) -> list[EndpointEvent]:
+        s = self.settings
+        self._frame_index += 1
+        now_s = self._frame_index * FRAME_S
+        events: list[EndpointEvent] = []
+        if not self._active:
+            if probability >= s.start_threshold:
+                self._active = True
+                self._frames_in = [*self._pre_roll, frame]
+                self._speech_frames = 1
+                self._onset_s = now_s - FRAME_S
+                self._pre_roll.clear()
+            else:
+                if s.pre_roll_ms:
+                    self._pre_roll.append(frame)
+                return events
+            if self._speech_frames >= self._min_speech:
+                self._confirmed = True
+                events.append(SpeechStarted(self._onset_s))
+            return events
+
+        self._frames_in.append(frame)
+        if probability >= s.stop_threshold:
+            self._speech_frames += 1
+            if self._pause is not None:
+                events.append(SpeechResumed(self._pause.pause_id))
+                self._pause = None
+            self._silence = 0
+            if not self._confirmed and self._speech_frames >= self._min_speech:
+                self._confirmed = True
+                events.append(SpeechStarted(self._onset_s))
+        else:
+            self._silence += 1
+            if self._confirmed and self._silence == self._pause_frames:
+                self._pause_ids += 1
+                speech_end = now_s - self._silence * FRAME_S
+                self._pause = PauseStarted(self._pause_ids, np.concatenate(self._frames_in), speech_end)
+                events.append(self._pause)
+            if self._silence >= self._end_frames:
+                if self._confirmed and self._pause is not None:
+                    events.append(UtteranceEnded(self._pause.audio, self._pause.pause_id, self._pause.speech_end_s))
+                # An unconfirmed burst (a click) just disappears.
+                self._reset()
+                return events
+        if self._confirmed and len(self._frames_in) >= self._max_frames:
+            if self._pause is not None:
+                events.append(SpeechResumed(self._pause.pause_id))
+            events.append(UtteranceEnded(np.concatenate(self._frames_in), None, now_s))
+            self._reset()
+        return events

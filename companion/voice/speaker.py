@@ -1,0 +1,143 @@
+"""Her mouth: a queue of lines, synthesized one ahead of playback, cancelled all at once."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from companion.events import SpeechKind
+from companion.voice.audio import AudioSink
+from companion.voice.narration_cache import NarrationCache
+from companion.voice.speech_filter import speakable
+from companion.voice.tts import Synthesizer
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Line:
+    text: str
+    """As she wrote it (what the history keeps)."""
+    kind: SpeechKind
+    generation: int
+
+
+@dataclass
+class SpeakerStats:
+    synthesized: int = 0
+    from_cache: int = 0
+
+
+class Speaker:
+    """say() queues a line; lines are filtered, synthesized (or taken from the narration cache)
+    and played in order. cancel() drops everything queued and stops playback at once.
+    """
+
+    def __init__(self, synthesizer: Synthesizer, sink: AudioSink, cache: NarrationCache | None = None) -> None:
+        self._synth = synthesizer
+        self._sink = sink
+        self._cache = cache
+        self._generation = 0
+        self._text_queue: asyncio.Queue[Line] = asyncio.Queue()
+        self._audio_queue: asyncio.Queue[tuple[Line, np.ndarray]] = asyncio.Queue()
+        self._pending = 0
+        self._idle = asyncio.Event()
+        self._idle.set()
+        self.playing = False
+        self.played: list[Line] = []
+        """Lines of the current generation that were played to the end."""
+        self.recent_spoken: list[str] = []
+        """The speakable text of her last lines (to recognise her own echo in the microphone)."""
+        self.stats = SpeakerStats()
+        self.on_synthesized: Callable[[Line], None] | None = None
+        self.on_playing: Callable[[Line], None] | None = None
+        self._tasks = [
+            asyncio.get_running_loop().create_task(self._synthesize_lines()),
+            asyncio.get_running_loop().create_task(self._play_lines()),
+        ]
+
+    @property
+    def idle(self) -> asyncio.Event:
+        """Set while nothing is queued or playing."""
+        return self._idle
+
+    def say(self, text: str, kind: SpeechKind = SpeechKind.SAY) -> None:
+        self._pending += 1
+        self._idle.clear()
+        self._text_queue.put_nowait(Line(text, kind, self._generation))
+
+    def cancel(self) -> list[Line]:
+        """Stop playback and drop every queued line; returns the lines that were fully played."""
+        played, self.played = self.played, []
+        self._generation += 1
+        for queue in (self._text_queue, self._audio_queue):
+            while not queue.empty():
+                queue.get_nowait()
+                self._done_one()
+        self._sink.stop()
+        return played
+
+    def new_turn(self) -> None:
+        self.played = []
+
+    def _done_one(self) -> None:
+        self._pending -= 1
+        if self._pending <= 0:
+            self._pending = 0
+            self._idle.set()
+
+    async def _synthesize_lines(self) -> None:
+        while True:
+            line = await self._text_queue.get()
+            try:
+                audio = await self._audio_for(line)
+            except Exception:
+                log.exception("could not synthesize %r", line.text)
+                audio = None
+            if audio is None or line.generation != self._generation:
+                self._done_one()
+                continue
+            if self.on_synthesized:
+                self.on_synthesized(line)
+            self._audio_queue.put_nowait((line, audio))
+
+    async def _audio_for(self, line: Line) -> np.ndarray | None:
+        if self._cache is not None:
+            cached = self._cache.get(line.text)
+            if cached is not None:
+                self.stats.from_cache += 1
+                return cached
+        words = speakable(line.text)
+        if not words:
+            return None
+        self.stats.synthesized += 1
+        return await self._synth.synthesize(words)
+
+    async def _play_lines(self) -> None:
+        while True:
+            line, audio = await self._audio_queue.get()
+            try:
+                if line.generation != self._generation:
+                    continue
+                self.playing = True
+                self.recent_spoken = [*self.recent_spoken[-5:], speakable(line.text)]
+                if self.on_playing:
+                    self.on_playing(line)
+                finished = await self._sink.play(audio, self._synth.sample_rate)
+                if finished and line.generation == self._generation:
+                    self.played.append(line)
+            except Exception:
+                log.exception("playback failed")
+            finally:
+                self.playing = not self._audio_queue.empty()
+                self._done_one()
+
+    async def close(self) -> None:
+        self.cancel()
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)

@@ -1,0 +1,77 @@
+"""Speaking: piper turns one sentence at a time into audio, in a worker thread, at a chosen speed."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import threading
+from typing import Protocol
+
+import numpy as np
+
+from companion.errors import CompanionError, Stage
+from companion.voice.models import VoiceModel
+
+log = logging.getLogger(__name__)
+
+
+class Synthesizer(Protocol):
+    sample_rate: int
+
+    async def synthesize(self, text: str) -> np.ndarray:
+        """float32 mono audio at `sample_rate` for `text`."""
+
+
+class PiperSynthesizer:
+    """A piper voice loaded once; `speed` 2.0 talks twice as fast (length_scale divided by it)."""
+
+    def __init__(self, model: VoiceModel, *, speed: float = 1.0) -> None:
+        self.model_info = model
+        self._voice = None
+        self._lock = threading.Lock()
+        self.synth_count = 0
+        """How many texts were synthesized (the narration cache test checks it stays put)."""
+        try:
+            config = json.loads(model.config.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise CompanionError(
+                "model_corrupt", f"The voice config {model.config.name} can't be read ({exc}).",
+                stage=Stage.SPEAKING,
+            ) from exc
+        self.sample_rate = int(config.get("audio", {}).get("sample_rate", 22_050))
+        self._base_length_scale = float(config.get("inference", {}).get("length_scale", 1.0))
+        self.speed = speed
+
+    def load(self) -> None:
+        """Load the voice and synthesize once to warm it (blocking)."""
+        with self._lock:
+            if self._voice is not None:
+                return
+            from piper import PiperVoice
+
+            try:
+                self._voice = PiperVoice.load(str(self.model_info.onnx), config_path=str(self.model_info.config))
+            except Exception as exc:  # onnxruntime raises its own types for a bad file
+                raise CompanionError(
+                    "model_unloadable", f"I couldn't load the voice {self.model_info.name} ({exc}).",
+                    stage=Stage.SPEAKING,
+                ) from exc
+        self.synthesize_sync("Hello.")
+        self.synth_count = 0
+
+    def synthesize_sync(self, text: str) -> np.ndarray:
+        if self._voice is None:
+            self.load()
+        from piper import SynthesisConfig
+
+        config = SynthesisConfig(length_scale=self._base_length_scale / self.speed)
+        with self._lock:
+            self.synth_count += 1
+            chunks = [chunk.audio_float_array for chunk in self._voice.synthesize(text, syn_config=config)]
+        if not chunks:
+            return np.zeros(0, dtype=np.float32)
+        return np.concatenate(chunks).astype(np.float32, copy=False)
+
+    async def synthesize(self, text: str) -> np.ndarray:
+        return await asyncio.to_thread(self.synthesize_sync, text)
