@@ -56,7 +56,7 @@ async def execute(args: dict, ctx) -> str:
 
 
 def _describe(now: datetime) -> str:
-    return f"{now:%A}, {now.day} {now:%B %Y}, {now:%H:%M} ({now.tzname()})"
+    return f"{now:%A}, {now.day} {now:%B %Y}, {now:%H:%M} {now.tzname()}"
 
 
 def _offset(now: datetime) -> str:
