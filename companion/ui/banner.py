@@ -1,0 +1,127 @@
+"""Banners across the top of the window for trouble: what went wrong and exactly what to do."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QProgressBar,
+    QPushButton,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from companion.config import DEFAULT_BRAIN_URL, BrainSettings
+
+Action = tuple[str, Callable[[], None]]
+
+
+def brain_advice(code: str, brain: BrainSettings) -> str:
+    """What the user should do about a brain error `code`, in one or two sentences."""
+    if code in ("unreachable", "timeout"):
+        if brain.base_url.rstrip("/") == DEFAULT_BRAIN_URL:
+            return (f"I can't reach my brain at {brain.base_url}. Start Ollama with my model "
+                    f"(run `ollama serve`, then `ollama pull {brain.model}`), or set a brain URL "
+                    "and API key in Settings → Brain.")
+        return (f"I can't reach my brain at {brain.base_url}. Check that the server is running, "
+                "or change the URL and API key in Settings → Brain.")
+    if code == "auth":
+        return "My brain refused the API key. Enter the right key in Settings → Brain."
+    if code == "unknown_model":
+        return (f"My brain doesn't have the model {brain.model}. Run `ollama pull {brain.model}`, "
+                "or pick another model in Settings → Brain.")
+    if code == "wrong_url":
+        return (f"Nothing at {brain.base_url} answers chat requests. The URL usually ends in /v1; "
+                "fix it in Settings → Brain.")
+    return ""
+
+
+class Banner(QFrame):
+    """One message with its action buttons, a close button, and an optional progress bar."""
+
+    closed = Signal()
+
+    def __init__(self, key: str, text: str, *, kind: str = "error",
+                 actions: Sequence[Action] = (), parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.key = key
+        self.setObjectName(f"banner_{kind}")
+        self.setProperty("kind", kind)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(12, 8, 8, 8)
+        row = QHBoxLayout()
+        self.label = QLabel(text)
+        self.label.setWordWrap(True)
+        self.label.setTextFormat(Qt.TextFormat.PlainText)
+        self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        row.addWidget(self.label, 1)
+        self.buttons: dict[str, QPushButton] = {}
+        for title, callback in actions:
+            button = QPushButton(title)
+            button.clicked.connect(lambda _checked=False, cb=callback: cb())
+            row.addWidget(button)
+            self.buttons[title] = button
+        close = QToolButton()
+        close.setText("✕")
+        close.setToolTip("Dismiss")
+        close.setAutoRaise(True)
+        close.clicked.connect(self.dismiss)
+        row.addWidget(close)
+        outer.addLayout(row)
+        self.progress = QProgressBar()
+        self.progress.setVisible(False)
+        outer.addWidget(self.progress)
+
+    def text(self) -> str:
+        return self.label.text()
+
+    def set_progress(self, done: int, total: int) -> None:
+        """Show a progress bar (total 0 means "unknown": a busy bar)."""
+        self.progress.setVisible(True)
+        self.progress.setRange(0, max(0, total))
+        self.progress.setValue(min(done, total) if total else 0)
+
+    def dismiss(self) -> None:
+        self.closed.emit()
+        self.deleteLater()
+
+
+class BannerArea(QWidget):
+    """Holds banners by key: showing a key again replaces its banner, so nothing piles up."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._layout = QVBoxLayout(self)
+        self._layout.setContentsMargins(0, 0, 0, 0)
+        self._layout.setSpacing(4)
+        self._banners: dict[str, Banner] = {}
+
+    def show_banner(self, key: str, text: str, *, kind: str = "error",
+                    actions: Sequence[Action] = ()) -> Banner:
+        self.clear(key)
+        banner = Banner(key, text, kind=kind, actions=actions)
+        banner.closed.connect(lambda k=key, b=banner: self._forget(k, b))
+        self._banners[key] = banner
+        self._layout.addWidget(banner)
+        return banner
+
+    def banner(self, key: str) -> Banner | None:
+        return self._banners.get(key)
+
+    def clear(self, key: str) -> None:
+        banner = self._banners.pop(key, None)
+        if banner is not None:
+            self._layout.removeWidget(banner)
+            banner.deleteLater()
+
+    def keys(self) -> list[str]:
+        return list(self._banners)
+
+    def _forget(self, key: str, banner: Banner) -> None:
+        if self._banners.get(key) is banner:
+            del self._banners[key]

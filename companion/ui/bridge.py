@@ -1,0 +1,104 @@
+"""The one door between the core and Qt: core events in, Qt signals out on the Qt thread.
+
+The core emits on whatever thread it runs (the asyncio loop, an audio callback, a worker);
+`EventBridge.deliver` only queues the event, and the bridge re-emits it as a typed signal
+from the Qt thread. Nothing else in the UI touches another thread's objects.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from PySide6.QtCore import QObject, Qt, Signal, Slot
+
+from companion import events as ev
+
+
+class EventBridge(QObject):
+    """Subscribe it to an EventBus; connect widgets to its signals."""
+
+    event = Signal(object)
+    """Every event, after the typed signal for it."""
+    heard = Signal(str, bool)  # text, spoken
+    reply_delta = Signal(str)
+    reply_done = Signal(str)
+    speak = Signal(str, str, str)  # kind, text, tool ("" when none)
+    expression = Signal(str, str)  # name, reason
+    tool_started = Signal(str, str)  # name, call_id
+    tool_finished = Signal(str, str, str)  # name, outcome, detail
+    approval_needed = Signal(object)  # events.ApprovalNeeded
+    approval_resolved = Signal(str, str)  # request_id, decision
+    state = Signal(str)
+    error = Signal(str, str, str)  # stage, code, sentence
+    turn_finished = Signal(str, str, bool)  # text, emotion, interrupted
+    work_changed = Signal(str, str, str)  # status, task, result
+    speech_level = Signal(float)
+    """Her output audio level 0..1 (lip sync)."""
+    mic_level = Signal(float)
+
+    _queued_event = Signal(object)
+    _queued_speech_level = Signal(float)
+    _queued_mic_level = Signal(float)
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        # Queued even from the Qt thread itself: one order for every event, and no widget
+        # code running in the middle of a core call.
+        queued = Qt.ConnectionType.QueuedConnection
+        self._queued_event.connect(self._dispatch, queued)
+        self._queued_speech_level.connect(self.speech_level, queued)
+        self._queued_mic_level.connect(self.mic_level, queued)
+        self._unsubscribe: Callable[[], None] | None = None
+
+    # --- the core side (any thread) -------------------------------------------------------
+    def deliver(self, event: ev.Event) -> None:
+        """An EventBus subscriber: safe to call from any thread."""
+        self._queued_event.emit(event)
+
+    def deliver_speech_level(self, level: float) -> None:
+        """A level listener for the audio sink: safe to call from any thread."""
+        self._queued_speech_level.emit(float(level))
+
+    def deliver_mic_level(self, level: float) -> None:
+        self._queued_mic_level.emit(float(level))
+
+    def attach(self, bus: ev.EventBus) -> None:
+        self.detach()
+        self._unsubscribe = bus.subscribe(self.deliver)
+
+    def detach(self) -> None:
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+
+    # --- the Qt side ----------------------------------------------------------------------
+    @Slot(object)
+    def _dispatch(self, event: ev.Event) -> None:
+        match event:
+            case ev.UserHeard(text=text, spoken=spoken):
+                self.heard.emit(text, spoken)
+            case ev.ReplyDelta(text=text):
+                self.reply_delta.emit(text)
+            case ev.ReplyDone(text=text):
+                self.reply_done.emit(text)
+            case ev.Speak(kind=kind, text=text, tool=tool):
+                self.speak.emit(str(kind), text, tool or "")
+            case ev.ExpressionChanged(name=name, reason=reason):
+                self.expression.emit(name, reason)
+            case ev.ToolStarted(name=name, call_id=call_id):
+                self.tool_started.emit(name, call_id)
+            case ev.ToolFinished(name=name, outcome=outcome, detail=detail):
+                self.tool_finished.emit(name, str(outcome), detail)
+            case ev.ApprovalNeeded():
+                self.approval_needed.emit(event)
+            case ev.ApprovalResolved(request_id=request_id, decision=decision):
+                self.approval_resolved.emit(request_id, decision)
+            case ev.StateChanged(state=state):
+                self.state.emit(str(state))
+            case ev.ErrorOccurred(stage=stage, code=code, sentence=sentence):
+                self.error.emit(str(stage), code, sentence)
+            case ev.TurnFinished(text=text, emotion=emotion, interrupted=interrupted):
+                self.turn_finished.emit(text, emotion, interrupted)
+            case ev.WorkChanged(status=status, task=task, result=result):
+                self.work_changed.emit(status, task, result)
+        self.event.emit(event)

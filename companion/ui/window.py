@@ -1,0 +1,238 @@
+"""Her window: the face, captions, a text box, mute and push-to-talk, banners and cards.
+
+The window only shows things and reports what the user does, as signals; app.py connects
+those signals to the core. `connect_bridge` wires the core's events (via the bridge) in.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QByteArray, QEvent, QObject, Qt, Signal, Slot
+from PySide6.QtGui import QAction, QCloseEvent, QKeyEvent, QKeySequence
+from PySide6.QtWidgets import (
+    QApplication,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QMainWindow,
+    QMenu,
+    QPushButton,
+    QSplitter,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from companion.config import BrainSettings
+from companion.ui.approval_card import ApprovalPanel
+from companion.ui.banner import BannerArea, brain_advice
+from companion.ui.bridge import EventBridge
+from companion.ui.captions import CaptionsView
+from companion.ui.face import FaceWidget
+from companion.ui.pictures import app_icon
+
+STATE_TEXT = {
+    "idle": "Ready",
+    "listening": "Listening…",
+    "thinking": "Thinking…",
+    "speaking": "Speaking",
+    "working": "Working…",
+}
+
+
+def key_from_text(text: str) -> int:
+    """The Qt key code of a setting like "F9" or "Ctrl+Space" (only the key, not modifiers)."""
+    sequence = QKeySequence.fromString(text)
+    if sequence.isEmpty():
+        return int(Qt.Key.Key_F9.value)
+    return int(sequence[0].key().value)
+
+
+class CompanionWindow(QMainWindow):
+    text_submitted = Signal(str)
+    mute_toggled = Signal(bool)
+    push_to_talk = Signal(bool)
+    """True when the push-to-talk key goes down, False when it is released."""
+    stop_requested = Signal()
+    settings_requested = Signal()
+    personality_requested = Signal()
+    always_on_top_toggled = Signal(bool)
+    quit_requested = Signal()
+
+    def __init__(self, *, brain: BrainSettings | None = None, push_to_talk_key: str = "F9",
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Companion")
+        self.setWindowIcon(app_icon())
+        self.brain = brain or BrainSettings()
+        self._ptt_key = key_from_text(push_to_talk_key)
+        self._ptt_down = False
+        self.face = FaceWidget()
+        self.captions = CaptionsView()
+        self.banners = BannerArea()
+        self.approvals = ApprovalPanel()
+        self.state_label = QLabel(STATE_TEXT["idle"])
+        self.state_label.setObjectName("statePill")
+        self.work_chip = QLabel()
+        self.work_chip.setObjectName("workChip")
+        self.work_chip.setVisible(False)
+        self.text_box = QLineEdit()
+        self.text_box.setPlaceholderText(f"Type to her, or hold {push_to_talk_key} to talk")
+        self.text_box.returnPressed.connect(self._submit)
+        self.send_button = QPushButton("Send")
+        self.send_button.clicked.connect(self._submit)
+        self.mute_button = QPushButton("Mute mic")
+        self.mute_button.setCheckable(True)
+        self.mute_button.setToolTip("Stop her listening (typing still works)")
+        self.mute_button.toggled.connect(self._on_mute)
+        self._build_menu()
+        self._layout()
+        self.resize(460, 720)
+
+    # --- building -------------------------------------------------------------------------
+    def _build_menu(self) -> None:
+        menu = QMenu(self)
+        menu.addAction("Settings…", self.settings_requested.emit)
+        menu.addAction("Edit personality…", self.personality_requested.emit)
+        self.on_top_action = QAction("Always on top", self, checkable=True)
+        self.on_top_action.toggled.connect(self.set_always_on_top)
+        menu.addAction(self.on_top_action)
+        menu.addSeparator()
+        menu.addAction("Quit", self.quit_requested.emit)
+        self.menu_button = QToolButton()
+        self.menu_button.setText("☰")
+        self.menu_button.setToolTip("Menu")
+        self.menu_button.setMenu(menu)
+        self.menu_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+
+    def _layout(self) -> None:
+        top = QHBoxLayout()
+        top.addWidget(self.state_label)
+        top.addWidget(self.work_chip)
+        top.addStretch(1)
+        top.addWidget(self.menu_button)
+        splitter = QSplitter(Qt.Orientation.Vertical)
+        splitter.addWidget(self.face)
+        splitter.addWidget(self.captions)
+        splitter.setStretchFactor(0, 3)
+        splitter.setStretchFactor(1, 2)
+        splitter.setChildrenCollapsible(False)
+        bottom = QHBoxLayout()
+        bottom.addWidget(self.text_box, 1)
+        bottom.addWidget(self.send_button)
+        bottom.addWidget(self.mute_button)
+        column = QVBoxLayout()
+        column.setContentsMargins(8, 8, 8, 8)
+        column.addLayout(top)
+        column.addWidget(self.banners)
+        column.addWidget(splitter, 1)
+        column.addWidget(self.approvals)
+        column.addLayout(bottom)
+        central = QWidget()
+        central.setLayout(column)
+        self.setCentralWidget(central)
+
+    def connect_bridge(self, bridge: EventBridge) -> None:
+        bridge.heard.connect(self.captions.add_heard)
+        bridge.heard.connect(self.approvals.hear)
+        bridge.reply_delta.connect(self.captions.add_reply_delta)
+        bridge.reply_done.connect(self.captions.finish_reply)
+        bridge.speak.connect(self.captions.add_speech)
+        bridge.expression.connect(lambda name, _reason: self.face.set_expression(name))
+        bridge.state.connect(self.show_state)
+        bridge.speech_level.connect(self.face.set_speech_level)
+        bridge.mic_level.connect(self.face.set_listen_level)
+        bridge.approval_needed.connect(self.approvals.add_request)
+        bridge.approval_resolved.connect(self.approvals.resolve)
+        bridge.error.connect(self.show_error)
+        bridge.turn_finished.connect(self._turn_finished)
+        bridge.work_changed.connect(self.show_work)
+
+    # --- what the core tells us -----------------------------------------------------------
+    @Slot(str)
+    def show_state(self, state: str) -> None:
+        self.face.set_state(state)
+        muted = self.mute_button.isChecked() and state == "idle"
+        self.state_label.setText("Muted: type to talk" if muted else STATE_TEXT.get(state, state))
+
+    @Slot(str, str, str)
+    def show_error(self, stage: str, code: str, sentence: str) -> None:
+        self.captions.add_notice(sentence)
+        if stage != "brain":
+            return
+        advice = brain_advice(code, self.brain)
+        if advice:
+            self.face.set_expression("confused")
+            self.banners.show_banner("brain", advice, actions=[("Open Settings", self.settings_requested.emit)])
+
+    @Slot(str, str, str)
+    def show_work(self, status: str, task: str, result: str) -> None:
+        if status == "running":
+            self.work_chip.setText(f"Working on: {task}")
+            self.work_chip.setToolTip(task)
+            self.work_chip.setVisible(True)
+            return
+        self.work_chip.setVisible(False)
+        self.captions.add_notice(f"Background job {status}: {task}" + (f": {result}" if result else ""))
+
+    def _turn_finished(self, _text: str, _emotion: str, interrupted: bool) -> None:
+        if not interrupted:
+            self.banners.clear("brain")  # she reached her brain again
+
+    # --- what the user does ---------------------------------------------------------------
+    def _submit(self) -> None:
+        text = self.text_box.text().strip()
+        if not text:
+            return
+        self.text_box.clear()
+        self.text_submitted.emit(text)
+
+    def _on_mute(self, muted: bool) -> None:
+        self.mute_button.setText("Unmute mic" if muted else "Mute mic")
+        self.mute_toggled.emit(muted)
+        self.show_state("idle" if self.face.animator.state == "idle" else self.face.animator.state)
+
+    def set_muted(self, muted: bool) -> None:
+        self.mute_button.setChecked(muted)
+
+    def set_push_to_talk_key(self, text: str) -> None:
+        self._ptt_key = key_from_text(text)
+        self.text_box.setPlaceholderText(f"Type to her, or hold {text} to talk")
+
+    @Slot(bool)
+    def set_always_on_top(self, on: bool) -> None:
+        if bool(self.windowFlags() & Qt.WindowType.WindowStaysOnTopHint) != on:
+            visible = self.isVisible()
+            self.setWindowFlag(Qt.WindowType.WindowStaysOnTopHint, on)
+            if visible:
+                self.show()  # changing a window flag hides the window
+        if self.on_top_action.isChecked() != on:
+            self.on_top_action.setChecked(on)
+        self.always_on_top_toggled.emit(on)
+
+    def saved_geometry(self) -> str:
+        return bytes(self.saveGeometry().toBase64().data()).decode("ascii")
+
+    def restore_saved_geometry(self, text: str) -> bool:
+        return bool(text) and self.restoreGeometry(QByteArray.fromBase64(text.encode("ascii")))
+
+    def install_push_to_talk(self, app: QApplication) -> None:
+        """Watch the push-to-talk key anywhere in the window (not only in the text box)."""
+        app.installEventFilter(self)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt name)
+        kind = event.type()
+        if kind in (QEvent.Type.KeyPress, QEvent.Type.KeyRelease) and self.isActiveWindow():
+            key_event: QKeyEvent = event  # type: ignore[assignment]
+            if key_event.key() == self._ptt_key and not key_event.isAutoRepeat():
+                down = kind == QEvent.Type.KeyPress
+                if down != self._ptt_down:
+                    self._ptt_down = down
+                    self.push_to_talk.emit(down)
+                return True
+            if kind == QEvent.Type.KeyPress and key_event.key() == Qt.Key.Key_Escape:
+                self.stop_requested.emit()
+        return False
+
+    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
+        self.quit_requested.emit()
+        event.accept()
