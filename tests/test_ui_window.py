@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 
-from PySide6.QtCore import QThread, Qt
+from PySide6.QtCore import Qt, QThread
 
 from companion import events as ev
 from companion.config import BrainSettings
