@@ -140,4 +140,6 @@ def _count(n: int) -> str:
 def _unreadable_text(unreadable: int) -> str:
     if not unreadable:
         return ""
-    return f"\n({unreadable} notes file{'s' if unreadable > 1 else ''} couldn't be read and were skipped.)"
+    if unreadable == 1:
+        return "\n(1 notes file couldn't be read and was skipped.)"
+    return f"\n({unreadable} notes files couldn't be read and were skipped.)"
