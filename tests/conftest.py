@@ -13,6 +13,8 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 # tests/ holds helpers (the scripted brain) that tests and subprocesses import by file name.
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+# Voice fixtures: the private PulseAudio and the real models, loaded once per session.
+from audio_env import hearing, piper_voice, pulse_audio  # noqa: E402, F401
 from scripted_brain import ScriptedBrain  # noqa: E402
 
 

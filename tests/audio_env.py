@@ -1,0 +1,153 @@
+"""Test audio: a private PulseAudio with virtual speaker and microphone, and shared real models.
+
+The PulseAudio daemon loads a null sink `speaker` (what she says; record `speaker.monitor`)
+and a null sink `micfeed` remapped as the source `mic` (play a WAV into `micfeed` and she
+hears it). PortAudio lists devices when it initialises, so the fixture re-initialises
+sounddevice after pointing PULSE_SERVER at the private daemon, and again when it stops.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from companion.voice.audio import resample, write_wav
+from companion.voice.models import resolve_hearing_model, resolve_voice
+from companion.voice.stt import WhisperTranscriber
+from companion.voice.tts import PiperSynthesizer
+
+PULSE_CONFIG = """\
+load-module module-native-protocol-unix auth-anonymous=1 socket={socket}
+load-module module-null-sink sink_name=speaker rate=22050 channels=1
+load-module module-null-sink sink_name=micfeed rate=16000 channels=1
+load-module module-remap-source source_name=mic master=micfeed.monitor channels=1
+set-default-sink speaker
+set-default-source mic
+"""
+
+
+class PrivatePulseAudio:
+    """A PulseAudio daemon of our own in `folder`; `env` is what a client process needs."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.socket = folder / "native"
+        self.runtime = folder / "runtime"
+        self.env = {
+            "PULSE_SERVER": f"unix:{self.socket}",
+            "PULSE_RUNTIME_PATH": str(self.runtime),
+            "PULSE_STATE_PATH": str(folder / "state"),
+            "PULSE_CONFIG_PATH": str(folder / "config"),
+        }
+        self.pid: int | None = None
+
+    def start(self) -> PrivatePulseAudio:
+        for name in ("runtime", "state", "config"):
+            (self.folder / name).mkdir(parents=True, exist_ok=True)
+        config = self.folder / "private.pa"
+        config.write_text(PULSE_CONFIG.format(socket=self.socket))
+        env = {**os.environ, **self.env, "HOME": str(self.folder)}
+        subprocess.run(
+            ["pulseaudio", "-n", "-F", str(config), "--daemonize=yes", "--exit-idle-time=-1",
+             "--use-pid-file=yes", "--log-target=stderr"],
+            env=env, check=True, capture_output=True, timeout=30,
+        )
+        # --daemonize returns once the daemon is up; the pid file says who to stop.
+        self.pid = int((self.runtime / "pid").read_text().split()[0])
+        subprocess.run(["pactl", "info"], env=env, check=True, capture_output=True, timeout=10)
+        return self
+
+    def client_env(self) -> dict[str, str]:
+        return {**os.environ, **self.env}
+
+    def play_into_mic(self, wav: Path) -> subprocess.Popen:
+        """Start playing `wav` into the virtual microphone (returns the paplay process)."""
+        return subprocess.Popen(["paplay", "--device=micfeed", str(wav)], env=self.client_env())
+
+    def record_speaker(self, wav: Path) -> subprocess.Popen:
+        """Start recording the virtual speaker to `wav`; stop it with .send_signal(SIGINT)."""
+        return subprocess.Popen(
+            ["parecord", "--device=speaker.monitor", "--rate=16000", "--channels=1",
+             "--format=s16le", "--file-format=wav", str(wav)], env=self.client_env(),
+        )
+
+    def stop(self) -> None:
+        if self.pid is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, signal.SIGTERM)
+            self.pid = None
+
+
+def reinitialise_sounddevice() -> None:
+    """Make PortAudio list devices again (it reads the sound server only when it initialises)."""
+    import sounddevice
+
+    sounddevice._terminate()
+    sounddevice._initialize()
+
+
+@pytest.fixture(scope="session")
+def pulse_audio(tmp_path_factory):
+    """The private PulseAudio, with this process's environment pointing at it while it runs."""
+    if shutil.which("pulseaudio") is None:
+        pytest.fail("pulseaudio is not installed: run `make system-deps` (scripts/system-deps.sh)")
+    pulse = PrivatePulseAudio(tmp_path_factory.mktemp("pulse")).start()
+    saved = {name: os.environ.get(name) for name in pulse.env}
+    os.environ.update(pulse.env)
+    reinitialise_sounddevice()
+    yield pulse
+    pulse.stop()
+    for name, value in saved.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+    reinitialise_sounddevice()
+
+
+@pytest.fixture(scope="session")
+def hearing(tmp_path_factory) -> WhisperTranscriber:
+    """The installed Whisper tiny.en, loaded and warmed once per test session."""
+    transcriber = WhisperTranscriber(resolve_hearing_model("", tmp_path_factory.mktemp("models")))
+    transcriber.load()
+    return transcriber
+
+
+@pytest.fixture(scope="session")
+def piper_voice(tmp_path_factory) -> PiperSynthesizer:
+    """The installed piper voice (joe-medium), loaded once per test session."""
+    synthesizer = PiperSynthesizer(resolve_voice("", tmp_path_factory.mktemp("models")))
+    synthesizer.load()
+    return synthesizer
+
+
+def speech(synth: PiperSynthesizer, *parts: str | float, lead_s: float = 0.5, tail_s: float = 0.0) -> np.ndarray:
+    """Piper speech at 16 kHz: strings are spoken, numbers are seconds of silence between."""
+    pieces = [np.zeros(int(lead_s * 16_000), dtype=np.float32)]
+    for part in parts:
+        if isinstance(part, str):
+            pieces.append(resample(synth.synthesize_sync(part), synth.sample_rate, 16_000))
+        else:
+            pieces.append(np.zeros(int(part * 16_000), dtype=np.float32))
+    pieces.append(np.zeros(int(tail_s * 16_000), dtype=np.float32))
+    return np.concatenate(pieces)
+
+
+def speech_wav(path: Path, synth: PiperSynthesizer, *parts: str | float, **kwargs) -> Path:
+    write_wav(path, speech(synth, *parts, **kwargs), 16_000)
+    return path
+
+
+def espeak_wav(path: Path, text: str) -> Path:
+    """A second, different voice for test speech (espeak-ng)."""
+    subprocess.run(["espeak-ng", "-v", "en-us", "-s", "150", "-w", str(path), text], check=True, timeout=30)
+    return path
+
+

@@ -1,0 +1,80 @@
+"""The endpointer, fed (seconds, speech?) spans with no audio device and no model."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from companion.voice.endpoint import (
+    Endpointer,
+    EndpointSettings,
+    PauseStarted,
+    SpeechResumed,
+    SpeechStarted,
+    UtteranceEnded,
+)
+from companion.voice.vad import FRAME_S, FRAME_SAMPLES
+
+
+def feed(spans: list[tuple[float, bool]], settings: EndpointSettings | None = None):
+    endpointer = Endpointer(settings or EndpointSettings())
+    events = []
+    index = 0
+    for seconds, speech in spans:
+        for _ in range(round(seconds / FRAME_S)):
+            # Each frame carries its own index so the test can see which audio an utterance holds.
+            frame = np.full(FRAME_SAMPLES, index, dtype=np.float32)
+            events += endpointer.push(frame, 0.9 if speech else 0.05)
+            index += 1
+    return events
+
+
+def of(kind, events):
+    return [e for e in events if isinstance(e, kind)]
+
+
+def test_an_utterance_keeps_the_audio_from_before_the_onset():
+    events = feed([(1.0, False), (0.8, True), (0.8, False)])
+    [ended] = of(UtteranceEnded, events)
+    onset_frame = round(1.0 / FRAME_S)
+    first = int(ended.audio[0])
+    assert onset_frame - first >= round(0.3 / FRAME_S)
+
+
+def test_a_click_shorter_than_the_minimum_speech_is_ignored():
+    events = feed([(0.5, False), (0.064, True), (1.0, False)])
+    assert events == []
+
+
+def test_a_short_pause_inside_speech_keeps_one_utterance_and_discards_the_early_pause():
+    events = feed([(0.3, False), (0.8, True), (0.25, False), (0.8, True), (0.8, False)])
+    assert len(of(UtteranceEnded, events)) == 1
+    [first_pause, last_pause] = of(PauseStarted, events)
+    assert of(SpeechResumed, events) == [SpeechResumed(first_pause.pause_id)]
+    assert of(UtteranceEnded, events)[0].pause_id == last_pause.pause_id
+
+
+def test_a_long_silence_separates_two_utterances():
+    events = feed([(0.3, False), (0.8, True), (1.0, False), (0.8, True), (1.0, False)])
+    assert len(of(SpeechStarted, events)) == 2
+    assert len(of(UtteranceEnded, events)) == 2
+
+
+def test_the_pause_that_ends_an_utterance_carries_the_same_audio_as_the_utterance():
+    events = feed([(0.3, False), (1.0, True), (1.0, False)])
+    [pause] = of(PauseStarted, events)
+    [ended] = of(UtteranceEnded, events)
+    assert ended.pause_id == pause.pause_id
+    assert np.array_equal(ended.audio, pause.audio)
+
+
+def test_an_utterance_is_capped_at_thirty_seconds():
+    events = feed([(0.3, False), (31.0, True), (0.8, False)])
+    ended = of(UtteranceEnded, events)
+    assert ended[0].pause_id is None
+    assert len(ended[0].audio) <= round(30.0 / FRAME_S) * FRAME_SAMPLES
+
+
+def test_the_end_of_turn_silence_setting_decides_what_counts_as_the_end():
+    spans = [(0.3, False), (0.8, True), (0.6, False), (0.8, True), (1.5, False)]
+    assert len(of(UtteranceEnded, feed(spans, EndpointSettings(end_silence_ms=500)))) == 2
+    assert len(of(UtteranceEnded, feed(spans, EndpointSettings(end_silence_ms=900)))) == 1
