@@ -284,13 +284,15 @@ _REGISTRY = Registry()
 def builtin_modules() -> list[ModuleType]:
     """The conversational tools in tools/builtin/, imported by name (never from a string)."""
     from companion.tools.builtin import (  # noqa: F401  (the list below is the registration)
+        cancel_work,
         get_time,
         memory_recall,
         memory_write,
+        start_work,
         todo,
     )
 
-    return [get_time, todo, memory_write, memory_recall]
+    return [get_time, todo, memory_write, memory_recall, start_work, cancel_work]
 
 
 def action_modules() -> list[ModuleType]:

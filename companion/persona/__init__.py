@@ -1,0 +1,16 @@
+"""Her personality: the markdown file's format, the store that watches it, and the system prompt."""
+
+from companion.persona.document import (
+    PATTERN_KEYS,
+    REQUIRED_SECTIONS,
+    Personality,
+    Problem,
+    parse_personality,
+)
+from companion.persona.prompt import build_system_prompt
+from companion.persona.store import PersonalityStore, shipped_default, shipped_templates
+
+__all__ = [
+    "PATTERN_KEYS", "REQUIRED_SECTIONS", "Personality", "PersonalityStore", "Problem",
+    "build_system_prompt", "parse_personality", "shipped_default", "shipped_templates",
+]

@@ -1,0 +1,183 @@
+"""Parse a personality markdown file: front matter, `##` sections, and per-tool voice patterns."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+FRONT_MATTER_KEYS = ("name", "language", "voice")
+REQUIRED_SECTIONS = (
+    "Personality", "How to address the user", "Emotional rules", "Tool voice patterns", "Quirks",
+)
+PATTERN_KEYS = ("announce", "heartbeat", "complete", "fail")
+_HEADING = re.compile(r"^##\s+(.+?)\s*#*\s*$")
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong in the file, with the 1-based line it is on."""
+
+    line: int
+    message: str
+    fatal: bool = True
+    """False for a harmless entry (an unknown tool name, e.g. from a switched-off plugin):
+    it is reported but does not stop the rest of the file from being used."""
+
+    def __str__(self) -> str:
+        return f"line {self.line}: {self.message}"
+
+
+@dataclass(frozen=True)
+class Personality:
+    """A parsed personality: who she is, how she speaks, and her lines for tools."""
+
+    name: str
+    language: str = "en"
+    voice: str = ""
+    sections: dict[str, str] = field(default_factory=dict)
+    """Section title (as written) → its text, in file order; includes extra sections."""
+    patterns: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Tool name → partial {"announce", "heartbeat" (tuple), "complete", "fail"}."""
+
+    def section(self, title: str) -> str:
+        for name, text in self.sections.items():
+            if name.lower() == title.lower():
+                return text
+        return ""
+
+
+def parse_personality(
+    text: str, known_tools: Collection[str] | None = None
+) -> tuple[Personality, list[Problem]]:
+    """Parse `text`; returns what could be read and every problem found (empty when good).
+
+    `known_tools` (when given) makes an unknown tool name in Tool voice patterns a problem.
+    """
+    problems: list[Problem] = []
+    lines = text.splitlines()
+    meta, body_start = _front_matter(lines, problems)
+    sections, section_lines = _sections(lines, body_start)
+    found = {title.lower() for title in sections}
+    for title in REQUIRED_SECTIONS:
+        if title.lower() not in found:
+            problems.append(Problem(len(lines) or 1, f"missing section '## {title}'"))
+    patterns: dict[str, dict[str, Any]] = {}
+    for title, body in sections.items():
+        if title.lower() == "tool voice patterns":
+            patterns = _patterns(body, section_lines[title], known_tools, problems)
+    personality = Personality(
+        name=str(meta.get("name") or "Companion"),
+        language=str(meta.get("language") or "en"),
+        voice=str(meta.get("voice") or ""),
+        sections={t: b.strip() for t, b in sections.items() if t.lower() != "tool voice patterns"},
+        patterns=patterns,
+    )
+    return personality, sorted(problems, key=lambda p: p.line)
+
+
+def _front_matter(lines: list[str], problems: list[Problem]) -> tuple[dict[str, Any], int]:
+    """The front matter mapping and the index of the first body line."""
+    if not lines or lines[0].strip() != "---":
+        problems.append(Problem(1, "missing front matter: start the file with ---, then name:, "
+                                   "language: and voice:, then ---"))
+        return {}, 0
+    end = next((i for i in range(1, len(lines)) if lines[i].strip() == "---"), None)
+    if end is None:
+        problems.append(Problem(1, "the front matter is never closed with a --- line"))
+        return {}, 0
+    try:
+        meta = yaml.safe_load("\n".join(lines[1:end])) or {}
+    except yaml.YAMLError as exc:
+        problems.append(Problem(_yaml_line(exc, 2), f"front matter is not valid: {_yaml_reason(exc)}"))
+        return {}, end + 1
+    if not isinstance(meta, dict):
+        problems.append(Problem(2, "front matter must be lines of 'key: value'"))
+        return {}, end + 1
+    for index, line in enumerate(lines[1:end], start=2):
+        key = line.split(":", 1)[0].strip()
+        if ":" in line and not line.startswith((" ", "\t", "#")) and key not in FRONT_MATTER_KEYS:
+            problems.append(Problem(index, f"unknown key '{key}' in the front matter "
+                                           f"(use {', '.join(FRONT_MATTER_KEYS)})"))
+    if not meta.get("name"):
+        problems.append(Problem(1, "the front matter needs a name: line"))
+    return meta, end + 1
+
+
+def _sections(lines: list[str], start: int) -> tuple[dict[str, str], dict[str, int]]:
+    """`##` sections: title → text, and title → 1-based line of the section's first text line."""
+    sections: dict[str, list[str]] = {}
+    first_line: dict[str, int] = {}
+    current: str | None = None
+    for index in range(start, len(lines)):
+        match = _HEADING.match(lines[index])
+        if match:
+            current = match.group(1)
+            sections[current] = []
+            first_line[current] = index + 2
+        elif current is not None:
+            sections[current].append(lines[index])
+    return {t: "\n".join(b) for t, b in sections.items()}, first_line
+
+
+def _patterns(
+    body: str, first_line: int, known_tools: Collection[str] | None, problems: list[Problem]
+) -> dict[str, dict[str, Any]]:
+    # A code fence around the patterns is allowed; blank it out so line numbers stay true.
+    body = "\n".join("" if line.strip().startswith("```") else line for line in body.splitlines())
+    try:
+        root = yaml.compose(body, Loader=yaml.SafeLoader)
+    except yaml.YAMLError as exc:
+        problems.append(Problem(_yaml_line(exc, first_line), f"Tool voice patterns: {_yaml_reason(exc)}"))
+        return {}
+    if root is None:
+        return {}
+    if not isinstance(root, yaml.MappingNode):
+        problems.append(Problem(first_line, "Tool voice patterns must be 'tool_name:' entries"))
+        return {}
+    patterns: dict[str, dict[str, Any]] = {}
+    for key_node, value_node in root.value:
+        tool, line = str(key_node.value), first_line + key_node.start_mark.line
+        if known_tools is not None and tool not in known_tools:
+            problems.append(Problem(line, f"unknown tool '{tool}' in Tool voice patterns", fatal=False))
+            continue
+        if not isinstance(value_node, yaml.MappingNode):
+            problems.append(Problem(line, f"{tool}: give its lines as indented "
+                                          "announce:, heartbeat:, complete: and fail: entries"))
+            continue
+        patterns[tool] = _tool_lines(tool, value_node, first_line, problems)
+    return patterns
+
+
+def _tool_lines(tool: str, node: yaml.MappingNode, first_line: int, problems: list[Problem]) -> dict[str, Any]:
+    lines: dict[str, Any] = {}
+    for key_node, value_node in node.value:
+        key, line = str(key_node.value), first_line + key_node.start_mark.line
+        if key not in PATTERN_KEYS:
+            problems.append(Problem(line, f"unknown key '{key}' for {tool} "
+                                          f"(use {', '.join(PATTERN_KEYS)})"))
+        elif key == "heartbeat":
+            if not isinstance(value_node, yaml.SequenceNode) or not all(
+                isinstance(item, yaml.ScalarNode) and str(item.value).strip() for item in value_node.value
+            ):
+                problems.append(Problem(line, f"heartbeat for {tool} must be a list of lines, "
+                                              'like ["Still looking...", "Nearly done..."]'))
+            elif value_node.value:
+                lines[key] = tuple(str(item.value) for item in value_node.value)
+        elif not isinstance(value_node, yaml.ScalarNode) or not str(value_node.value).strip():
+            problems.append(Problem(line, f"{key} for {tool} must be one line of text"))
+        else:
+            lines[key] = str(value_node.value)
+    return lines
+
+
+def _yaml_line(exc: yaml.YAMLError, first_line: int) -> int:
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    return first_line + mark.line if mark is not None else first_line
+
+
+def _yaml_reason(exc: yaml.YAMLError) -> str:
+    return str(getattr(exc, "problem", None) or exc).strip()

@@ -1,0 +1,210 @@
+"""The assembled core every front-end drives: settings, tools, personality, brain, work, events.
+
+Usage (terminal, voice loop and window alike)::
+
+    companion = Companion(config, bus)        # bus: an EventBus you subscribed to
+    await companion.start()
+    result = await companion.ask("what time is it?", Channel.VOICE)
+    companion.cancel_turn()                   # barge-in / "stop": stream and tool stop promptly
+    companion.note_heard_reply(played_text)   # after a barge-in: history keeps what was heard
+    await companion.close()
+
+Everything she says arrives on the bus as events (see companion.events); `ask()` emits
+UserHeard itself, so front-ends never emit it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from companion.brain.client import ChatModel, OpenAIChatModel
+from companion.brain.narration import VoiceLines, all_lines
+from companion.brain.turn import Conversation, TurnResult
+from companion.brain.work import WorkManager
+from companion.config import Settings
+from companion.events import ErrorOccurred, EventBus, Speak, SpeechKind, UserHeard
+from companion.persona import PersonalityStore
+from companion.tools import registry as tool_registry
+from companion.tools.context import Channel, Mode, Session
+from companion.tools.registry import Registry
+
+if TYPE_CHECKING:
+    from companion.cli import RunConfig
+
+log = logging.getLogger(__name__)
+
+
+class Companion:
+    """One conversation with her, and everything it needs.
+
+    Attributes front-ends may read: `settings`, `bus`, `registry`, `personality` (the
+    PersonalityStore: `.current`, `.problems`, `.save()`), `work` (the WorkManager),
+    `conversation` (its `.history`), `services` (handed to every tool as ctx.services).
+    """
+
+    def __init__(
+        self, config: RunConfig, bus: EventBus | None = None, *,
+        registry: Registry | None = None, model: ChatModel | None = None,
+    ) -> None:
+        """`registry` and `model` replace tool discovery and the OpenAI client (tests, benches)."""
+        self.paths = config.paths
+        self.settings: Settings = config.settings
+        self.bus = bus or EventBus()
+        self.session = Session()
+        self.services: dict[str, Any] = {"settings": self.settings, "bus": self.bus}
+        self._given_registry = registry
+        self._given_model = model
+        self.registry: Registry | None = None
+        self.model: ChatModel | None = None
+        self.personality: PersonalityStore | None = None
+        self.conversation: Conversation | None = None
+        self.work: WorkManager | None = None
+        self._turn: asyncio.Task[TurnResult] | None = None
+        self._hold_notices = False
+
+    # --- life cycle -----------------------------------------------------------------------
+    @property
+    def workspace(self) -> Path:
+        return self.settings.tools.workspace_path()
+
+    async def start(self) -> None:
+        """Discover tools, load the personality (copying the default on first run), connect
+        the brain client. Never talks to the model: a brain that is down shows on the first turn."""
+        self.workspace.mkdir(parents=True, exist_ok=True)
+        self.paths.data_dir.mkdir(parents=True, exist_ok=True)
+        self.registry = self._given_registry or tool_registry.discover(
+            plugin_dir=self.paths.data_dir / "plugins", disabled=self.settings.tools.disabled_toolsets,
+        )
+        chosen = self.settings.personality
+        self.personality = PersonalityStore(
+            Path(chosen) if chosen else self.paths.personality_file,
+            known_tools=lambda: self.registry.tools().keys() if self.registry else (),
+            copy_default=not chosen,
+        )
+        self.model = self._given_model or OpenAIChatModel(self.settings.brain)
+        self.conversation = self._conversation(self.bus, Mode.COMPANION)
+        self.work = WorkManager(
+            make_conversation=lambda bus: self._conversation(bus, Mode.WORK),
+            bus=self.bus, is_quiet=self.is_quiet, remember=self._remember_said,
+        )
+        self.services.update(work=self.work, personality=self.personality, session=self.session)
+        self._report_personality()
+
+    async def close(self) -> None:
+        """Stop the turn and the background job, and close the brain client."""
+        self.cancel_turn()
+        if self._turn is not None:
+            await asyncio.gather(self._turn, return_exceptions=True)
+        if self.work is not None:
+            await self.work.close()
+        close = getattr(self.model, "close", None)
+        if close is not None and self._given_model is None:
+            await close()
+
+    # --- turns ----------------------------------------------------------------------------
+    async def ask(self, text: str, channel: Channel = Channel.TEXT) -> TurnResult:
+        """One user turn: emits UserHeard, then everything she says and does, and returns how
+        it ended. A turn still running is cancelled first (new words win). Brain failures come
+        back as `result.error` (and a spoken sentence), never as an exception."""
+        assert self.conversation is not None, "call start() first"
+        if self._turn is not None and not self._turn.done():
+            self.cancel_turn()
+            await asyncio.gather(self._turn, return_exceptions=True)
+        if self.personality is not None and self.personality.refresh():
+            self._report_personality()
+        self.bus.emit(UserHeard(text, spoken=channel == Channel.VOICE))
+        turn = asyncio.ensure_future(self.conversation.run_turn(text, channel))
+        self._turn = turn
+        try:
+            return await turn
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if turn.cancelled() and (current is None or not current.cancelling()):
+                # cancel_turn() stopped it; the caller was not cancelled.
+                return TurnResult(self.conversation.partial, interrupted=True)
+            raise
+        finally:
+            self._turn = None
+            if self.work is not None:
+                self.work.deliver_notices()
+
+    def cancel_turn(self) -> bool:
+        """Barge-in, "stop" or quit: cancel the model stream and the running tool now.
+        True when a turn was running."""
+        if self._turn is None or self._turn.done():
+            return False
+        self._turn.cancel()
+        return True
+
+    @property
+    def busy(self) -> bool:
+        """A turn is running."""
+        return self._turn is not None and not self._turn.done()
+
+    def note_heard_reply(self, played_text: str) -> None:
+        """After a barge-in, keep only the part of her last reply that was actually played."""
+        if self.conversation is not None:
+            self.conversation.replace_last_reply(played_text.strip())
+
+    # --- quiet moments (background job results) ---------------------------------------------
+    def is_quiet(self) -> bool:
+        """She may speak up unprompted: no turn running and the front-end is not holding."""
+        return not self.busy and not self._hold_notices
+
+    def hold_notices(self, hold: bool) -> None:
+        """The voice loop holds notices while the user speaks or she is talking; releasing
+        delivers what waited."""
+        self._hold_notices = hold
+        if not hold and self.work is not None:
+            self.work.deliver_notices()
+
+    # --- settings and previews --------------------------------------------------------------
+    def apply_settings(self, settings: Settings) -> None:
+        """Use new settings from the next turn on (switches take effect at once)."""
+        old, self.settings = self.settings, settings
+        self.services["settings"] = settings
+        if self.registry is not None:
+            for toolset in set(old.tools.disabled_toolsets) | set(settings.tools.disabled_toolsets):
+                self.registry.set_toolset_enabled(toolset, toolset not in settings.tools.disabled_toolsets)
+        if settings.brain != old.brain and self._given_model is None:
+            stale, self.model = self.model, OpenAIChatModel(settings.brain)
+            if stale is not None:
+                asyncio.ensure_future(stale.close())
+        if self.conversation is not None:
+            self.conversation.settings = settings
+            self.conversation.model = self.model
+        if self.personality is not None and settings.personality != old.personality:
+            path = Path(settings.personality) if settings.personality else self.paths.personality_file
+            self.personality.path = path
+            self.personality.refresh()
+
+    def narration_lines(self) -> dict[str, VoiceLines]:
+        """Every tool's resolved lines (personality, module, generic): to pre-synthesize or preview."""
+        assert self.registry is not None and self.personality is not None, "call start() first"
+        self.personality.refresh()
+        return all_lines(self.registry, self.personality.current.patterns)
+
+    # --- internals --------------------------------------------------------------------------
+    def _conversation(self, bus: EventBus, mode: Mode) -> Conversation:
+        assert self.model is not None and self.registry is not None and self.personality is not None
+        store = self.personality
+        return Conversation(
+            model=self.model, registry=self.registry, personality=lambda: store.current,
+            settings=self.settings, bus=bus, mode=mode, workspace=self.workspace,
+            data_dir=self.paths.data_dir, session=self.session, services=self.services,
+        )
+
+    def _remember_said(self, line: str) -> None:
+        if self.conversation is not None:
+            self.conversation.history.append({"role": "assistant", "content": line})
+
+    def _report_personality(self) -> None:
+        assert self.personality is not None
+        sentence = self.personality.problem_sentence()
+        if sentence:
+            self.bus.emit(ErrorOccurred("personality", "personality_problems", sentence))
+            self.bus.emit(Speak(SpeechKind.SAY, sentence))
+
