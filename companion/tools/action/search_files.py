@@ -53,6 +53,7 @@ MAX_LINE_CHARS = 300
 MAX_QUERY_CHARS = 1_000
 MAX_FILE_BYTES = 10 * 1024 * 1024
 BINARY_SNIFF_BYTES = 8_192
+_clock = time.monotonic  # the walk's deadline clock (a test may swap it)
 
 
 @dataclass
@@ -88,7 +89,7 @@ async def execute(args: dict, ctx) -> str:
     except JailError as exc:
         return ctx.fail(exc.sentence)
     if not target.exists():
-        return ctx.fail(f"There's no {shown_path(ctx.workspace, target)} in my workspace.")
+        return ctx.fail(f"There's nothing called {shown_path(ctx.workspace, target)} in my workspace.")
     budget = max(float(ctx.budget_s), 0.5)
     rg = find_ripgrep()
     if rg is not None:
@@ -167,7 +168,7 @@ async def _search_with_walk(
 ) -> _Found:
     found = _Found()
     stop = threading.Event()
-    deadline = time.monotonic() + budget
+    deadline = _clock() + budget
     walker = asyncio.ensure_future(asyncio.to_thread(_walk, query, target, found, stop, deadline))
     cancelled = asyncio.ensure_future(cancel.wait())
     try:
@@ -177,7 +178,7 @@ async def _search_with_walk(
         await asyncio.wait({walker})
     finally:
         stop.set()
-        cancelled.cancel()
+        _discard(cancelled)
     walker.result()
     return found
 
@@ -189,7 +190,7 @@ async def _race(work, cancel: asyncio.Event, budget: float) -> None:
     try:
         await asyncio.wait({task, cancelled}, timeout=budget, return_when=asyncio.FIRST_COMPLETED)
     finally:
-        cancelled.cancel()
+        _discard(cancelled)
         if not task.done():
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -198,11 +199,18 @@ async def _race(work, cancel: asyncio.Event, budget: float) -> None:
         raise task.exception()  # type: ignore[misc]
 
 
+def _discard(waiter: asyncio.Future) -> None:
+    """Drop the cancel waiter, reading its outcome so asyncio never warns about it."""
+    waiter.cancel()
+    if waiter.done() and not waiter.cancelled():
+        waiter.exception()
+
+
 def _walk(query: str, target: Path, found: _Found, stop: threading.Event, deadline: float) -> None:
     needle = query.lower()
 
     def should_stop() -> bool:
-        return stop.is_set() or time.monotonic() > deadline
+        return stop.is_set() or _clock() > deadline
 
     for path in _text_files(target, found, should_stop):
         try:
@@ -238,10 +246,18 @@ def _text_files(target: Path, found: _Found, should_stop) -> Iterator[Path]:
         yield path
 
 
-def _walk_tree(root: Path, should_stop) -> Iterator[Path]:
-    # os.walk never follows a symlinked folder out of the jail (followlinks=False).
-    for folder, dirs, files in os.walk(root, followlinks=False):
+def _walk_tree(folder: Path, should_stop) -> Iterator[Path]:
+    """Files under `folder` in path order (as `rg --sort path`), never through a symlinked folder."""
+    try:
+        entries = sorted(os.scandir(folder), key=lambda entry: entry.name)
+    except OSError:
+        return
+    for entry in entries:
         if should_stop():
             return
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        yield from (Path(folder, f) for f in sorted(files) if not f.startswith("."))
+        if entry.name.startswith("."):
+            continue
+        if entry.is_dir(follow_symlinks=False):
+            yield from _walk_tree(Path(entry.path), should_stop)
+        elif entry.is_file(follow_symlinks=False):
+            yield Path(entry.path)

@@ -61,7 +61,7 @@ async def execute(args: dict, ctx) -> str:
         return ctx.fail(f"{name} is a folder, so I can't write a file there.")
     try:
         existed = await asyncio.to_thread(_write, path, data)
-    except NotADirectoryError:
+    except (NotADirectoryError, FileExistsError):
         return ctx.fail(f"Part of the path {name} is a file, not a folder.")
     except PermissionError:
         return ctx.fail(f"I'm not allowed to write {name}.")
