@@ -1,0 +1,54 @@
+"""The brain's API key in the system keyring, one per brain URL, with a plain fallback.
+
+When no keyring is available (a bare server, a container) the key stays in settings.toml,
+which is written with owner-only permissions; the Settings dialog says which one is used.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import keyring
+from keyring.errors import KeyringError
+
+log = logging.getLogger(__name__)
+
+SERVICE = "companion"
+
+
+def keyring_name() -> str | None:
+    """The usable system keyring's name, or None when there is none."""
+    try:
+        backend = keyring.get_keyring()
+    except Exception:  # a broken keyring configuration must not stop the dialog
+        log.warning("the keyring could not be loaded", exc_info=True)
+        return None
+    if getattr(backend, "priority", 0) <= 0:
+        return None  # keyring's "fail" and "null" backends
+    return getattr(backend, "name", type(backend).__name__)
+
+
+def load_api_key(base_url: str) -> str:
+    """The key saved for `base_url`, or "" when none (or no keyring)."""
+    if keyring_name() is None:
+        return ""
+    try:
+        return keyring.get_password(SERVICE, base_url) or ""
+    except KeyringError:
+        log.warning("could not read the API key from the keyring", exc_info=True)
+        return ""
+
+
+def store_api_key(base_url: str, key: str) -> bool:
+    """Save (or with "" delete) the key for `base_url`; False when no keyring could take it."""
+    if keyring_name() is None:
+        return False
+    try:
+        if key:
+            keyring.set_password(SERVICE, base_url, key)
+        elif keyring.get_password(SERVICE, base_url) is not None:
+            keyring.delete_password(SERVICE, base_url)
+        return True
+    except KeyringError:
+        log.warning("could not save the API key in the keyring", exc_info=True)
+        return False

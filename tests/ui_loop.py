@@ -1,0 +1,44 @@
+"""A qasync event loop for UI tests that also run the core: Qt and asyncio on one thread."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Coroutine, Iterator
+from typing import Any
+
+import pytest
+import qasync
+
+
+@pytest.fixture(name="qt_loop")
+def qt_loop_fixture(qapp) -> Iterator[Callable[[Coroutine[Any, Any, Any]], Any]]:
+    """`run(coro)`: run a coroutine on a qasync loop (Qt events keep flowing while it waits)."""
+    loop = qasync.QEventLoop(qapp)
+    asyncio.set_event_loop(loop)
+
+    def run(coro: Coroutine[Any, Any, Any], timeout: float = 20.0) -> Any:
+        return loop.run_until_complete(asyncio.wait_for(coro, timeout))
+
+    try:
+        yield run
+    finally:
+        pending = [t for t in asyncio.all_tasks(loop) if not t.done()]
+        for task in pending:
+            task.cancel()
+        if pending:
+            loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+        loop.close()
+        asyncio.set_event_loop(None)
+
+
+def signal_future(signal) -> asyncio.Future:
+    """A future that gets the arguments of the next emission of a Qt `signal`."""
+    future: asyncio.Future = asyncio.get_running_loop().create_future()
+
+    def fire(*args: Any) -> None:
+        if not future.done():
+            future.set_result(args)
+
+    signal.connect(fire)
+    future.add_done_callback(lambda _f: signal.disconnect(fire))
+    return future
