@@ -1,14 +1,89 @@
-"""`companion listen` (being built; see the open issue for this mode)."""
+"""`companion listen`: the voice loop on a WAV as if spoken; what she says goes to another WAV."""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from companion.cli import RunConfig
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    pass
+    parser.add_argument("--in", dest="input", type=Path, required=True, metavar="IN.wav",
+                        help="what you say (16-bit PCM WAV, any rate)")
+    parser.add_argument("--out", dest="output", type=Path, required=True, metavar="OUT.wav",
+                        help="where everything she says is written, with the silences between")
+    parser.add_argument("--realtime", action="store_true",
+                        help="play the file at speaking pace (you can interrupt her) instead of as fast as possible")
 
 
-def run(args: argparse.Namespace, config) -> int:
-    print("companion: this mode is not built yet.")
-    return 2
+def run(args: argparse.Namespace, config: RunConfig) -> int:
+    try:
+        return asyncio.run(_listen(args, config))
+    except KeyboardInterrupt:
+        return 130
+
+
+def heard_printer(out):
+    """Prints `[heard] …` for each utterance she transcribed."""
+    from companion.events import UserHeard
+
+    def show(event) -> None:
+        if isinstance(event, UserHeard) and event.spoken:
+            print(f"[heard] {event.text}", file=out, flush=True)
+
+    return show
+
+
+async def _listen(args: argparse.Namespace, config: RunConfig) -> int:
+    from companion.commands.chat import Transcript
+    from companion.errors import CompanionError
+    from companion.events import EventBus
+    from companion.runtime import Companion
+    from companion.voice.audio import WavSink, WavSource
+    from companion.voice.brain_port import CompanionBrain
+    from companion.voice.models import progress_bar
+    from companion.voice.session import VoiceSession, load_models
+
+    bus = EventBus()
+    bus.subscribe(heard_printer(sys.stdout))
+    bus.subscribe(Transcript(sys.stdout, verbose=bool(getattr(args, "verbose", False))))
+    try:
+        source = WavSource(args.input, realtime=args.realtime)
+        transcriber, synthesizer = await load_models(
+            config.settings.voice, config.paths.data_dir / "models", progress=progress_bar())
+    except CompanionError as exc:
+        print(f"companion: {exc.sentence}", file=sys.stderr, flush=True)
+        return 1
+    companion = Companion(config, bus)
+    try:
+        await companion.start()
+    except Exception as exc:
+        print(f"companion: I couldn't start: {exc}", file=sys.stderr, flush=True)
+        return 1
+    started = time.monotonic()
+    # The conversation's clock: the file's own time, or the wall clock when paced in real time.
+    clock = (lambda: time.monotonic() - started) if args.realtime else (lambda: source.position_s)
+    sink = WavSink(clock, rate=synthesizer.sample_rate, realtime=args.realtime)
+    session = VoiceSession(
+        brain=CompanionBrain(companion), bus=bus, source=source, sink=sink,
+        transcriber=transcriber, synthesizer=synthesizer, voice=config.settings.voice,
+    )
+    try:
+        await session.run()
+    finally:
+        await session.close()
+        await companion.close()
+    try:
+        sink.write(args.output)
+    except OSError as exc:
+        print(f"companion: I couldn't write {args.output} ({exc.strerror or exc}).", file=sys.stderr)
+        return 1
+    if not session.loop.heard:
+        print("companion: I didn't hear any speech in that file.", file=sys.stderr, flush=True)
+    return 0

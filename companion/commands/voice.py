@@ -1,14 +1,126 @@
-"""`companion voice` (being built; see the open issue for this mode)."""
+"""`companion voice`: the voice loop on the microphone and speaker, with a console transcript."""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from companion.cli import RunConfig
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    pass
+    parser.add_argument("--list-devices", action="store_true", help="list the sound devices and exit")
+    parser.add_argument("--input-device", default=None, help="microphone (name or number); overrides the setting")
+    parser.add_argument("--output-device", default=None, help="speaker (name or number); overrides the setting")
 
 
-def run(args: argparse.Namespace, config) -> int:
-    print("companion: this mode is not built yet.")
-    return 2
+def run(args: argparse.Namespace, config: RunConfig) -> int:
+    if args.list_devices:
+        return _list_devices()
+    try:
+        return asyncio.run(_voice(args, config))
+    except KeyboardInterrupt:
+        print("\nBye!", flush=True)
+        return 130
+
+
+def _list_devices() -> int:
+    from companion.errors import CompanionError
+    from companion.voice.devices import list_devices
+
+    try:
+        devices = list_devices()
+    except CompanionError as exc:
+        print(f"companion: {exc.sentence}", file=sys.stderr)
+        return 1
+    if not devices:
+        print("No sound devices found: I can only talk in text here.")
+        return 1
+    for index, device in enumerate(devices):
+        print(f"{index:3d}  {device['name']}  (in {device['max_input_channels']}, out {device['max_output_channels']})")
+    return 0
+
+
+async def _voice(args: argparse.Namespace, config: RunConfig) -> int:
+    from dataclasses import replace
+
+    from companion.commands.chat import Transcript
+    from companion.commands.listen import heard_printer
+    from companion.errors import CompanionError
+    from companion.events import EventBus
+    from companion.runtime import Companion
+    from companion.tools.context import Channel
+    from companion.voice.audio import NullSink, NullSource
+    from companion.voice.brain_port import CompanionBrain
+    from companion.voice.devices import DeviceSink, DeviceSource
+    from companion.voice.models import progress_bar
+    from companion.voice.session import VoiceSession, load_models
+
+    voice = config.settings.voice
+    if args.input_device is not None or args.output_device is not None:
+        voice = replace(voice, input_device=args.input_device if args.input_device is not None else voice.input_device,
+                        output_device=args.output_device if args.output_device is not None else voice.output_device)
+    bus = EventBus()
+    bus.subscribe(heard_printer(sys.stdout))
+    bus.subscribe(Transcript(sys.stdout, verbose=bool(getattr(args, "verbose", False))))
+    try:
+        transcriber, synthesizer = await load_models(voice, config.paths.data_dir / "models", progress=progress_bar())
+    except CompanionError as exc:
+        print(f"companion: {exc.sentence}", file=sys.stderr, flush=True)
+        return 1
+    companion = Companion(config, bus)
+    try:
+        await companion.start()
+    except Exception as exc:
+        print(f"companion: I couldn't start: {exc}", file=sys.stderr, flush=True)
+        return 1
+
+    def notice(exc: CompanionError) -> None:
+        print(f"companion: {exc.sentence}", file=sys.stderr, flush=True)
+
+    try:
+        source = DeviceSource(voice.input_device)
+    except CompanionError as exc:
+        notice(exc)
+        source = NullSource()
+    try:
+        sink = DeviceSink(voice.output_device, preferred_rate=synthesizer.sample_rate)
+    except CompanionError as exc:
+        notice(exc)
+        sink = NullSink()
+    session = VoiceSession(
+        brain=CompanionBrain(companion), bus=bus, source=source, sink=sink,
+        transcriber=transcriber, synthesizer=synthesizer, voice=voice,
+    )
+    print("Listening. Speak, or type and press Enter. Ctrl-C quits.", flush=True)
+    typed = _typed_lines(lambda text: asyncio.ensure_future(companion.ask(text, Channel.TEXT)))
+    try:
+        await session.run()
+    finally:
+        typed()
+        await session.close()
+        await companion.close()
+    return 0
+
+
+def _typed_lines(on_line):
+    """Typed lines go to her as text (the way on when there is no microphone). Returns a stop function."""
+    loop = asyncio.get_running_loop()
+    stream = sys.stdin
+
+    def readable() -> None:
+        line = stream.readline()
+        if not line:
+            loop.remove_reader(stream)
+            return
+        if line.strip():
+            on_line(line.strip())
+
+    try:
+        loop.add_reader(stream, readable)
+    except (ValueError, OSError, NotImplementedError):
+        return lambda: None
+    return lambda: loop.remove_reader(stream)

@@ -50,6 +50,15 @@ def _pick_rate(sd, device, preferred: int, *, output: bool) -> int:
         return int(info["default_samplerate"])
 
 
+def _require(sd, *, output: bool) -> None:
+    key = "max_output_channels" if output else "max_input_channels"
+    if not any(device[key] > 0 for device in sd.query_devices()):
+        what = "speaker" if output else "microphone"
+        raise CompanionError(
+            f"no_{what}", f"I can't find a {what} on this machine. {TEXT_FALLBACK}", stage=Stage.AUDIO
+        )
+
+
 def list_devices() -> list[dict]:
     """Every PortAudio device with its input and output channel counts (empty with no sound card)."""
     sd = _sounddevice()
@@ -67,6 +76,7 @@ class DeviceSource:
         self._queue: asyncio.Queue[np.ndarray | None] = asyncio.Queue()
         self._pending = np.zeros(0, dtype=np.float32)
         self._closed = False
+        _require(sd, output=False)
         dev = _device(device)
         try:
             self.rate = _pick_rate(sd, dev, SAMPLE_RATE, output=False)
@@ -129,6 +139,7 @@ class DeviceSink(_Levels):
         self._lock = threading.Lock()
         self._queue: deque[_Playback] = deque()
         self.first_sample_at: float | None = None
+        _require(sd, output=True)
         dev = _device(device)
         try:
             self.rate = _pick_rate(sd, dev, preferred_rate, output=True)

@@ -30,7 +30,6 @@ from companion.events import (
     State,
     StateChanged,
     TurnFinished,
-    UserHeard,
 )
 from companion.voice.audio import AudioSink, AudioSource
 from companion.voice.endpoint import (
@@ -59,6 +58,9 @@ class BrainPort(Protocol):
 
     def keep_only_spoken(self, spoken: str) -> None:
         """After a barge-in: the history's last reply becomes just what she actually said."""
+
+    def hold_notices(self, hold: bool) -> None:
+        """Background results wait while the user speaks or she talks."""
 
 
 @dataclass(frozen=True)
@@ -122,6 +124,10 @@ class VoiceLoop:
         self._splitter = SentenceSplitter()
         self._early: dict[int, asyncio.Task[str]] = {}
         self._turn: asyncio.Task | None = None
+        self._trim: asyncio.Task | None = None
+        self._holding = False
+        self.on_busy: list = []
+        """Callables told True while the user speaks or a turn runs, False when quiet again."""
         self._latency: TurnLatency | None = None
         self._discarding = False
         self._over_floor = 0
@@ -151,6 +157,7 @@ class VoiceLoop:
                 if self.settings.muted:
                     continue
                 await self._hear(frame)
+                self._update_hold()
             await self.finish()
         finally:
             self._set_state(State.IDLE)
@@ -194,9 +201,25 @@ class VoiceLoop:
         self._discarding = True
         self.brain.cancel_turn()
         spoken = " ".join(line.text for line in played if line.kind is SpeechKind.SAY)
-        self.brain.keep_only_spoken(spoken)
+        # The turn writes its partial reply to the history as it unwinds; trim after that.
+        self._trim = asyncio.create_task(self._keep_only_spoken(self._turn, spoken))
         log.info("barge-in: she stopped; kept %r", spoken)
         self._set_state(State.LISTENING)
+
+    async def _keep_only_spoken(self, turn: asyncio.Task | None, spoken: str) -> None:
+        if turn is not None:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await turn
+        self.brain.keep_only_spoken(spoken)
+
+    def _update_hold(self) -> None:
+        hold = self.endpointer.in_speech or not self.speaker.idle.is_set() or (
+            self._turn is not None and not self._turn.done())
+        if hold != self._holding:
+            self._holding = hold
+            self.brain.hold_notices(hold)
+            for listener in self.on_busy:
+                listener(hold)
 
     async def _utterance_ended(self, event: UtteranceEnded) -> None:
         latency = TurnLatency()
@@ -235,11 +258,11 @@ class VoiceLoop:
         self._discarding = False
         self._splitter = SentenceSplitter()
         self.speaker.new_turn()
-        self.bus.emit(UserHeard(text, spoken=True))
-        self._set_state(State.THINKING)
         self._turn = asyncio.create_task(self._ask(text))
 
     async def _ask(self, text: str) -> None:
+        if self._trim is not None:
+            await self._trim
         try:
             await self.brain.ask(text)
         except asyncio.CancelledError:
@@ -253,9 +276,10 @@ class VoiceLoop:
 
     async def wait_until_quiet(self) -> None:
         """Until the current turn has ended and everything queued has been said."""
-        if self._turn is not None:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._turn
+        for task in (self._turn, self._trim):
+            if task is not None:
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
         await self.speaker.idle.wait()
         if self._latency is not None:
             self._latency.log()

@@ -24,6 +24,15 @@ class NarrationCache:
         self._task: asyncio.Task | None = None
         self.ready = asyncio.Event()
         """Set once the latest set of lines is all synthesized."""
+        self._quiet = asyncio.Event()
+        self._quiet.set()
+
+    def set_busy(self, busy: bool) -> None:
+        """While she listens to speech or answers, background synthesis waits (live speech first)."""
+        if busy:
+            self._quiet.clear()
+        else:
+            self._quiet.set()
 
     def _key(self, text: str) -> tuple[str, float]:
         return speakable(text), float(getattr(self._synth, "speed", 1.0))
@@ -53,6 +62,7 @@ class NarrationCache:
         for key, line in keys.items():
             if key in self._audio:
                 continue
+            await self._quiet.wait()
             try:
                 self._audio[key] = await self._synth.synthesize(key[0])
             except Exception:

@@ -1,0 +1,36 @@
+"""Adapts the runtime's Companion to what the voice loop needs from a brain."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from companion.tools.context import Channel
+
+if TYPE_CHECKING:
+    from companion.runtime import Companion
+
+
+class CompanionBrain:
+    """Voice turns go to `companion.ask(text, Channel.VOICE)`; barge-ins trim its history."""
+
+    def __init__(self, companion: Companion) -> None:
+        self.companion = companion
+
+    async def ask(self, text: str) -> None:
+        await self.companion.ask(text, Channel.VOICE)
+
+    def cancel_turn(self) -> None:
+        self.companion.cancel_turn()
+
+    def keep_only_spoken(self, spoken: str) -> None:
+        self.companion.note_heard_reply(spoken)
+
+    def hold_notices(self, hold: bool) -> None:
+        self.companion.hold_notices(hold)
+
+    def narration_lines(self) -> list[str]:
+        """Every tool's resolved ANNOUNCE, HEARTBEAT, COMPLETE and FAIL lines (for the cache)."""
+        lines: list[str] = []
+        for voice in self.companion.narration_lines().values():
+            lines += [voice.announce, *voice.heartbeat, voice.complete, voice.fail]
+        return [line for line in lines if line]
