@@ -157,6 +157,8 @@ async def _exited(proc: asyncio.subprocess.Process) -> None:
     """Wait for the leader itself to exit (proc.wait() also waits for its pipes to close)."""
     try:
         fd = os.pidfd_open(proc.pid)
+    except ProcessLookupError:
+        return  # already exited and reaped
     except (AttributeError, OSError):
         await proc.wait()
         return
