@@ -45,15 +45,28 @@ class ToolContext:
     services: dict[str, Any] = field(default_factory=dict)
     """Shared services by name: "gate" (approval gate), "personality", "work", "settings"…"""
     failure: str | None = None
+    refusal: str | None = None
 
     def fail(self, sentence: str) -> str:
         """Mark this call as failed and return `sentence`, so a tool can `return ctx.fail(...)`."""
         self.failure = sentence
         return sentence
 
+    def refuse(self, sentence: str) -> str:
+        """Mark this call as refused (ran nothing: the approval gate said no, or nobody answered).
+
+        A refused call is reported as Outcome.REFUSED and says neither COMPLETE nor FAIL.
+        """
+        self.refusal = sentence
+        return sentence
+
     @property
     def failed(self) -> bool:
         return self.failure is not None
+
+    @property
+    def refused(self) -> bool:
+        return self.refusal is not None and self.failure is None
 
     @property
     def cancelled(self) -> bool:
