@@ -21,6 +21,9 @@ A reply is a JSON-friendly dict (so the same script works from a file):
     {"error": "no_tools"}                                    400 "... does not support tools"
     {"error": 500, "message": "boom"}                        any status with a message
     {"cut": true, "text": "Half a sen"}                      stream some chunks, then drop the socket
+    {"for": "JOB:", ...}                                     only for a request whose first user
+                                                             message contains "JOB:" (concurrent
+                                                             conversations, e.g. a work-mode job)
 
 Standalone (for the voice, UI and end-to-end tests and benches):
 
@@ -67,7 +70,7 @@ class ScriptedBrain:
         self.models = models or ["qwen2.5:3b", "scripted"]
         self.api_key = api_key
         self.requests: list[dict[str, Any]] = []
-        """Every chat request: {"path", "body", "headers"} in arrival order."""
+        """Every chat request: {"path", "body", "headers" (lower-case names)} in arrival order."""
         self._record_file = record_file
         self._lock = threading.Condition()
         self._stopping = threading.Event()
@@ -87,8 +90,10 @@ class ScriptedBrain:
 
         self._server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
         self._server.daemon_threads = True
+        # A short poll interval keeps stop() (and so each test's teardown) quick.
         self._thread = threading.Thread(
-            target=self._server.serve_forever, name="scripted-brain", daemon=True
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
+            name="scripted-brain", daemon=True,
         )
         self._thread.start()
         return self
@@ -132,12 +137,23 @@ class ScriptedBrain:
     def _record(self, path: str, body: Any, headers: dict[str, str]) -> Reply:
         with self._lock:
             self.requests.append({"path": path, "body": body, "headers": headers})
-            reply = self._replies.popleft() if self._replies else self.fallback
+            reply = self._take(body)
             self._lock.notify_all()
         if self._record_file is not None:
             with self._record_file.open("a", encoding="utf-8") as f:
                 f.write(json.dumps({"path": path, "body": body}) + "\n")
         return reply
+
+    def _take(self, body: Any) -> Reply:
+        """The first queued reply meant for this request (see "for"), else the fallback."""
+        messages = body.get("messages") if isinstance(body, dict) else None
+        first_user = next((str(m.get("content")) for m in messages or []
+                           if isinstance(m, dict) and m.get("role") == "user"), "")
+        for reply in self._replies:
+            if "for" not in reply or reply["for"] in first_user:
+                self._replies.remove(reply)
+                return reply
+        return self.fallback
 
     def _wait(self, seconds: float) -> bool:
         """Sleep that ends early when the server stops; True if stopping."""
@@ -174,7 +190,8 @@ class _Handler(BaseHTTPRequestHandler):
         if self.path.rstrip("/") not in ("/v1/chat/completions", "/chat/completions"):
             self._json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
             return
-        reply = self.scripted._record(self.path, body, dict(self.headers.items()))
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        reply = self.scripted._record(self.path, body, headers)
         if reply.get("hang"):
             self.scripted._wait(3600)
             self.close_connection = True

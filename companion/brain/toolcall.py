@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import json
 import logging
+from functools import partial
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -179,9 +180,12 @@ class ToolRunner:
         ))
         timeout = ctx.budget_s + grace_s(ctx.budget_s)
         try:
-            result = await asyncio.wait_for(spec.execute(arguments, ctx), timeout=timeout)
+            async with asyncio.timeout(timeout) as deadline:
+                # Time spent waiting for the user's approval does not count against the budget.
+                ctx.hold_budget = partial(_move_deadline, deadline)
+                result = await spec.execute(arguments, ctx)
             text = result if isinstance(result, str) else str(result)
-            outcome = Outcome.FAILED if ctx.failed else Outcome.OK
+            outcome = Outcome.FAILED if ctx.failed else Outcome.REFUSED if ctx.refused else Outcome.OK
             if ctx.failed:
                 text = ctx.failure or text
         except asyncio.CancelledError:
@@ -203,12 +207,18 @@ class ToolRunner:
         self.bus.emit(ToolFinished(spec.name, call.id, outcome, text[:200]))
         if outcome == Outcome.OK:
             self.bus.emit(Speak(SpeechKind.COMPLETE, lines.complete, spec.name))
-        else:
+        elif outcome == Outcome.FAILED:  # a refused call (the gate said no) says neither
             self.failures += 1
             self.bus.emit(Speak(SpeechKind.FAIL, lines.fail, spec.name))
             self.bus.emit(ExpressionChanged(spec.expressions.get("fail", "sad"), f"fail: {spec.name}"))
         self.bus.emit(StateChanged(State.THINKING))
         return outcome, text
+
+
+def _move_deadline(deadline: asyncio.Timeout, seconds: float) -> None:
+    when = deadline.when()
+    if when is not None:
+        deadline.reschedule(when + seconds)
 
 
 def _parse_arguments(raw: str) -> tuple[dict[str, Any], str]:
