@@ -35,10 +35,13 @@ class EventBridge(QObject):
     speech_level = Signal(float)
     """Her output audio level 0..1 (lip sync)."""
     mic_level = Signal(float)
+    download_progress = Signal(str, int, int)
+    """A model download: file name, bytes so far, total bytes (0 when unknown)."""
 
     _queued_event = Signal(object)
     _queued_speech_level = Signal(float)
     _queued_mic_level = Signal(float)
+    _queued_progress = Signal(str, int, int)
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -48,6 +51,7 @@ class EventBridge(QObject):
         self._queued_event.connect(self._dispatch, queued)
         self._queued_speech_level.connect(self.speech_level, queued)
         self._queued_mic_level.connect(self.mic_level, queued)
+        self._queued_progress.connect(self.download_progress, queued)
         self._unsubscribe: Callable[[], None] | None = None
 
     # --- the core side (any thread) -------------------------------------------------------
@@ -61,6 +65,10 @@ class EventBridge(QObject):
 
     def deliver_mic_level(self, level: float) -> None:
         self._queued_mic_level.emit(float(level))
+
+    def deliver_progress(self, name: str, done: int, total: int | None) -> None:
+        """A model download's progress callback: safe to call from any thread."""
+        self._queued_progress.emit(name, int(done), int(total or 0))
 
     def attach(self, bus: ev.EventBus) -> None:
         self.detach()

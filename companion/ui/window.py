@@ -66,6 +66,7 @@ class CompanionWindow(QMainWindow):
         self.brain = brain or BrainSettings()
         self._ptt_key = key_from_text(push_to_talk_key)
         self._ptt_down = False
+        self._brain_failed = False
         self.face = FaceWidget()
         self.captions = CaptionsView()
         self.banners = BannerArea()
@@ -132,6 +133,7 @@ class CompanionWindow(QMainWindow):
         self.setCentralWidget(central)
 
     def connect_bridge(self, bridge: EventBridge) -> None:
+        bridge.heard.connect(self._turn_started)
         bridge.heard.connect(self.captions.add_heard)
         bridge.heard.connect(self.approvals.hear)
         bridge.reply_delta.connect(self.captions.add_reply_delta)
@@ -156,13 +158,16 @@ class CompanionWindow(QMainWindow):
 
     @Slot(str, str, str)
     def show_error(self, stage: str, code: str, sentence: str) -> None:
-        self.captions.add_notice(sentence)
-        if stage != "brain":
-            return
-        advice = brain_advice(code, self.brain)
+        # The sentence itself also arrives as speech (a caption); the banner says what to do.
+        if stage == "brain":
+            self._brain_failed = True
+        advice = brain_advice(code, self.brain) if stage == "brain" else ""
         if advice:
             self.face.set_expression("confused")
             self.banners.show_banner("brain", advice, actions=[("Open Settings", self.settings_requested.emit)])
+        elif stage not in ("brain", "tools"):
+            # Settings, personality, audio, models: a notice that stays until dismissed.
+            self.banners.show_banner(stage, sentence, kind="warning")
 
     @Slot(str, str, str)
     def show_work(self, status: str, task: str, result: str) -> None:
@@ -174,8 +179,11 @@ class CompanionWindow(QMainWindow):
         self.work_chip.setVisible(False)
         self.captions.add_notice(f"Background job {status}: {task}" + (f": {result}" if result else ""))
 
+    def _turn_started(self, _text: str, _spoken: bool) -> None:
+        self._brain_failed = False
+
     def _turn_finished(self, _text: str, _emotion: str, interrupted: bool) -> None:
-        if not interrupted:
+        if not interrupted and not self._brain_failed:
             self.banners.clear("brain")  # she reached her brain again
 
     # --- what the user does ---------------------------------------------------------------

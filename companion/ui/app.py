@@ -1,0 +1,328 @@
+"""The desktop app: builds the core, the window and her voice, and wires them together.
+
+`run(config)` owns the QApplication and the qasync loop (asyncio on the Qt thread).
+`CompanionApp` is the wiring, usable from tests with a scripted brain and no audio.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import sys
+import time
+from dataclasses import replace
+
+from PySide6.QtCore import QObject
+from PySide6.QtWidgets import QApplication
+
+from companion.config import Settings
+from companion.errors import CompanionError
+from companion.events import EventBus
+from companion.runtime import Companion
+from companion.tools.context import Channel
+from companion.ui.api_keys import load_api_key
+from companion.ui.bridge import EventBridge
+from companion.ui.settings_keeper import SettingsKeeper
+from companion.ui.tray import TrayIcon
+from companion.ui.window import CompanionWindow
+
+log = logging.getLogger(__name__)
+
+RESTART_VOICE_FIELDS = ("input_device", "output_device", "hearing_model", "voice", "speed")
+
+
+def with_api_key(settings: Settings) -> Settings:
+    """The settings to run with: the API key from the keyring when the file holds none."""
+    if settings.brain.api_key:
+        return settings
+    key = load_api_key(settings.brain.base_url)
+    return replace(settings, brain=replace(settings.brain, api_key=key)) if key else settings
+
+
+class CompanionApp(QObject):
+    """One running companion with a window. `start()` after `show()`; `close()` to end."""
+
+    def __init__(self, config, *, model=None, registry=None, with_voice: bool = True,
+                 launched_at: float | None = None) -> None:
+        super().__init__()
+        self.config = config
+        self.times: dict[str, float] = {"launched": launched_at or time.perf_counter()}
+        self.bus = EventBus()
+        self.bridge = EventBridge(self)
+        self.bridge.attach(self.bus)
+        self.keeper = SettingsKeeper(config.paths, config.settings, self)
+        settings = config.settings
+        self.window = CompanionWindow(brain=settings.brain, push_to_talk_key=settings.ui.push_to_talk_key)
+        self.window.connect_bridge(self.bridge)
+        self.companion = Companion(replace(config, settings=with_api_key(settings)), self.bus,
+                                   registry=registry, model=model)
+        self.gate = None
+        self.voice = None
+        self.with_voice = with_voice
+        self.tray = TrayIcon(self.window)
+        self.closed = asyncio.Event()
+        self._tasks: set[asyncio.Task] = set()
+        self._editor = None
+        self._closing = False
+        self._wire()
+        if config.notice:
+            self.window.banners.show_banner("settings", config.notice, kind="warning")
+
+    # --- wiring ---------------------------------------------------------------------------
+    def _wire(self) -> None:
+        w = self.window
+        w.text_submitted.connect(self.send_text)
+        w.mute_toggled.connect(self.set_muted)
+        w.push_to_talk.connect(lambda down: self.voice and self.voice.push_to_talk(down))
+        w.stop_requested.connect(self.stop_talking)
+        w.settings_requested.connect(self.open_settings)
+        w.personality_requested.connect(self.open_personality_editor)
+        w.always_on_top_toggled.connect(self._remember_on_top)
+        w.quit_requested.connect(self.request_quit)
+        self.tray.quit_requested.connect(self.request_quit)
+        self.tray.mute_toggled.connect(w.set_muted)
+        w.mute_toggled.connect(self.tray.show_muted)
+        self.keeper.changed.connect(self._settings_changed)
+        self.bridge.download_progress.connect(self._download_progress)
+
+    def show(self) -> None:
+        ui = self.keeper.settings.ui
+        self.window.restore_saved_geometry(ui.geometry)
+        self.window.set_always_on_top(ui.always_on_top)
+        self.window.set_muted(self.keeper.settings.voice.muted)
+        self.window.show()
+        self.tray.show()
+        self.times["window_shown"] = time.perf_counter()
+
+    async def start(self) -> None:
+        """Start the core, the approval cards and (in the background) her voice."""
+        self.window.show_state("thinking")
+        try:
+            await self.companion.start()
+        except Exception as exc:  # e.g. an action tool that fails to import
+            log.exception("the core did not start")
+            self.window.banners.show_banner("core", f"I couldn't start: {exc}")
+            self.window.face.set_expression("sad")
+            return
+        self._start_gate()
+        self.window.show_state("idle")
+        self.times["core_ready"] = time.perf_counter()
+        self._spawn(self._probe_brain())
+        if self.with_voice:
+            self._offer_voice()
+
+    def _start_gate(self) -> None:
+        from companion.safety.approval import CardApprover
+        from companion.safety.gate import build_gate
+
+        gate = self.companion.services.get("gate")
+        if gate is None:  # the runtime leaves the asking to the front-end
+            gate = build_gate(self.companion.workspace, self.config.paths.approvals_file,
+                              self.config.paths.data_dir, bus=self.bus)
+            self.companion.services["gate"] = gate
+        if not hasattr(gate.approver, "answer"):
+            gate.approver = CardApprover()
+        self.gate = gate
+        self.window.approvals.set_answer(lambda rid, decision, always: gate.answer(rid, decision, always=always))
+
+    async def _probe_brain(self) -> None:
+        """First run: say at once if the brain is not there, rather than on the first question."""
+        from companion.brain.client import BrainError, OpenAIChatModel
+
+        if not hasattr(self.companion.model, "list_models"):
+            return
+        probe = OpenAIChatModel(self.companion.settings.brain)
+        try:
+            models = await probe.list_models()
+        except BrainError as exc:
+            self.window.show_error("brain", exc.code, exc.sentence)
+            return
+        finally:
+            await probe.close()
+        model = self.companion.settings.brain.model
+        if models and model not in models:
+            self.window.show_error("brain", "unknown_model", f"My brain has no model {model}.")
+
+    # --- her voice ------------------------------------------------------------------------
+    def _offer_voice(self) -> None:
+        from companion.ui.app_voice import missing_models
+
+        missing = missing_models(self.keeper.settings.voice, self._models_dir())
+        if not missing:
+            self._spawn(self._start_voice())
+            return
+        names = " and ".join(f"my {m.what} ({m.name})" for m in missing)
+        self.window.banners.show_banner(
+            "models", f"To hear and speak I need to download {names}. Until then, type to me.",
+            kind="info", actions=[("Download", lambda: self._spawn(self._start_voice()))])
+
+    def _models_dir(self):
+        return self.config.paths.data_dir / "models"
+
+    async def _start_voice(self) -> None:
+        from companion.ui.app_voice import VoiceSession
+
+        self.window.banners.clear("models")
+        session = VoiceSession(self.companion, self.bus, self.keeper.settings.voice, self._models_dir(),
+                               speech_level=self.bridge.deliver_speech_level,
+                               mic_level=self.bridge.deliver_mic_level,
+                               progress=self.bridge.deliver_progress)
+        try:
+            await session.start()
+        except CompanionError as exc:
+            await session.close()
+            self.window.banners.clear("download")
+            self.window.banners.show_banner("voice", f"{exc.sentence} Typing still works.", kind="warning")
+            return
+        self.window.banners.clear("download")
+        self.voice = session
+        session.set_muted(self.window.mute_button.isChecked())
+        if session.notices:
+            self.window.banners.show_banner("audio", " ".join(session.notices), kind="warning")
+        self.times["ready_to_listen"] = time.perf_counter()
+        self.window.show_state("listening" if session.listening else "idle")
+
+    def _download_progress(self, name: str, done: int, total: int) -> None:
+        banner = self.window.banners.banner("download")
+        if banner is None:
+            banner = self.window.banners.show_banner("download", f"Downloading {name}…", kind="info")
+        banner.label.setText(f"Downloading {name}…")
+        banner.set_progress(done, total)
+
+    # --- what the user does ---------------------------------------------------------------
+    def send_text(self, text: str) -> None:
+        self._spawn(self.companion.ask(text, Channel.TEXT))
+
+    def set_muted(self, muted: bool) -> None:
+        if self.voice is not None:
+            self.voice.set_muted(muted)
+        settings = self.keeper.settings
+        self._save(replace(settings, voice=replace(settings.voice, muted=muted)))
+
+    def stop_talking(self) -> None:
+        if self.voice is not None:
+            self.voice.interrupt()
+        self.companion.cancel_turn()
+
+    def open_settings(self) -> None:
+        from companion.persona.store import shipped_templates
+        from companion.ui.settings_dialog import SettingsDialog
+
+        devices = None
+        with contextlib.suppress(Exception):
+            from companion.voice.devices import list_devices
+
+            devices = list_devices()
+        dialog = SettingsDialog(self.keeper, self.companion.registry or _empty_registry(),
+                                grants=self.gate.grants if self.gate else None, devices=devices,
+                                templates=shipped_templates(),
+                                on_edit_personality=self.open_personality_editor, parent=self.window)
+        dialog.open()  # never exec(): a nested loop would stall asyncio
+
+    def open_personality_editor(self) -> None:
+        from companion.ui.personality_editor import PersonalityEditor
+
+        if self.companion.personality is None:
+            return
+        if self._editor is None:
+            self._editor = PersonalityEditor(self.companion.personality, self.companion.registry,
+                                             preview=self._preview_lines, parent=self.window)
+        self._editor.show()
+        self._editor.raise_()
+
+    def _preview_lines(self, lines: list[tuple[str, str]]) -> bool:
+        return self.voice is not None and self.voice.say_preview(lines)
+
+    def _remember_on_top(self, on: bool) -> None:
+        settings = self.keeper.settings
+        self._save(replace(settings, ui=replace(settings.ui, always_on_top=on)))
+
+    def _settings_changed(self, settings: Settings) -> None:
+        old_voice = self.companion.settings.voice
+        self.companion.apply_settings(with_api_key(settings))
+        self.window.brain = settings.brain
+        self.window.set_push_to_talk_key(settings.ui.push_to_talk_key)
+        if self.voice is None:
+            return
+        if any(getattr(old_voice, f) != getattr(settings.voice, f) for f in RESTART_VOICE_FIELDS):
+            self._spawn(self._restart_voice())
+        else:
+            self.voice.apply(settings.voice)
+
+    async def _restart_voice(self) -> None:
+        old, self.voice = self.voice, None
+        if old is not None:
+            await old.close()
+        await self._start_voice()
+
+    def _save(self, settings: Settings) -> None:
+        try:
+            self.keeper.apply(settings)
+        except OSError as exc:
+            self.window.banners.show_banner("settings", f"I couldn't save your settings: {exc}.",
+                                            kind="warning")
+
+    # --- ending ---------------------------------------------------------------------------
+    def request_quit(self) -> None:
+        if not self._closing:
+            self._spawn(self.close())
+
+    async def close(self) -> None:
+        if self._closing:
+            return
+        self._closing = True
+        settings = self.keeper.settings
+        self._save(replace(settings, ui=replace(settings.ui, geometry=self.window.saved_geometry())))
+        self.tray.hide()
+        self.window.hide()
+        if self.voice is not None:
+            await self.voice.close()
+        await self.companion.close()
+        self.bridge.detach()
+        self.closed.set()
+
+    def _spawn(self, coro) -> asyncio.Task:
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._task_done)
+        return task
+
+    def _task_done(self, task: asyncio.Task) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("background task failed", exc_info=task.exception())
+
+
+def _empty_registry():
+    from companion.tools.registry import Registry
+
+    return Registry()
+
+
+def run(config, *, with_voice: bool = True) -> int:
+    """Open the window and run until she is closed."""
+    import qasync
+
+    from companion.ui.pictures import app_icon
+    from companion.ui.theme import STYLE_SHEET
+
+    launched = time.perf_counter()
+    app = QApplication.instance() or QApplication(sys.argv)
+    app.setApplicationName("Companion")
+    app.setWindowIcon(app_icon())
+    app.setStyleSheet(STYLE_SHEET)
+    app.setQuitOnLastWindowClosed(False)  # closing goes through CompanionApp.close()
+    loop = qasync.QEventLoop(app)
+    asyncio.set_event_loop(loop)
+
+    async def main() -> None:
+        companion = CompanionApp(config, with_voice=with_voice, launched_at=launched)
+        companion.window.install_push_to_talk(app)
+        companion.show()
+        await companion.start()
+        await companion.closed.wait()
+
+    with loop:
+        loop.run_until_complete(main())
+    return 0

@@ -1,0 +1,159 @@
+"""The whole window against the scripted brain over real HTTP: typing, faces, trouble banners."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from PySide6.QtCore import Qt
+from ui_loop import qt_loop_fixture, signal_future  # noqa: F401 (the qt_loop fixture)
+
+from companion.cli import RunConfig
+from companion.config import Paths, Settings, load_settings, with_overrides
+from companion.tools.context import ToolContext
+from companion.tools.registry import Registry, ToolSpec, builtin_modules
+from companion.ui.app import CompanionApp
+
+
+def _config(tmp_path, url: str) -> RunConfig:
+    paths = Paths.default(tmp_path / "config")
+    settings = with_overrides(Settings(), brain={"base_url": url},
+                              tools={"workspace": str(tmp_path / "workspace")})
+    return RunConfig(paths, settings)
+
+
+@pytest.fixture
+def make_app(qtbot, qt_loop):
+    made: list[CompanionApp] = []
+
+    def make(config: RunConfig, **kwargs) -> CompanionApp:
+        app = CompanionApp(config, with_voice=False, **kwargs)
+        qtbot.addWidget(app.window)
+        app.show()
+        made.append(app)
+        return app
+
+    yield make
+    for app in made:
+        qt_loop(app.close())
+
+
+def _type(qtbot, app: CompanionApp, text: str) -> None:
+    qtbot.keyClicks(app.window.text_box, text)
+    qtbot.keyClick(app.window.text_box, Qt.Key.Key_Return)
+
+
+def _expression(app: CompanionApp, name: str) -> asyncio.Future:
+    future = asyncio.get_running_loop().create_future()
+
+    def seen(expression: str, _reason: str) -> None:
+        if expression == name and not future.done():
+            future.set_result(expression)
+
+    app.bridge.expression.connect(seen)
+    return future
+
+
+def test_a_typed_question_runs_a_turn_and_the_captions_show_her_reply(
+        qtbot, tmp_path, scripted_brain, make_app, qt_loop):
+    scripted_brain.push({"text": "[happy] Hello there! Nice to see you."})
+    app = make_app(_config(tmp_path, scripted_brain.url))
+
+    async def scenario():
+        await app.start()
+        finished = signal_future(app.bridge.turn_finished)
+        _type(qtbot, app, "hi Mira")
+        await finished
+
+    qt_loop(scenario())
+    assert app.window.captions.entries() == [("heard", "hi Mira"), ("said", "Hello there! Nice to see you.")]
+    assert app.window.face.expression == "happy"
+    assert scripted_brain.bodies[-1]["messages"][-1] == {"role": "user", "content": "hi Mira"}
+    assert app.window.banners.keys() == []
+
+
+def test_the_face_shows_a_tools_focus_while_it_runs_its_fail_face_then_the_replys_tag(
+        qtbot, tmp_path, scripted_brain, make_app, qt_loop):
+    running, release = asyncio.Event(), asyncio.Event()
+
+    async def execute(args: dict, ctx: ToolContext) -> str:
+        running.set()
+        await release.wait()
+        return ctx.fail("The flux capacitor is unplugged.")
+
+    registry = Registry()
+    registry.register_modules(builtin_modules())
+    registry.register(ToolSpec(
+        name="flux_check", execute=execute, announce="Checking the flux.",
+        schema={"type": "function", "name": "flux_check", "description": "check the flux",
+                "parameters": {"type": "object", "properties": {}}},
+        expressions={"focus": "determined", "fail": "crying"}))
+    scripted_brain.push({"tool_calls": [{"name": "flux_check", "arguments": {}}]},
+                        {"text": "[embarrassed] Sorry, the flux check failed."})
+    app = make_app(_config(tmp_path, scripted_brain.url), registry=registry)
+    faces: list[str] = []
+    app.bridge.expression.connect(lambda name, _reason: faces.append(name))
+
+    async def scenario():
+        await app.start()
+        focused = _expression(app, "determined")
+        _type(qtbot, app, "check the flux")
+        await running.wait()
+        await focused
+        assert app.window.face.expression == "determined"
+        assert app.window.state_label.text() == "Working…"
+        failed = _expression(app, "crying")
+        release.set()
+        await failed
+        assert app.window.face.expression == "crying"
+        await signal_future(app.bridge.turn_finished)
+
+    qt_loop(scenario())
+    assert faces[-3:] == ["determined", "crying", "embarrassed"]
+    assert app.window.face.expression == "embarrassed"
+    assert ("narration", "Checking the flux.") in app.window.captions.entries()
+
+
+def test_an_unreachable_brain_shows_what_to_do_and_a_confused_face_without_crashing(
+        qtbot, tmp_path, make_app, qt_loop):
+    app = make_app(_config(tmp_path, "http://127.0.0.1:9/v1"))
+
+    async def scenario():
+        banner_shown = _expression(app, "confused")
+        await app.start()
+        finished = signal_future(app.bridge.turn_finished)
+        _type(qtbot, app, "are you there?")
+        await finished
+        await banner_shown
+
+    qt_loop(scenario())
+    banner = app.window.banners.banner("brain")
+    assert banner is not None and "127.0.0.1:9" in banner.text() and "Settings" in banner.text()
+    assert app.window.face.expression == "confused"
+    assert any(kind == "said" and "can't reach my brain" in text
+               for kind, text in app.window.captions.entries())
+
+
+def test_a_broken_settings_file_shows_a_notice_and_she_starts_with_defaults(qtbot, tmp_path, make_app):
+    paths = Paths.default(tmp_path / "config")
+    paths.config_dir.mkdir(parents=True)
+    paths.settings_file.write_text("[brain\nbase_url = nope", encoding="utf-8")
+    loaded = load_settings(paths)
+    app = make_app(RunConfig(paths, loaded.settings, loaded.notice))
+    banner = app.window.banners.banner("settings")
+    assert banner is not None and "set it aside" in banner.text()
+    assert list(paths.config_dir.glob("settings.broken-*.toml"))
+
+
+def test_closing_remembers_the_window_size_and_the_mute_switch(qtbot, tmp_path, scripted_brain, make_app,
+                                                                qt_loop):
+    config = _config(tmp_path, scripted_brain.url)
+    app = make_app(config)
+    app.window.resize(520, 610)
+    app.window.mute_button.click()
+    qt_loop(app.close())
+    saved = load_settings(config.paths).settings
+    assert saved.voice.muted is True
+    again = make_app(RunConfig(config.paths, saved))
+    assert (again.window.width(), again.window.height()) == (520, 610)
+    assert again.window.mute_button.isChecked()
