@@ -47,6 +47,8 @@ from companion.voice.vad import FRAME_S, SpeechDetector, rms
 
 log = logging.getLogger(__name__)
 
+ECHO_WINDOW_S = 12.0
+
 
 class BrainPort(Protocol):
     """What the voice loop needs from the brain (companion.voice.brain_port adapts the runtime)."""
@@ -238,7 +240,7 @@ class VoiceLoop:
         latency.mark("transcribed")
         if not text:
             return
-        if is_echo(text, self.speaker.recent_spoken) and not self.speaker.idle.is_set():
+        if is_echo(text, self._recent_lines()):
             log.info("dropped my own echo: %r", text)
             return
         latency.heard = text
@@ -251,6 +253,11 @@ class VoiceLoop:
         if not self.source.realtime:
             # Reading a file faster than real time: take turns, as a person would.
             await self.wait_until_quiet()
+
+    def _recent_lines(self) -> list[str]:
+        # Her lines that started within the echo window (a sentence lasts a few seconds).
+        since = time.monotonic() - ECHO_WINDOW_S
+        return [text for started, text in self.speaker.recent_spoken if started >= since]
 
     def _start_turn(self, text: str, latency: TurnLatency) -> None:
         self._latency = latency

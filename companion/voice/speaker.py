@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -50,8 +51,8 @@ class Speaker:
         self.playing = False
         self.played: list[Line] = []
         """Lines of the current generation that were played to the end."""
-        self.recent_spoken: list[str] = []
-        """The speakable text of her last lines (to recognise her own echo in the microphone)."""
+        self.recent_spoken: list[tuple[float, str]] = []
+        """(time.monotonic(), speakable text) of her last lines, to recognise her own echo."""
         self.stats = SpeakerStats()
         self.on_synthesized: Callable[[Line], None] | None = None
         self.on_playing: Callable[[Line], None] | None = None
@@ -124,7 +125,7 @@ class Speaker:
                 if line.generation != self._generation:
                     continue
                 self.playing = True
-                self.recent_spoken = [*self.recent_spoken[-5:], speakable(line.text)]
+                self.recent_spoken = [*self.recent_spoken[-5:], (time.monotonic(), speakable(line.text))]
                 if self.on_playing:
                     self.on_playing(line)
                 finished = await self._sink.play(audio, self._synth.sample_rate)

@@ -1,0 +1,63 @@
+"""Hearing with the real models: Silero VAD, the endpointer and Whisper tiny.en on real speech."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+from audio_env import espeak_wav, speech
+
+from companion.voice.audio import read_wav, resample
+from companion.voice.endpoint import Endpointer, UtteranceEnded
+from companion.voice.vad import FRAME_SAMPLES, SileroVad
+
+
+def words(text: str) -> str:
+    return re.sub(r"[^a-z0-9 ]+", "", text.lower()).strip()
+
+
+def utterances(audio: np.ndarray) -> list[UtteranceEnded]:
+    vad, endpointer = SileroVad(), Endpointer()
+    ended = []
+    for start in range(0, audio.size - FRAME_SAMPLES + 1, FRAME_SAMPLES):
+        frame = audio[start:start + FRAME_SAMPLES]
+        ended += [e for e in endpointer.push(frame, vad.probability(frame)) if isinstance(e, UtteranceEnded)]
+    return ended
+
+
+def test_speech_in_another_voice_is_heard_correctly(tmp_path, hearing):
+    audio, rate = read_wav(espeak_wav(tmp_path / "q.wav", "Please remind me to call my sister tomorrow."))
+    text = hearing.transcribe_sync(resample(audio, rate, 16_000))
+    assert words(text) == "please remind me to call my sister tomorrow"
+
+
+def test_her_own_voice_round_trips_through_whisper_word_for_word(hearing, piper_voice):
+    sentence = "The quick brown fox jumps over the lazy dog."
+    assert words(hearing.transcribe_sync(speech(piper_voice, sentence))) == words(sentence)
+
+
+def test_silence_and_faint_noise_are_not_heard_as_words(hearing):
+    rng = np.random.default_rng(7)
+    assert hearing.transcribe_sync(np.zeros(32_000, dtype=np.float32)) == ""
+    assert hearing.transcribe_sync((rng.standard_normal(32_000) * 0.003).astype(np.float32)) == ""
+
+
+def test_a_pause_in_the_middle_of_a_sentence_keeps_one_utterance(hearing, piper_voice):
+    audio = speech(piper_voice, "I would like to know", 0.3, "the weather in Paris today.", tail_s=1.0)
+    [only] = utterances(audio)
+    assert words(hearing.transcribe_sync(only.audio)) == "i would like to know the weather in paris today"
+
+
+def test_two_utterances_separated_by_silence_stay_two(hearing, piper_voice):
+    audio = speech(piper_voice, "Turn on the lights.", 1.5, "Play some music.", tail_s=1.0)
+    first, second = utterances(audio)
+    assert words(hearing.transcribe_sync(first.audio)) == "turn on the lights"
+    assert words(hearing.transcribe_sync(second.audio)) == "play some music"
+
+
+def test_an_utterance_starts_well_before_the_first_sound(piper_voice):
+    # The pre-roll keeps audio from before the VAD fires, so a soft first syllable is not clipped.
+    audio = speech(piper_voice, "Seven sunny Saturdays.", lead_s=1.0, tail_s=1.0)
+    [only] = utterances(audio)
+    first_sound = int(np.argmax(np.abs(only.audio) > 0.01))
+    assert first_sound >= 0.25 * 16_000
