@@ -6,9 +6,9 @@ import asyncio
 import contextlib
 import json
 import logging
-from functools import partial
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import jsonschema

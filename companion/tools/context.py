@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -46,6 +47,9 @@ class ToolContext:
     """Shared services by name: "gate" (approval gate), "personality", "work", "settings"…"""
     failure: str | None = None
     refusal: str | None = None
+    hold_budget: Callable[[float], None] = field(default=lambda seconds: None)
+    """Move the turn loop's deadline for this call by `seconds` (negative gives time back);
+    the approval gate uses it so time spent waiting for the user is not counted."""
 
     def fail(self, sentence: str) -> str:
         """Mark this call as failed and return `sentence`, so a tool can `return ctx.fail(...)`."""
