@@ -26,7 +26,7 @@ from companion.safety.jail import (
 
 PIECES = [
     "..", ".", "", "a", "c", "b.txt", "new", "in_link", "out_link", "up_link", "loop",
-    "abs_out", "dangling_out", "back", "secret.txt", "ws", "ws2", "outside",
+    "abs_out", "dangling_out", "back", "secret.txt", "ws", "ws2", "outside", "file_out", "file_in",
 ]
 
 
@@ -47,6 +47,8 @@ def tree(tmp_path_factory) -> Path:
     (ws / "loop").symlink_to("loop")
     (ws / "abs_out").symlink_to("/")
     (ws / "dangling_out").symlink_to(base / "outside" / "not_yet")
+    (ws / "file_out").symlink_to("../outside/secret.txt")
+    (ws / "a" / "file_in").symlink_to("b.txt")
     (base / "outside" / "back").symlink_to("../ws/a")
     (base / "ws_link").symlink_to("ws")
     return base
@@ -60,6 +62,14 @@ def _kernel_says_inside(path: Path, root: Path) -> bool:
         existing = existing.parent
     root_id = (os.stat(root).st_dev, os.stat(root).st_ino)
     current = str(existing)
+    if not os.path.isdir(current):
+        # A file is where its directory lists it: its inode must be a real entry there.
+        folder = os.path.dirname(current)
+        target = os.stat(current)
+        entries = {(e.stat(follow_symlinks=False).st_dev, e.inode()) for e in os.scandir(folder)}
+        if (target.st_dev, target.st_ino) not in entries:
+            return False
+        current = folder
     for _ in range(200):
         info = os.stat(current)
         if (info.st_dev, info.st_ino) == root_id:
@@ -124,7 +134,7 @@ def test_a_sibling_folder_whose_name_starts_like_the_workspace_is_outside(tree):
 
 
 def test_a_symlink_pointing_out_is_refused_and_one_pointing_in_is_followed(tree):
-    for raw in ("out_link/secret.txt", "abs_out/etc/passwd", "up_link/outside", "dangling_out"):
+    for raw in ("out_link/secret.txt", "abs_out/etc/passwd", "up_link/outside", "dangling_out", "file_out"):
         with pytest.raises(JailError, match="outside my workspace"):
             resolve_in_workspace(tree / "ws", raw)
     assert resolve_in_workspace(tree / "ws", "in_link/b.txt") == (tree / "ws" / "a" / "b.txt").resolve()
@@ -132,6 +142,14 @@ def test_a_symlink_pointing_out_is_refused_and_one_pointing_in_is_followed(tree)
     assert resolve_in_workspace(tree / "ws", str(tree / "outside" / "back" / "b.txt")) == (
         tree / "ws" / "a" / "b.txt"
     ).resolve()
+
+
+def test_a_symlink_loop_cannot_smuggle_a_link_out(tree):
+    # realpath stops at the loop and folds the `..` by text, landing on out_link itself.
+    with pytest.raises(JailError, match="symlink loop"):
+        resolve_in_workspace(tree / "ws", "loop/../out_link/secret.txt")
+    with pytest.raises(JailError, match="symlink loop"):
+        resolve_in_workspace(tree / "ws", "loop/x")
 
 
 def test_a_workspace_reached_through_a_symlink_still_works(tree):

@@ -71,7 +71,22 @@ def resolve_in_workspace(workspace: Path, raw: object, *, allow_root: bool = Tru
         raise JailError("path_is_workspace", "That's my whole workspace folder, not a file.")
     if not resolved.is_relative_to(root):
         raise JailError("path_outside", OUTSIDE_SENTENCE)
+    if _still_has_a_symlink(root, resolved):
+        # realpath gives up inside a symlink loop and then folds later `..` by text alone,
+        # which can leave a link (even one pointing out) in the "resolved" path. Refuse it.
+        raise JailError("path_loop", "That path goes round a symlink loop, so I can't use it.")
     return resolved
+
+
+def _still_has_a_symlink(root: Path, resolved: Path) -> bool:
+    current = root
+    for part in resolved.relative_to(root).parts:
+        current = current / part
+        if current.is_symlink():
+            return True
+        if not current.exists():
+            return False
+    return False
 
 
 def shown_path(workspace: Path, path: Path) -> str:
