@@ -436,3 +436,16 @@ async def test_the_walk_stops_when_the_turn_is_cancelled(ws, monkeypatch):
     ctx = _ctx(ws)
     ctx.cancel.set()
     assert await search_files.execute({"query": "needle"}, ctx) == "I stopped the search."
+
+
+async def test_the_file_tools_never_block_on_a_named_pipe(ws):
+    os.mkfifo(ws / "pipe")
+    for tool, args, expected in [
+        (read_file, {"path": "pipe"}, "pipe isn't a regular file, so I won't open it."),
+        (patch, {"path": "pipe", "old_text": "a", "new_text": "b"}, "pipe isn't a regular file, so I won't change it."),
+        (write_file, {"path": "pipe", "content": "x"}, "pipe isn't a regular file, so I won't replace it."),
+    ]:
+        ctx = _ctx(ws)
+        assert await tool.execute(args, ctx) == expected
+        assert ctx.failed
+    assert stat.S_ISFIFO((ws / "pipe").stat().st_mode)

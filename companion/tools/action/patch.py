@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import stat
 from pathlib import Path
 
 from companion.safety.jail import (
@@ -67,7 +68,12 @@ async def execute(args: dict, ctx) -> str:
 
 
 def _patch(path: Path, name: str, old: str, new: str, ctx) -> str:
-    if path.stat().st_size > MAX_BYTES:
+    info = path.stat()
+    if stat.S_ISDIR(info.st_mode):
+        return ctx.fail(f"{name} is a folder, not a file.")
+    if not stat.S_ISREG(info.st_mode):
+        return ctx.fail(f"{name} isn't a regular file, so I won't change it.")
+    if info.st_size > MAX_BYTES:
         return ctx.fail(f"{name} is over 5 MB; I only patch files up to that size.")
     try:
         text = path.read_bytes().decode("utf-8")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
@@ -67,6 +68,9 @@ async def execute(args: dict, ctx) -> str:
 def _read(path: Path, name: str, start: int, limit: int, ctx) -> str:
     if path.is_dir():
         return _list_folder(path, name)
+    if not stat.S_ISREG(path.stat().st_mode):
+        # A pipe or device would block the read for ever.
+        return ctx.fail(f"{name} isn't a regular file, so I won't open it.")
     with path.open("rb") as f:
         if b"\x00" in f.read(BINARY_SNIFF_BYTES):
             size = path.stat().st_size

@@ -59,6 +59,8 @@ async def execute(args: dict, ctx) -> str:
         )
     if path.is_dir():
         return ctx.fail(f"{name} is a folder, so I can't write a file there.")
+    if path.exists() and not path.is_file():
+        return ctx.fail(f"{name} isn't a regular file, so I won't replace it.")
     try:
         existed = await asyncio.to_thread(_write, path, data)
     except (NotADirectoryError, FileExistsError):
