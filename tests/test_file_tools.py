@@ -122,7 +122,7 @@ async def test_read_file_never_reads_outside_the_workspace(base, ws, raw):
 async def test_read_file_makes_the_workspace_if_it_is_missing(tmp_path):
     ws = tmp_path / "Companion"
     answer = await read_file.execute({"path": "."}, _ctx(ws))
-    assert answer == "the workspace is an empty folder."
+    assert answer == "The workspace is an empty folder."
     assert ws.is_dir()
 
 

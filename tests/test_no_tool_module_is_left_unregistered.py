@@ -11,6 +11,7 @@ from pathlib import Path
 
 import companion.tools.action as action_package
 import companion.tools.builtin as builtin_package
+from companion.events import EXPRESSIONS
 from companion.tools import registry
 
 
@@ -65,3 +66,5 @@ def test_every_registered_tool_declares_its_voice_lines_and_faces():
         assert missing == [], f"{spec.name} does not declare {missing}"
         assert spec.schema["name"] == spec.name
         assert spec.schema["parameters"]["type"] == "object"
+        unknown_faces = set(spec.expressions.values()) - set(EXPRESSIONS)
+        assert unknown_faces == set(), f"{spec.name} uses faces she cannot make: {unknown_faces}"

@@ -134,6 +134,7 @@ def _bounded_lines(f: BinaryIO) -> Iterator[str]:
 
 def _list_folder(path: Path, name: str) -> str:
     entries = sorted(path.iterdir(), key=lambda p: p.name.lower())
+    name = "The workspace" if name == "the workspace" else name
     if not entries:
         return f"{name} is an empty folder."
     shown = [p.name + ("/" if p.is_dir() else "") for p in entries[:MAX_LISTED]]
