@@ -164,6 +164,11 @@ class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     scripted: ScriptedBrain
 
+    def setup(self) -> None:
+        super().setup()
+        # Small SSE writes must leave at once (Nagle + delayed ACK would add ~40 ms each).
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
     def log_message(self, format: str, *args: Any) -> None:  # keep test output clean
         pass
 
