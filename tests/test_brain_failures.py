@@ -7,6 +7,7 @@ import socket
 from brain_harness import make_config, registry_with, start_companion, tool
 from scripted_brain import ScriptedBrain
 
+from companion.config import with_overrides
 from companion.events import ErrorOccurred, ReplyDelta, Speak
 
 
@@ -92,4 +93,17 @@ async def test_after_a_failure_the_next_turn_works(tmp_path, scripted_brain):
     assert second.error is None and second.text == "Back again."
     assert [m["content"] for m in scripted_brain.bodies[1]["messages"] if m["role"] == "user"] == ["one", "two"]
     assert isinstance(rec.of(Speak)[0], Speak)
+    await companion.close()
+
+
+async def test_other_servers_ways_of_saying_no_tools_are_understood(tmp_path, scripted_brain):
+    scripted_brain.push({"error": 500, "message": "tools param requires --jinja flag"}, {"text": "Plain."},
+                        {"error": 400, "message": '"auto" tool choice requires --enable-auto-tool-choice'})
+    companion, rec = await start_companion(make_config(tmp_path, scripted_brain.url), registry_with(tool("echo")))
+    assert (await companion.ask("hi")).text == "Plain."
+    # Another model is tried with tools again.
+    companion.apply_settings(with_overrides(companion.settings, brain={"model": "other"}))
+    scripted_brain.push({"text": "Plain again."})
+    assert (await companion.ask("hi")).text == "Plain again."
+    assert [k for k, _ in rec.speech()] == ["say", "say"]
     await companion.close()

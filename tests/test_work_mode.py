@@ -128,3 +128,36 @@ async def test_only_one_job_runs_at_a_time_and_cancel_without_a_job_says_so(tmp_
     assert recorder.of(WorkChanged)[-1].status == "cancelled"
     stopped, sentence = companion.work.cancel()
     assert (stopped, sentence) == (False, "There's no background job running.")
+
+
+async def test_a_job_may_make_more_calls_than_a_conversation_turn(tmp_path, scripted_brain):
+    ran = []
+
+    async def step(args, ctx):
+        ran.append(args["n"])
+        return "ok"
+
+    parameters = {"type": "object", "properties": {"n": {"type": "integer"}}}
+    start_job_script(scripted_brain)
+    scripted_brain.push(
+        {"for": "JOB:", "tool_calls": [{"name": "step", "arguments": {"n": i}, "id": f"c{i}"} for i in range(12)]},
+        {"for": "JOB:", "text": "Twelve steps."},
+    )
+    companion, recorder = await start_companion(make_config(tmp_path, scripted_brain.url),
+                                                work_registry(tool("step", step, parameters=parameters)))
+    await companion.ask("please organise my desk")
+    await recorder.wait_for(lambda: recorder.of(WorkChanged)[-1].status == "finished")
+    assert ran == list(range(12))  # a conversation turn would stop at 8
+    await companion.close()
+
+
+async def test_a_job_whose_brain_fails_reports_the_failure(tmp_path, scripted_brain):
+    start_job_script(scripted_brain)
+    scripted_brain.push({"for": "JOB:", "error": 500, "message": "out of memory"})
+    companion, recorder = await start_companion(make_config(tmp_path, scripted_brain.url), work_registry())
+    await companion.ask("please organise my desk")
+    await recorder.wait_for(lambda: recorder.of(WorkChanged)[-1].status == "failed")
+    await recorder.wait_for(lambda: any("stopped" in e.text for e in recorder.of(Speak)))
+    [line] = [e.text for e in recorder.of(Speak) if "stopped" in e.text]
+    assert line.startswith(f"My background job on '{TASK}' stopped:") and "out of memory" in line
+    await companion.close()

@@ -171,7 +171,7 @@ class OpenAIChatModel:
                                                    f"'ollama pull {model}', or pick another model in Settings.")
             return BrainError("wrong_url", f"Nothing at {url} answers chat requests. Check the brain "
                                            "address; for Ollama it ends in /v1.")
-        if isinstance(exc, openai.BadRequestError) and "support" in message.lower() and "tool" in message.lower():
+        if isinstance(exc, openai.APIStatusError) and _says_no_tools(message):
             return BrainError("no_tools", f"The model {model} can't use tools, so I'll answer without them. "
                                           "For tools, pick a tool-capable model such as qwen2.5:3b.")
         if isinstance(exc, openai.RateLimitError):
@@ -179,6 +179,13 @@ class OpenAIChatModel:
                                             "Wait a moment and try again.")
         status = getattr(exc, "status_code", None)
         return BrainError("status", f"My brain at {url} had a problem ({status or 'error'}: {message}).")
+
+
+def _says_no_tools(message: str) -> bool:
+    """Servers word it differently: Ollama "does not support tools", llama.cpp "tools param
+    requires --jinja", vLLM "tool choice requires --enable-auto-tool-choice"."""
+    text = message.lower()
+    return "tool" in text and any(hint in text for hint in ("support", "jinja", "tool choice", "tool_choice"))
 
 
 def _message(exc: Exception) -> str:
