@@ -69,7 +69,7 @@ def test_a_typed_question_runs_a_turn_and_the_captions_show_her_reply(
     assert app.window.captions.entries() == [("heard", "hi Mira"), ("said", "Hello there! Nice to see you.")]
     assert app.window.face.expression == "happy"
     assert scripted_brain.bodies[-1]["messages"][-1] == {"role": "user", "content": "hi Mira"}
-    assert app.window.banners.keys() == []
+    assert app.window.banners.shown_keys() == []
 
 
 def test_the_face_shows_a_tools_focus_while_it_runs_its_fail_face_then_the_replys_tag(

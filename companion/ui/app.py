@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib
 import logging
 import sys
 import time
@@ -19,7 +20,6 @@ from PySide6.QtWidgets import QApplication
 from companion.config import Settings
 from companion.errors import CompanionError
 from companion.events import EventBus
-from companion.runtime import Companion
 from companion.tools.context import Channel
 from companion.ui.api_keys import load_api_key
 from companion.ui.bridge import EventBridge
@@ -55,8 +55,9 @@ class CompanionApp(QObject):
         settings = config.settings
         self.window = CompanionWindow(brain=settings.brain, push_to_talk_key=settings.ui.push_to_talk_key)
         self.window.connect_bridge(self.bridge)
-        self.companion = Companion(replace(config, settings=with_api_key(settings)), self.bus,
-                                   registry=registry, model=model)
+        self.companion = None
+        """The core (companion.runtime.Companion), built by start(): its import is slow."""
+        self._given = {"registry": registry, "model": model}
         self.gate = None
         self.voice = None
         self.with_voice = with_voice
@@ -65,6 +66,7 @@ class CompanionApp(QObject):
         self._tasks: set[asyncio.Task] = set()
         self._editor = None
         self._closing = False
+        self._waiting_text: list[str] = []
         self._wire()
         if config.notice:
             self.window.banners.show_banner("settings", config.notice, kind="warning")
@@ -98,7 +100,13 @@ class CompanionApp(QObject):
     async def start(self) -> None:
         """Start the core, the approval cards and (in the background) her voice."""
         self.window.show_state("thinking")
+        await self._first_frame()
         try:
+            # The core pulls in the HTTP client stack (~0.5 s of imports): load it off the Qt
+            # thread so her face keeps moving, then build and start it here.
+            runtime = await asyncio.to_thread(importlib.import_module, "companion.runtime")
+            self.companion = runtime.Companion(
+                replace(self.config, settings=with_api_key(self.keeper.settings)), self.bus, **self._given)
             await self.companion.start()
         except Exception as exc:  # e.g. an action tool that fails to import
             log.exception("the core did not start")
@@ -108,9 +116,31 @@ class CompanionApp(QObject):
         self._start_gate()
         self.window.show_state("idle")
         self.times["core_ready"] = time.perf_counter()
+        if self._waiting_text:
+            self.send_text("\n".join(self._waiting_text))
+            self._waiting_text.clear()
         self._spawn(self._probe_brain())
         if self.with_voice:
             self._offer_voice()
+
+    async def _first_frame(self) -> None:
+        """Let the window paint once before the core's start-up work begins."""
+        if not self.window.isVisible():
+            return
+        painted = asyncio.get_running_loop().create_future()
+
+        def done(_time: float) -> None:
+            if not painted.done():
+                painted.set_result(None)
+
+        self.window.face.painted.connect(done)
+        try:
+            await asyncio.wait_for(painted, 1.0)
+        except TimeoutError:
+            log.debug("no frame painted within a second; starting anyway")
+        finally:
+            self.window.face.painted.disconnect(done)
+        self.times["first_frame"] = time.perf_counter()
 
     def _start_gate(self) -> None:
         from companion.safety.approval import CardApprover
@@ -192,6 +222,9 @@ class CompanionApp(QObject):
 
     # --- what the user does ---------------------------------------------------------------
     def send_text(self, text: str) -> None:
+        if self.companion is None or self.companion.conversation is None:
+            self._waiting_text.append(text)  # typed while she was still starting: asked once ready
+            return
         self._spawn(self.companion.ask(text, Channel.TEXT))
 
     def set_muted(self, muted: bool) -> None:
@@ -203,7 +236,8 @@ class CompanionApp(QObject):
     def stop_talking(self) -> None:
         if self.voice is not None:
             self.voice.interrupt()
-        self.companion.cancel_turn()
+        if self.companion is not None:
+            self.companion.cancel_turn()
 
     def open_settings(self) -> None:
         from companion.persona.store import shipped_templates
@@ -214,7 +248,8 @@ class CompanionApp(QObject):
             from companion.voice.devices import list_devices
 
             devices = list_devices()
-        dialog = SettingsDialog(self.keeper, self.companion.registry or _empty_registry(),
+        registry = self.companion.registry if self.companion is not None else None
+        dialog = SettingsDialog(self.keeper, registry or _empty_registry(),
                                 grants=self.gate.grants if self.gate else None, devices=devices,
                                 templates=shipped_templates(),
                                 on_edit_personality=self.open_personality_editor, parent=self.window)
@@ -223,7 +258,7 @@ class CompanionApp(QObject):
     def open_personality_editor(self) -> None:
         from companion.ui.personality_editor import PersonalityEditor
 
-        if self.companion.personality is None:
+        if self.companion is None or self.companion.personality is None:
             return
         if self._editor is None:
             self._editor = PersonalityEditor(self.companion.personality, self.companion.registry,
@@ -239,10 +274,12 @@ class CompanionApp(QObject):
         self._save(replace(settings, ui=replace(settings.ui, always_on_top=on)))
 
     def _settings_changed(self, settings: Settings) -> None:
-        old_voice = self.companion.settings.voice
-        self.companion.apply_settings(with_api_key(settings))
         self.window.brain = settings.brain
         self.window.set_push_to_talk_key(settings.ui.push_to_talk_key)
+        if self.companion is None:
+            return  # start() reads the keeper's settings
+        old_voice = self.companion.settings.voice
+        self.companion.apply_settings(with_api_key(settings))
         if self.voice is None:
             return
         if any(getattr(old_voice, f) != getattr(settings.voice, f) for f in RESTART_VOICE_FIELDS):
@@ -278,7 +315,8 @@ class CompanionApp(QObject):
         self.window.hide()
         if self.voice is not None:
             await self.voice.close()
-        await self.companion.close()
+        if self.companion is not None:
+            await self.companion.close()
         self.bridge.detach()
         self.closed.set()
 

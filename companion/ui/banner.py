@@ -119,7 +119,7 @@ class BannerArea(QWidget):
             self._layout.removeWidget(banner)
             banner.deleteLater()
 
-    def keys(self) -> list[str]:
+    def shown_keys(self) -> list[str]:
         return list(self._banners)
 
     def _forget(self, key: str, banner: Banner) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from PySide6.QtCore import QRectF, QSize, Qt, QTimer, Slot
+from PySide6.QtCore import QRectF, QSize, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QColor, QImage, QPainter, QPaintEvent
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
@@ -18,6 +18,9 @@ FRAME_INTERVAL_MS = 16
 
 class FaceWidget(QWidget):
     """Paints the animator's current frame every ~16 ms while visible."""
+
+    painted = Signal(float)
+    """After each frame, with the clock time it showed (for start-up and frame-pacing benches)."""
 
     def __init__(self, parent: QWidget | None = None, *,
                  clock: Callable[[], float] = time.monotonic) -> None:
@@ -65,11 +68,13 @@ class FaceWidget(QWidget):
         super().hideEvent(event)
 
     def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802
-        frame = self.animator.frame(self._clock())
+        now = self._clock()
+        frame = self.animator.frame(now)
         self.last_frame = frame
         painter = QPainter(self)
         paint_face(painter, QRectF(self.rect()), frame)
         painter.end()
+        self.painted.emit(now)
 
 
 def render_expression(name: str, width: int, height: int, *, phase: float = 0.6,

@@ -27,4 +27,9 @@ QTabWidget::pane { border: 1px solid #4b4372; }
 QTabBar::tab { background: #3c4170; padding: 6px 12px; }
 QTabBar::tab:selected { background: #5d5390; }
 QListWidget, QTreeWidget { background: #1f2238; }
+QScrollBar:vertical { background: #262a44; width: 10px; margin: 0; }
+QScrollBar::handle:vertical { background: #5d5390; border-radius: 5px; min-height: 24px; }
+QScrollBar::add-line:vertical, QScrollBar::sub-line:vertical { height: 0; }
+QScrollBar::add-page:vertical, QScrollBar::sub-page:vertical { background: none; }
+QSplitter::handle { background: #2f3454; }
 """

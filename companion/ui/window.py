@@ -117,6 +117,8 @@ class CompanionWindow(QMainWindow):
         splitter.setStretchFactor(0, 3)
         splitter.setStretchFactor(1, 2)
         splitter.setChildrenCollapsible(False)
+        splitter.setSizes([360, 280])
+        self.captions.setMinimumHeight(140)
         bottom = QHBoxLayout()
         bottom.addWidget(self.text_box, 1)
         bottom.addWidget(self.send_button)

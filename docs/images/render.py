@@ -1,0 +1,78 @@
+"""Re-render the README pictures: every expression, a contact sheet, and a window screenshot.
+
+    .venv/bin/python docs/images/render.py
+
+The screenshot is a real window (offscreen) talking to the scripted test brain over HTTP.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+
+
+def faces() -> None:
+    from companion.events import EXPRESSIONS
+    from companion.ui.face import render_expression
+    from companion.ui.pictures import contact_sheet
+
+    for name in EXPRESSIONS:
+        render_expression(name, 256, 256).save(str(HERE / "faces" / f"{name}.png"))
+    contact_sheet(1400).save(str(HERE / "expressions.png"))
+
+
+async def window_shot() -> None:
+    from scripted_brain import ScriptedBrain
+
+    from companion.cli import RunConfig
+    from companion.config import Paths, Settings, with_overrides
+    from companion.ui.app import CompanionApp
+
+    with tempfile.TemporaryDirectory() as tmp, ScriptedBrain() as brain:
+        brain.push({"text": "[happy] Good morning! It's 9:14, and your calendar is clear until "
+                            "eleven. Want me to tidy the Downloads folder while you have coffee?"})
+        settings = with_overrides(Settings(), brain={"base_url": brain.url},
+                                  tools={"workspace": str(Path(tmp) / "workspace")})
+        app = CompanionApp(RunConfig(Paths.default(Path(tmp)), settings), with_voice=False)
+        app.window.resize(460, 720)
+        app.show()
+        await app.start()
+        done = asyncio.get_running_loop().create_future()
+        app.bridge.turn_finished.connect(lambda *a: done.done() or done.set_result(a))
+        app.send_text("Good morning! What time is it?")
+        await done
+        app.window.face.animator.set_expression("happy", 0.0)
+        app.window.show_state("listening")
+        await asyncio.sleep(0.5)  # let the face settle into its new expression for the picture
+        app.window.grab().save(str(HERE / "window.png"))
+        await app.close()
+
+
+def main() -> int:
+    import qasync
+    from PySide6.QtWidgets import QApplication
+
+    from companion.ui.theme import STYLE_SHEET
+
+    app = QApplication(sys.argv)
+    app.setStyleSheet(STYLE_SHEET)
+    (HERE / "faces").mkdir(exist_ok=True)
+    faces()
+    loop = qasync.QEventLoop(app)
+    asyncio.set_event_loop(loop)
+    with loop:
+        loop.run_until_complete(window_shot())
+    print(f"wrote pictures to {HERE}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
