@@ -55,6 +55,8 @@ async def test_a_successful_tool_is_announced_then_completed_and_the_reply_sets_
         "end:echo:ok", "complete:echo done.", "reply:All good.", "face:happy:reply",
     ]
     assert (result.text, result.emotion) == ("All good.", "happy")
+    assert scripted_brain.bodies[0]["tools"] == [{"type": "function", "function": {
+        "name": "echo", "description": "test tool echo", "parameters": {"type": "object", "properties": {}}}}]
     second = scripted_brain.bodies[1]
     assert tool_messages(second) == ["echo ran with {'x': 1}"]
     assert second["messages"][0]["role"] == "system" and "Testa" in second["messages"][0]["content"]
@@ -330,4 +332,32 @@ async def test_history_carries_over_between_turns(tmp_path, scripted_brain):
     messages = scripted_brain.bodies[1]["messages"]
     assert [m["role"] for m in messages] == ["system", "user", "assistant", "user"]
     assert messages[2]["content"] == "[happy] Hi Sam."
+    await companion.close()
+
+
+async def test_a_family_switched_off_during_a_turn_is_refused_at_once_for_names_the_model_already_saw(
+    tmp_path, scripted_brain
+):
+    ran = []
+
+    async def switch_off(args, ctx):
+        companion.registry.set_toolset_enabled("file", False)
+        return "switched"
+
+    async def files(args, ctx):
+        ran.append(args)
+        return "listed"
+
+    scripted_brain.push(
+        {"tool_calls": [{"name": "switch_off", "arguments": {}}]},
+        {"tool_calls": [{"name": "list_files", "arguments": {}}]},
+        {"text": "Done."},
+    )
+    registry = registry_with(tool("switch_off", switch_off), tool("list_files", files, toolset="file"))
+    companion, rec = await start_companion(make_config(tmp_path, scripted_brain.url), registry)
+    await companion.ask("go")
+    assert "list_files" in [t["function"]["name"] for t in scripted_brain.bodies[0]["tools"]]
+    assert ran == []
+    assert [e.outcome for e in rec.of(ToolFinished)] == [Outcome.OK, Outcome.REFUSED]
+    assert "list_files" not in [t["function"]["name"] for t in scripted_brain.bodies[2]["tools"]]
     await companion.close()
