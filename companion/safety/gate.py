@@ -16,6 +16,8 @@ The window answers approval cards with `gate.answer(request_id, "approved", alwa
 from __future__ import annotations
 
 import asyncio
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,6 +39,8 @@ __all__ = ["CODE_FAMILY", "Gate", "Precheck", "Verdict", "build_gate"]
 
 CODE_FAMILY = "execute_code"
 """The family name a grant uses to let harmless Python from execute_code run without asking."""
+
+Hold = Callable[[float], None]
 
 REFUSALS = {
     Decision.DECLINED: "You said no, so I didn't run it.",
@@ -78,8 +82,12 @@ class Gate:
         approver: Approver | None = None,
         bus: EventBus | None = None,
         audit: AuditLog | None = None,
+        voice_expiry_s: float = VOICE_EXPIRY_S,
+        text_expiry_s: float = TEXT_EXPIRY_S,
     ) -> None:
         self.workspace = Path(workspace)
+        self.voice_expiry_s = voice_expiry_s
+        self.text_expiry_s = text_expiry_s
         self.grants = grants
         self.approver: Approver = approver or UnavailableApprover()
         """Who is asked: the window's CardApprover, chat's TerminalApprover, or nobody."""
@@ -113,26 +121,36 @@ class Gate:
         return Precheck(False, "ask", "I need your OK to run code.", saveable=True)
 
     async def review(self, command: str, *, tool: str = "shell", channel: str = "text",
-                     timeout_s: float | None = None) -> Verdict:
-        """Decide whether `command` may run, asking the user when the rules say so."""
+                     timeout_s: float | None = None, hold: Hold | None = None) -> Verdict:
+        """Decide whether `command` may run, asking the user when the rules say so.
+
+        `timeout_s` overrides the card's expiry (60 s on voice, 180 s typed); `hold` (the
+        tool's ctx.hold_budget) keeps the time spent asking off the tool's budget.
+        """
         line = command.strip()
-        return await self._finish(line, self.precheck(line), tool, channel, timeout_s)
+        return await self._finish(line, self.precheck(line), tool, channel, timeout_s, hold)
 
     async def review_code(self, code: str, findings: list[str], *, channel: str = "text",
-                          timeout_s: float | None = None) -> Verdict:
+                          timeout_s: float | None = None, hold: Hold | None = None) -> Verdict:
         """Decide whether Python `code` (with its static-scan `findings`) may run."""
         return await self._finish(code, self.precheck_code(code, findings), "execute_code",
-                                  channel, timeout_s)
+                                  channel, timeout_s, hold)
 
     async def _finish(self, command: str, pre: Precheck, tool: str, channel: str,
-                      timeout_s: float | None) -> Verdict:
+                      timeout_s: float | None, hold: Hold | None) -> Verdict:
         if pre.approve:
             self._record(command, tool, Decision.APPROVED, pre.how)
             return Verdict(True, Decision.APPROVED, pre.how)
         if timeout_s is None:
-            timeout_s = VOICE_EXPIRY_S if str(channel) == "voice" else TEXT_EXPIRY_S
+            timeout_s = self.voice_expiry_s if str(channel) == "voice" else self.text_expiry_s
         request = ApprovalRequest(command, pre.reason, pre.saveable, timeout_s, tool)
+        if hold is not None:
+            hold(timeout_s + 1.0)
+        started = time.monotonic()
         answer = await self._ask(request)
+        if hold is not None:
+            # Give back what the question did not use: only the real wait is excused.
+            hold(-max(0.0, timeout_s + 1.0 - (time.monotonic() - started)))
         note = ""
         if answer.decision is Decision.APPROVED and answer.always and pre.saveable:
             try:

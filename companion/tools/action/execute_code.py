@@ -1,0 +1,83 @@
+"""execute_code — run a Python snippet in a separate process in the workspace, after the gate says yes."""
+
+from __future__ import annotations
+
+import sys
+
+from companion.safety.code_scan import scan_code
+from companion.safety.jail import JailError, ensure_workspace
+from companion.safety.runner import run_process, safe_environment
+
+SCHEMA = {
+    "type": "function",
+    "name": "execute_code",
+    "description": (
+        "Run a Python 3 program in a fresh process, in the workspace folder, and return what it "
+        "prints. Use print() for results. The user is asked first; code that deletes or writes "
+        "files, starts programs, uses the network or reads secrets always needs their OK."
+    ),
+    "parameters": {
+        "type": "object",
+        "properties": {
+            "code": {"type": "string", "description": "The complete Python program."},
+            "timeout": {
+                "type": "integer",
+                "description": "Seconds before it is stopped (default and maximum: this turn's budget).",
+                "minimum": 1,
+            },
+        },
+        "required": ["code"],
+        "additionalProperties": False,
+    },
+}
+TOOLSET = "code"
+RISK = "exec"
+
+ANNOUNCE = "Let me write a little program for that."
+HEARTBEAT = ["The code is still running...", "Still crunching...", "It's taking a while, still running..."]
+COMPLETE = "The code ran."
+FAIL = "My code ran into a problem."
+EXPRESSIONS = {"focus": "determined", "done": "happy", "fail": "confused"}
+
+MAX_TIMEOUT_S = 600
+MAX_CODE_CHARS = 100_000
+
+
+async def execute(args: dict, ctx) -> str:
+    code = args.get("code") if isinstance(args, dict) else None
+    if not isinstance(code, str) or not code.strip():
+        return ctx.fail("I need some Python code to run.")
+    if len(code) > MAX_CODE_CHARS:
+        return ctx.fail(f"That program is longer than {MAX_CODE_CHARS:,} characters, so I won't run it.")
+    budget = max(1, int(min(ctx.budget_s, MAX_TIMEOUT_S)))
+    wanted = args.get("timeout")
+    if wanted is not None and (not isinstance(wanted, int) or isinstance(wanted, bool) or wanted < 1):
+        return ctx.fail("timeout must be a whole number of seconds from 1 up.")
+    timeout = min(wanted or budget, budget)
+
+    scan = scan_code(code)
+    if scan.syntax_error:
+        return ctx.fail(f"That code doesn't parse ({scan.syntax_error}), so I didn't run it.")
+    gate = ctx.services.get("gate")
+    if gate is None:
+        return ctx.refuse("I can't run code right now: there's no approval gate to ask.")
+    verdict = await gate.review_code(code, scan.findings, channel=str(ctx.channel), hold=ctx.hold_budget)
+    if not verdict.allowed:
+        return ctx.refuse(verdict.sentence)
+    try:
+        workspace = ensure_workspace(ctx.workspace)
+    except JailError as exc:
+        return ctx.fail(exc.sentence)
+    # -E -s: ignore PYTHON* variables and the user site; the program arrives on stdin.
+    result = await run_process(
+        [sys.executable, "-E", "-s", "-"], cwd=workspace, timeout_s=timeout,
+        env=safe_environment({"PYTHONIOENCODING": "utf-8"}), cancel=ctx.cancel,
+        stdin_data=code.encode("utf-8"),
+    )
+    text = result.describe()
+    if result.timed_out:
+        return ctx.fail(f"It ran out of time after {timeout} s and I stopped it.\n{text}")
+    if result.exit_code != 0 and not result.cancelled:
+        # A traceback means the program failed; the model reads it to fix the code.
+        return ctx.fail(f"The program stopped with an error (exit {result.exit_code}).\n{text}")
+    return text

@@ -1,0 +1,82 @@
+"""shell — run one command line in the workspace, through the approval gate and the sandboxed runner."""
+
+from __future__ import annotations
+
+import shutil
+
+from companion.safety.jail import JailError, ensure_workspace
+from companion.safety.runner import run_process, safe_environment
+
+SCHEMA = {
+    "type": "function",
+    "name": "shell",
+    "description": (
+        "Run a shell command (bash) in the workspace folder and return its output and exit code. "
+        "Read-only commands inside the workspace run at once; anything else asks the user first. "
+        "Output is capped at 200 KB."
+    ),
+    "parameters": {
+        "type": "object",
+        "properties": {
+            "command": {"type": "string", "description": "The command line, e.g. 'ls -la' or 'git status'."},
+            "timeout": {
+                "type": "integer",
+                "description": "Seconds before it is stopped (default and maximum: this turn's budget).",
+                "minimum": 1,
+            },
+        },
+        "required": ["command"],
+        "additionalProperties": False,
+    },
+}
+TOOLSET = "terminal"
+RISK = "exec"
+
+ANNOUNCE = "Let me run that in the terminal."
+HEARTBEAT = ["The command is still running...", "Still going, hang on...", "Taking a while, still running..."]
+COMPLETE = "The command finished."
+FAIL = "The command didn't work."
+EXPRESSIONS = {"focus": "determined", "done": "happy", "fail": "confused"}
+
+MAX_TIMEOUT_S = 600
+MAX_COMMAND_CHARS = 10_000
+
+
+def check() -> bool:
+    return shutil.which("bash") is not None
+
+
+async def execute(args: dict, ctx) -> str:
+    command = args.get("command") if isinstance(args, dict) else None
+    if not isinstance(command, str) or not command.strip():
+        return ctx.fail("I need a command to run.")
+    if len(command) > MAX_COMMAND_CHARS or "\x00" in command:
+        return ctx.fail("That command is too long or has a null character in it, so I won't run it.")
+    budget = max(1, int(min(ctx.budget_s, MAX_TIMEOUT_S)))
+    wanted = args.get("timeout")
+    if wanted is not None and (not isinstance(wanted, int) or isinstance(wanted, bool) or wanted < 1):
+        return ctx.fail("timeout must be a whole number of seconds from 1 up.")
+    timeout = min(wanted or budget, budget)
+
+    gate = ctx.services.get("gate")
+    if gate is None:
+        # Never run a command that no gate has seen.
+        return ctx.refuse("I can't run commands right now: there's no approval gate to ask.")
+    verdict = await gate.review(command, tool="shell", channel=str(ctx.channel), hold=ctx.hold_budget)
+    if not verdict.allowed:
+        return ctx.refuse(verdict.sentence)
+    try:
+        workspace = ensure_workspace(ctx.workspace)
+    except JailError as exc:
+        return ctx.fail(exc.sentence)
+    result = await run_process(
+        ["bash", "--noprofile", "--norc", "-c", command],
+        cwd=workspace, timeout_s=timeout, env=safe_environment(), cancel=ctx.cancel,
+    )
+    text = result.describe()
+    if wanted and wanted > budget:
+        text += f"\n[the timeout was lowered to {budget} s, this turn's limit]"
+    if result.timed_out:
+        return ctx.fail(f"It ran out of time after {timeout} s and I stopped it.\n{text}")
+    # A non-zero exit is information (grep found nothing), not a broken tool: the model reads it.
+    return text
