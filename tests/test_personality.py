@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from brain_harness import PLAIN_PERSONALITY, make_config, registry_with, start_companion, tool
 
 from companion.events import ErrorOccurred
@@ -79,8 +81,7 @@ async def test_a_partial_override_takes_the_rest_from_the_module_then_the_generi
     personality = tmp_path / "mine.md"
     personality.write_text(PLAIN_PERSONALITY.format(patterns=ECHO_PATTERNS), encoding="utf-8")
     scripted_brain.push({"tool_calls": [{"name": "echo", "arguments": {}}]}, {"text": "Done."})
-    bare = tool("bare")
-    bare = bare.__class__(**{**bare.__dict__, "complete": tool_registry.GENERIC_COMPLETE})
+    bare = replace(tool("bare"), complete=tool_registry.GENERIC_COMPLETE)  # a module without COMPLETE
     config = make_config(tmp_path, scripted_brain.url, personality=personality)
     companion, rec = await start_companion(config, registry_with(tool("echo", complete="Echo finished."), bare))
     await companion.ask("echo")
