@@ -1,0 +1,98 @@
+"""Asking for approval on the terminal (companion chat): y / n / a, expiring like a card.
+
+With no terminal to ask (stdin is a pipe or a file), every request is `unavailable`: a
+scripted run never mistakes its input for consent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import sys
+from typing import TextIO
+
+from companion.safety.approval import Answer, ApprovalRequest, Decision
+
+__all__ = ["TerminalApprover"]
+
+_YES = {"y", "yes"}
+_NO = {"n", "no"}
+_ALWAYS = {"a", "always"}
+
+
+class TerminalApprover:
+    """Puts the question on `output` and reads the answer from the terminal at `input_fd`."""
+
+    def __init__(self, input_fd: int | None = None, output: TextIO | None = None) -> None:
+        self.input_fd = sys.stdin.fileno() if input_fd is None else input_fd
+        self.output = output or sys.stdout
+
+    def available(self) -> bool:
+        try:
+            return os.isatty(self.input_fd)
+        except OSError:
+            return False
+
+    async def ask(self, request: ApprovalRequest) -> Answer:
+        if not self.available():
+            self._say(f"\n[approval] I'd need your OK to run: {request.command}\n"
+                      "[approval] There's no terminal to ask on, so I won't run it.\n")
+            return Answer(Decision.UNAVAILABLE)
+        choices = "[y]es / [n]o / [a]lways" if request.saveable else "[y]es / [n]o (this one always asks)"
+        self._say(f"\n[approval] She wants to run ({request.tool}):\n    {request.command}\n"
+                  f"[approval] {request.reason}\n")
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + request.timeout_s
+        while True:
+            left = deadline - loop.time()
+            self._say(f"[approval] Allow? {choices} — expires in {max(0, round(left))} s: ")
+            try:
+                line = await asyncio.wait_for(self._read_line(), timeout=max(0.0, left))
+            except TimeoutError:
+                self._say("\n[approval] No answer in time, so I didn't run it.\n")
+                return Answer(Decision.EXPIRED)
+            if line is None:  # the terminal closed
+                return Answer(Decision.UNAVAILABLE)
+            word = line.strip().lower()
+            if word in _YES:
+                return Answer(Decision.APPROVED)
+            if word in _NO:
+                return Answer(Decision.DECLINED)
+            if word in _ALWAYS:
+                if request.saveable:
+                    return Answer(Decision.APPROVED, always=True)
+                self._say("[approval] I can't remember this one; it always asks. Answer y or n.\n")
+                continue
+            self._say("[approval] Please answer y, n" + (" or a.\n" if request.saveable else ".\n"))
+
+    async def _read_line(self) -> str | None:
+        """One line from the terminal; the reader is removed on return or cancel, so nothing
+        lingers to eat the user's next message."""
+        loop = asyncio.get_running_loop()
+        done: asyncio.Future[str | None] = loop.create_future()
+        buffer = bytearray()
+
+        def readable() -> None:
+            try:
+                chunk = os.read(self.input_fd, 4096)
+            except OSError:
+                chunk = b""
+            if not chunk:
+                if not done.done():
+                    done.set_result(None)
+                return
+            buffer.extend(chunk)
+            if b"\n" in buffer and not done.done():
+                done.set_result(buffer.split(b"\n", 1)[0].decode("utf-8", errors="replace"))
+
+        loop.add_reader(self.input_fd, readable)
+        try:
+            return await done
+        finally:
+            with contextlib.suppress(ValueError, OSError):
+                loop.remove_reader(self.input_fd)
+
+    def _say(self, text: str) -> None:
+        self.output.write(text)
+        self.output.flush()
