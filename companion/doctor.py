@@ -213,7 +213,59 @@ def check_models(settings: Settings, paths: Paths) -> list[Check]:
     return checks
 
 
-def all_checks(config, *, check_brain: bool = True) -> list[CheckFn]:
+PROBE_TOOL = {
+    "type": "function", "name": "get_time", "description": "Tell the current time.",
+    "parameters": {"type": "object", "properties": {}},
+}
+
+
+def check_brain(settings: Settings) -> list[Check]:
+    """Reachable, the model present, and tool calling supported (one tiny real request)."""
+    import asyncio
+
+    from companion.brain.client import BrainError, OpenAIChatModel
+
+    url, model_name = settings.brain.base_url, settings.brain.model
+
+    async def probe() -> list[Check]:
+        model = OpenAIChatModel(settings.brain)
+        try:
+            try:
+                names = await model.list_models()
+            except BrainError as exc:
+                return [Check("Brain", False, exc.sentence, _brain_fix(exc.code, settings))]
+            checks = [Check("Brain", True, f"{url} answers ({len(names)} models)")]
+            if names and model_name not in names:
+                checks.append(Check("Brain model", False, f"{model_name} is not among {', '.join(names[:6])}",
+                                    _brain_fix("unknown_model", settings)))
+                return checks
+            messages = [{"role": "user", "content": "Reply with the single word OK."}]
+            try:
+                await model.complete(messages, [PROBE_TOOL], on_text=lambda _piece: None)
+            except BrainError as exc:
+                checks.append(Check("Brain model", False, exc.sentence, _brain_fix(exc.code, settings)))
+                return checks
+            checks.append(Check("Brain model", True, f"{model_name} is there and accepts tools"))
+            return checks
+        finally:
+            await model.close()
+
+    return asyncio.run(probe())
+
+
+def _brain_fix(code: str, settings: Settings) -> str:
+    model = settings.brain.model
+    return {
+        "unreachable": f"Start Ollama (`ollama serve`) and `ollama pull {model}`, or set another "
+                       "brain URL in Settings → Brain (or --brain-url).",
+        "auth": "Put the right API key in Settings → Brain, or export COMPANION_API_KEY.",
+        "unknown_model": f"Run `ollama pull {model}`, or choose a model the brain has in Settings → Brain.",
+        "no_tools": "Choose a tool-capable model (for Ollama: qwen2.5:3b or llama3.2:3b).",
+        "wrong_url": "The brain URL should end in /v1 (Ollama: http://127.0.0.1:11434/v1).",
+    }.get(code, "Check the brain URL and model in Settings → Brain and try again.")
+
+
+def all_checks(config, *, include_brain: bool = True) -> list[CheckFn]:
     """Every check, in the order a person would fix things."""
     settings, paths = config.settings, config.paths
     checks: list[CheckFn] = [
@@ -226,4 +278,6 @@ def all_checks(config, *, check_brain: bool = True) -> list[CheckFn]:
         lambda: check_personality(settings, paths),
         lambda: check_models(settings, paths),
     ]
+    if include_brain:
+        checks.append(lambda: check_brain(settings))
     return checks

@@ -23,3 +23,13 @@ def scripted_brain():
     """A scripted OpenAI-compatible server on 127.0.0.1: `.push(reply)`, `.url`, `.bodies`."""
     with ScriptedBrain() as brain:
         yield brain
+
+
+@pytest.fixture
+def unused_port() -> int:
+    """A loopback port nothing listens on (bound once, then released)."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]

@@ -12,6 +12,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, config) -> int:
     from companion import doctor
 
-    results = doctor.run_checks(doctor.all_checks(config, check_brain=not args.no_brain))
+    results = doctor.run_checks(doctor.all_checks(config, include_brain=not args.no_brain))
     print(doctor.format_report(results, color=doctor.environment_color()))
     return 0 if doctor.can_talk(results) else 1

@@ -1,0 +1,92 @@
+"""`companion doctor` reports each missing piece with a fix, and passes only when she can talk."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from companion import doctor
+from companion.config import Paths, Settings, with_overrides
+
+
+def run_doctor(tmp_path: Path, env: dict[str, str], *extra: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "companion.cli", "doctor", "--config-dir", str(tmp_path / "config"),
+         "--workspace", str(tmp_path / "work"), *extra],
+        capture_output=True, text=True, env={**env, "NO_COLOR": "1"}, timeout=120,
+    )
+
+
+def test_doctor_passes_when_devices_models_and_brain_are_all_there(tmp_path, pulse_audio, scripted_brain):
+    scripted_brain.push({"text": "OK"})
+    result = run_doctor(tmp_path, pulse_audio.client_env(), "--brain-url", scripted_brain.url)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "She can hold a spoken conversation." in result.stdout
+    for name in ("Microphone", "Speaker", "Hearing model", "Voice", "Brain model"):
+        assert f"[ok  ] {name}:" in result.stdout
+    assert "loaded in" in result.stdout
+    # the tool-support probe really reached the brain, with a tool offered
+    assert any(body.get("tools") for body in scripted_brain.bodies)
+
+
+def test_doctor_fails_with_a_fix_when_there_is_no_sound_device(tmp_path, scripted_brain):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PULSE_")}
+    env["PULSE_SERVER"] = f"unix:{tmp_path / 'no-such-socket'}"
+    result = run_doctor(tmp_path, env, "--brain-url", scripted_brain.url)
+    assert result.returncode == 1
+    assert "[FAIL] Microphone: no input device found" in result.stdout
+    assert "You can still type to her." in result.stdout
+    assert "cannot hold a spoken conversation yet" in result.stdout
+
+
+def test_an_unreachable_brain_is_reported_with_what_to_start(unused_port):
+    settings = with_overrides(Settings(), brain={"base_url": f"http://127.0.0.1:{unused_port}/v1"})
+    [check] = doctor.check_brain(settings)
+    assert not check.ok
+    assert "is Ollama running?" in check.detail
+    assert "ollama serve" in check.fix
+
+
+def test_a_model_the_brain_lacks_is_reported_with_the_pull_command(scripted_brain):
+    settings = with_overrides(Settings(), brain={"base_url": scripted_brain.url, "model": "tinyllama"})
+    reachable, model = doctor.check_brain(settings)
+    assert reachable.ok
+    assert not model.ok
+    assert "ollama pull tinyllama" in model.fix
+
+
+def test_a_model_without_tool_support_is_reported(scripted_brain):
+    scripted_brain.push({"error": "no_tools"})
+    settings = with_overrides(Settings(), brain={"base_url": scripted_brain.url})
+    _, model = doctor.check_brain(settings)
+    assert not model.ok
+    assert "tool-capable" in model.fix
+
+
+def test_personality_problems_are_listed_with_line_numbers(tmp_path):
+    paths = Paths.default(tmp_path / "config")
+    paths.config_dir.mkdir(parents=True)
+    good = doctor_default_personality()
+    broken = good.replace("## Quirks", "## Tool voice patterns\nget_time:\n  heartbeat: Not a list\n\n## Quirks", 1)
+    paths.personality_file.write_text(broken, encoding="utf-8")
+    check = doctor.check_personality(Settings(), paths)
+    assert not check.ok
+    assert "line" in check.detail.lower()
+    assert not check.essential  # she keeps her last good personality and can still talk
+
+
+def test_a_check_that_crashes_becomes_a_failed_line_not_a_traceback():
+    def exploding() -> doctor.Check:
+        raise RuntimeError("surprise")
+
+    [check] = doctor.run_checks([exploding])
+    assert not check.ok
+    assert "surprise" in check.detail
+
+
+def doctor_default_personality() -> str:
+    from companion.persona.store import shipped_default
+
+    return shipped_default().read_text(encoding="utf-8")
