@@ -361,3 +361,19 @@ async def test_a_family_switched_off_during_a_turn_is_refused_at_once_for_names_
     assert [e.outcome for e in rec.of(ToolFinished)] == [Outcome.OK, Outcome.REFUSED]
     assert "list_files" not in [t["function"]["name"] for t in scripted_brain.bodies[2]["tools"]]
     await companion.close()
+
+
+async def test_a_model_that_never_stops_calling_tools_is_cut_off_and_the_history_stays_valid(
+    tmp_path, scripted_brain
+):
+    scripted_brain.fallback = {"tool_calls": [{"name": "fly", "arguments": {}}]}
+    companion, _ = await start_companion(make_config(tmp_path, scripted_brain.url), registry_with(tool("echo")))
+    result = await companion.ask("loop forever")
+    assert result.error is None
+    assert len(scripted_brain.bodies) == 12  # 8 calls + 3 spare rounds + one last round without tools
+    assert "tools" in scripted_brain.bodies[-2] and "tools" not in scripted_brain.bodies[-1]
+    history = companion.conversation.history
+    asked = [c["id"] for m in history for c in m.get("tool_calls") or []]
+    answered = [m["tool_call_id"] for m in history if m["role"] == "tool"]
+    assert sorted(asked) == sorted(answered)
+    await companion.close()

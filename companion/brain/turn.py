@@ -140,6 +140,7 @@ class Conversation:
             added.append(_assistant_message(reply, reply_filter))
             self._partial = ""
             if not reply.tool_calls or last_round:
+                _answer_open_calls(added, "Not run: no more tools this turn.")
                 return TurnResult(visible, reply_filter.emotion or "neutral", calls=tuple(runner.records))
             for call in reply.tool_calls:
                 content = await runner.run(call)
@@ -155,7 +156,10 @@ class Conversation:
     def _failed(
         self, error: BrainError, reply_filter: ReplyFilter, added: list[dict[str, Any]], runner: ToolRunner
     ) -> TurnResult:
-        heard = (reply_filter.text + reply_filter.finish()).strip()
+        tail = reply_filter.finish()
+        if tail:
+            self.bus.emit(ReplyDelta(tail))
+        heard = reply_filter.text.strip()
         if heard:
             added.append({"role": "assistant", "content": heard})
         self.bus.emit(ErrorOccurred(str(error.stage), error.code, error.sentence))
@@ -203,15 +207,18 @@ class Conversation:
             self.history.append({"role": "assistant", "content": heard})
 
 
-def _answer_open_calls(added: list[dict[str, Any]]) -> None:
-    """Give every call left without a result one (an interrupted turn), so the history stays
-    a valid conversation for the next request."""
-    answered = {m["tool_call_id"] for m in added if m["role"] == "tool"}
-    for message in list(added):
-        for call in message.get("tool_calls") or []:
-            if call["id"] not in answered:
-                added.append({"role": "tool", "tool_call_id": call["id"],
-                              "content": "Interrupted by the user before it finished."})
+def _answer_open_calls(
+    added: list[dict[str, Any]], answer: str = "Interrupted by the user before it finished."
+) -> None:
+    """Give every call left without a result one (an interrupted or capped turn), so the
+    history stays a valid conversation for the next request. Only the last round can be open."""
+    last = next((i for i in range(len(added) - 1, -1, -1) if added[i].get("tool_calls")), None)
+    if last is None:
+        return
+    answered = {m["tool_call_id"] for m in added[last + 1:] if m["role"] == "tool"}
+    for call in added[last]["tool_calls"]:
+        if call["id"] not in answered:
+            added.append({"role": "tool", "tool_call_id": call["id"], "content": answer})
 
 
 def _assistant_message(reply: ModelReply, reply_filter: ReplyFilter) -> dict[str, Any]:
