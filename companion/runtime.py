@@ -33,6 +33,7 @@ from companion.tools.registry import Registry
 
 if TYPE_CHECKING:
     from companion.cli import RunConfig
+    from companion.safety.gate import Gate
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +64,8 @@ class Companion:
         self.conversation: Conversation | None = None
         self.work: WorkManager | None = None
         self._turn: asyncio.Task[TurnResult] | None = None
+        self.gate: Gate | None = None
+        """The approval gate (set by start()); front-ends attach their approver to it."""
         self._hold_notices = False
 
     # --- life cycle -----------------------------------------------------------------------
@@ -91,6 +94,7 @@ class Companion:
             bus=self.bus, is_quiet=self.is_quiet, remember=self._remember_said,
         )
         self.services.update(work=self.work, personality=self.personality, session=self.session)
+        self._start_safety()
         self._report_personality()
 
     async def close(self) -> None:
@@ -166,6 +170,8 @@ class Companion:
         """Use new settings from the next turn on (switches take effect at once)."""
         old, self.settings = self.settings, settings
         self.services["settings"] = settings
+        if self.gate is not None:
+            self.gate.workspace = settings.tools.workspace_path()
         if self.registry is not None:
             for toolset in set(old.tools.disabled_toolsets) | set(settings.tools.disabled_toolsets):
                 self.registry.set_toolset_enabled(toolset, toolset not in settings.tools.disabled_toolsets)
@@ -196,6 +202,16 @@ class Companion:
             settings=self.settings, bus=bus, mode=mode, workspace=self.workspace,
             data_dir=self.paths.data_dir, session=self.session, services=self.services,
         )
+
+    def _start_safety(self) -> None:
+        """The approval gate every command passes (ctx.services["gate"]). Nobody is asked until a
+        front-end attaches an approver: chat a TerminalApprover, the window a CardApprover."""
+        from companion.safety.gate import build_gate
+
+        self.gate = build_gate(self.workspace, self.paths.approvals_file, self.paths.data_dir, bus=self.bus)
+        self.services["gate"] = self.gate
+        if self.gate.grants.notice:
+            self.bus.emit(ErrorOccurred("safety", "approvals_broken", self.gate.grants.notice))
 
     def _remember_said(self, line: str) -> None:
         if self.conversation is not None:

@@ -72,6 +72,10 @@ async def _chat(args: argparse.Namespace, config: RunConfig) -> int:
     except Exception as exc:  # e.g. an action tool that fails to import: say it, no traceback
         print(f"companion: I couldn't start: {exc}", file=sys.stderr, flush=True)
         return 1
+    from companion.safety.terminal import TerminalApprover
+
+    # Approvals are asked here on the terminal (y / n / a); with no terminal they are unavailable.
+    companion.gate.approver = TerminalApprover()
     try:
         if args.once is not None:
             result = await companion.ask(args.once, Channel.TEXT)

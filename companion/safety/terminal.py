@@ -25,7 +25,12 @@ class TerminalApprover:
     """Puts the question on `output` and reads the answer from the terminal at `input_fd`."""
 
     def __init__(self, input_fd: int | None = None, output: TextIO | None = None) -> None:
-        self.input_fd = sys.stdin.fileno() if input_fd is None else input_fd
+        if input_fd is None:
+            try:
+                input_fd = sys.stdin.fileno()
+            except (AttributeError, ValueError, OSError):  # no real stdin (closed, or replaced)
+                input_fd = -1
+        self.input_fd = input_fd
         self.output = output or sys.stdout
 
     def available(self) -> bool:
