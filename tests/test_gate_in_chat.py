@@ -1,0 +1,110 @@
+"""Done-when: in `companion chat` against the scripted brain, `rm -rf` asks first and runs nothing
+when declined or unanswered."""
+
+from __future__ import annotations
+
+import io
+import os
+import pty
+import select
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from brain_harness import make_config
+
+from companion.events import EventBus, Outcome, ToolFinished
+from companion.runtime import Companion
+from companion.safety.terminal import TerminalApprover
+
+RM_CALL = {"tool_calls": [{"name": "shell", "arguments": {"command": "rm -rf something"}}]}
+
+
+def make_workspace(tmp_path: Path) -> Path:
+    workspace = tmp_path / "workspace"
+    (workspace / "something" / "inner").mkdir(parents=True)
+    (workspace / "something" / "inner" / "precious.txt").write_text("keep\n")
+    return workspace
+
+
+def read_until(fd: int, wanted: str, timeout_s: float = 30.0) -> str:
+    """Read the terminal until `wanted` shows up (select waits on data; no sleeping)."""
+    seen = b""
+    deadline = time.monotonic() + timeout_s
+    while wanted.encode() not in seen:
+        left = deadline - time.monotonic()
+        ready, _, _ = select.select([fd], [], [], max(0.0, left))
+        if not ready:
+            raise AssertionError(f"{wanted!r} never appeared; the terminal showed:\n{seen.decode(errors='replace')}")
+        try:
+            chunk = os.read(fd, 4096)
+        except OSError:  # the child closed the terminal
+            break
+        if not chunk:
+            break
+        seen += chunk
+    return seen.decode(errors="replace")
+
+
+def test_declining_on_the_terminal_runs_nothing(tmp_path: Path, scripted_brain) -> None:
+    workspace = make_workspace(tmp_path)
+    scripted_brain.push(RM_CALL, {"text": "[sad] Okay, I left it alone."})
+    master, slave = pty.openpty()
+    command = [sys.executable, "-m", "companion.cli", "chat", "--brain-url", scripted_brain.url,
+               "--config-dir", str(tmp_path / "config"), "--workspace", str(workspace),
+               "--once", "please delete the something folder"]
+    child = subprocess.Popen(command, stdin=slave, stdout=slave, stderr=slave, close_fds=True)
+    os.close(slave)
+    try:
+        shown = read_until(master, "Allow?")
+        assert "rm -rf something" in shown
+        assert "[a]lways" not in shown  # recursive rm is never saveable
+        os.write(master, b"n\n")
+        rest = read_until(master, "I left it alone")
+        assert child.wait(timeout=30) == 0
+    finally:
+        if child.poll() is None:
+            child.kill()
+        os.close(master)
+    assert (workspace / "something" / "inner" / "precious.txt").exists()
+    tool_result = scripted_brain.bodies[1]["messages"][-1]
+    assert tool_result["role"] == "tool" and "You said no" in tool_result["content"]
+    assert "[complete]" not in rest and "[fail]" not in rest  # a refused call says neither
+
+
+def test_with_no_terminal_chat_runs_nothing(tmp_path: Path, scripted_brain) -> None:
+    workspace = make_workspace(tmp_path)
+    scripted_brain.push(RM_CALL, {"text": "[neutral] I couldn't ask you."})
+    command = [sys.executable, "-m", "companion.cli", "chat", "--brain-url", scripted_brain.url,
+               "--config-dir", str(tmp_path / "config"), "--workspace", str(workspace)]
+    done = subprocess.run(command, input="delete it\ny\n", capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert (workspace / "something" / "inner" / "precious.txt").exists()
+    assert "no one here to approve" in scripted_brain.bodies[1]["messages"][-1]["content"]
+
+
+async def test_an_unanswered_terminal_question_expires_and_runs_nothing(tmp_path: Path, scripted_brain) -> None:
+    workspace = make_workspace(tmp_path)
+    scripted_brain.push(RM_CALL, {"text": "[neutral] You didn't answer, so I left it."})
+    bus = EventBus()
+    events: list = []
+    bus.subscribe(events.append)
+    companion = Companion(make_config(tmp_path, scripted_brain.url), bus)
+    await companion.start()
+    master, slave = pty.openpty()
+    try:
+        out = io.StringIO()
+        companion.gate.approver = TerminalApprover(slave, out)
+        companion.gate.text_expiry_s = 0.2
+        result = await companion.ask("delete the something folder")
+    finally:
+        await companion.close()
+        os.close(master)
+        os.close(slave)
+    assert result.error is None
+    assert "No answer in time" in out.getvalue()
+    assert (workspace / "something" / "inner" / "precious.txt").exists()
+    finished = [e for e in events if isinstance(e, ToolFinished)]
+    assert [e.outcome for e in finished] == [Outcome.REFUSED]
+    assert companion.gate.audit.entries()[-1]["decision"] == "expired"
