@@ -176,7 +176,7 @@ class CompanionApp(QObject):
 
     # --- her voice ------------------------------------------------------------------------
     def _offer_voice(self) -> None:
-        from companion.ui.app_voice import missing_models
+        from companion.voice.models import missing_models
 
         missing = missing_models(self.keeper.settings.voice, self._models_dir())
         if not missing:
@@ -188,7 +188,7 @@ class CompanionApp(QObject):
             kind="info", actions=[("Download", lambda: self._spawn(self._start_voice()))])
 
     def _models_dir(self):
-        return self.config.paths.data_dir / "models"
+        return self.config.paths.models_dir
 
     async def _start_voice(self) -> None:
         from companion.ui.app_voice import VoiceSession

@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib.util
 import logging
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
 from companion.config import VoiceSettings
@@ -20,7 +19,7 @@ from companion.runtime import Companion
 from companion.tools.context import Channel
 from companion.voice.audio import NullSink, NullSource
 from companion.voice.loop import LoopSettings, VoiceLoop
-from companion.voice.models import HEARING_PACK, VOICE_PACK, Progress
+from companion.voice.models import Progress
 from companion.voice.vad import rms
 
 log = logging.getLogger(__name__)
@@ -28,31 +27,6 @@ log = logging.getLogger(__name__)
 MIC_LEVEL_GAIN = 8.0
 """Speech RMS is ~0.02-0.15: scaled so a normal voice fills the listening ring."""
 SPEECH_LEVEL_GAIN = 5.0
-
-
-@dataclass(frozen=True)
-class Missing:
-    """A model she would have to download first."""
-
-    what: str  # "hearing model" | "voice"
-    name: str
-
-
-def missing_models(voice: VoiceSettings, cache_dir: Path) -> list[Missing]:
-    """The models that are neither installed nor already downloaded (nothing is fetched here)."""
-    missing = []
-    for setting, pack, folder, default, what in (
-        (voice.hearing_model, HEARING_PACK, "whisper", "tiny.en", "hearing model"),
-        (voice.voice, VOICE_PACK, "piper", "en_US-joe-medium", "voice"),
-    ):
-        if setting and (Path(setting).expanduser().exists() or "/" in setting):
-            continue  # a path: resolving it says clearly if it is wrong
-        if not setting and importlib.util.find_spec(pack) is not None:
-            continue
-        name = setting or default
-        if not (cache_dir / folder / name / "sha256.json").is_file():
-            missing.append(Missing(what, name))
-    return missing
 
 
 class BrainPort:
