@@ -377,3 +377,16 @@ async def test_a_model_that_never_stops_calling_tools_is_cut_off_and_the_history
     answered = [m["tool_call_id"] for m in history if m["role"] == "tool"]
     assert sorted(asked) == sorted(answered)
     await companion.close()
+
+
+async def test_a_timeout_raised_inside_a_tool_is_not_mistaken_for_the_budget(tmp_path, scripted_brain):
+    async def own_timeout(args, ctx):
+        raise TimeoutError("the disk did not answer")
+
+    scripted_brain.push({"tool_calls": [{"name": "disk", "arguments": {}}]}, {"text": "Hm."})
+    companion, _ = await start_companion(make_config(tmp_path, scripted_brain.url), registry_with(tool("disk", own_timeout)))
+    result = await companion.ask("disk")
+    assert result.calls[0].outcome == Outcome.FAILED
+    message = tool_messages(scripted_brain.bodies[1])[0]
+    assert "the disk did not answer" in message and "took longer than" not in message
+    await companion.close()

@@ -179,8 +179,9 @@ class ToolRunner:
             lambda line: self.bus.emit(Speak(SpeechKind.HEARTBEAT, line, spec.name)),
         ))
         timeout = ctx.budget_s + grace_s(ctx.budget_s)
+        deadline = asyncio.timeout(timeout)
         try:
-            async with asyncio.timeout(timeout) as deadline:
+            async with deadline:
                 # Time spent waiting for the user's approval does not count against the budget.
                 ctx.hold_budget = partial(_move_deadline, deadline)
                 result = await spec.execute(arguments, ctx)
@@ -193,9 +194,13 @@ class ToolRunner:
             self.records.append(CallRecord(spec.name, arguments, Outcome.INTERRUPTED))
             self.bus.emit(ToolFinished(spec.name, call.id, Outcome.INTERRUPTED))
             raise
-        except TimeoutError:
+        except TimeoutError as exc:
             ctx.cancel.set()
-            outcome, text = Outcome.FAILED, f"it took longer than {timeout:g} seconds and was stopped"
+            if deadline.expired():
+                outcome, text = Outcome.FAILED, f"it took longer than {timeout:g} seconds and was stopped"
+            else:  # the tool's own timeout escaped it
+                log.warning("tool %s let a timeout escape", spec.name, exc_info=True)
+                outcome, text = Outcome.FAILED, f"it timed out inside ({exc or 'no details'})"
         except Exception as exc:  # a tool should never raise; if one does, the turn goes on
             log.exception("tool %s raised", spec.name)
             outcome, text = Outcome.FAILED, f"it crashed ({type(exc).__name__}: {exc})"
