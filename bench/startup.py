@@ -51,11 +51,10 @@ def child(brain_url: str, config_dir: str) -> None:
         await companion.start()
         stamps["core_ready"] = time.time()
         stamps["first_frame"] = await first
-        while "ready_to_listen" not in companion.times:
-            if companion.window.banners.banner("voice") or companion.window.banners.banner("models"):
-                raise SystemExit("voice did not start: " + " ".join(
-                    companion.window.banners.banner(k).text() for k in companion.window.banners.shown_keys()))
-            await asyncio.sleep(0.01)
+        await companion.voice_started.wait()
+        if companion.voice is None:
+            raise SystemExit("voice did not start: " + " ".join(
+                companion.window.banners.banner(k).text() for k in companion.window.banners.shown_keys()))
         stamps["ready_to_listen"] = time.time()
         stamps["listening"] = companion.voice.listening
         await companion.close()

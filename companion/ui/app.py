@@ -63,6 +63,8 @@ class CompanionApp(QObject):
         self.with_voice = with_voice
         self.tray = TrayIcon(self.window)
         self.closed = asyncio.Event()
+        self.voice_started = asyncio.Event()
+        """Set once her voice has started, or failed to with a banner saying why."""
         self._tasks: set[asyncio.Task] = set()
         self._editor = None
         self._closing = False
@@ -204,6 +206,7 @@ class CompanionApp(QObject):
             await session.close()
             self.window.banners.clear("download")
             self.window.banners.show_banner("voice", f"{exc.sentence} Typing still works.", kind="warning")
+            self.voice_started.set()
             return
         self.window.banners.clear("download")
         self.voice = session
@@ -212,6 +215,7 @@ class CompanionApp(QObject):
             self.window.banners.show_banner("audio", " ".join(session.notices), kind="warning")
         self.times["ready_to_listen"] = time.perf_counter()
         self.window.show_state("listening" if session.listening else "idle")
+        self.voice_started.set()
 
     def _download_progress(self, name: str, done: int, total: int) -> None:
         banner = self.window.banners.banner("download")
