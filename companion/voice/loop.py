@@ -73,7 +73,7 @@ class LoopSettings:
     """How long the user must speak over her before she stops."""
     barge_in_floor: float = 0.01
     """Minimum microphone level (RMS) that can count as the user talking over her."""
-    echo_ratio: float = 0.5
+    echo_ratio: float = 0.3
     """The floor also rises to this fraction of her own current playback level."""
     muted: bool = False
     """Microphone muted: frames are read and thrown away."""
@@ -86,6 +86,10 @@ class LoopSettings:
             endpoint=EndpointSettings(end_silence_ms=voice.end_of_turn_silence_ms,
                                       pause_start_ms=min(96, voice.end_of_turn_silence_ms // 2)),
         )
+
+
+def _frames_in(ms: float) -> int:
+    return max(1, round(ms / 1000 / FRAME_S))
 
 
 def _words(text: str) -> str:
@@ -132,7 +136,7 @@ class VoiceLoop:
         """Callables told True while the user speaks or a turn runs, False when quiet again."""
         self._latency: TurnLatency | None = None
         self._discarding = False
-        self._over_floor = 0
+        self._over_floor: deque[bool] = deque(maxlen=_frames_in(400))  # the last 400 ms of frames
         self._out_levels: deque[float] = deque(maxlen=15)  # ~300 ms of 20 ms blocks
         self._last_frame = (0.0, time.monotonic())  # (stream seconds, monotonic) of the newest frame
         self._state: State | None = None
@@ -185,12 +189,11 @@ class VoiceLoop:
     def _watch_for_barge_in(self, frame: np.ndarray, probability: float) -> None:
         s = self.settings
         floor = max(s.barge_in_floor, s.echo_ratio * max(self._out_levels, default=0.0))
-        if probability >= s.endpoint.start_threshold and rms(frame) >= floor:
-            self._over_floor += 1
-        else:
-            self._over_floor = 0
-        if self._over_floor * FRAME_S * 1000 >= s.barge_in_ms:
-            self._over_floor = 0
+        self._over_floor.append(probability >= s.endpoint.start_threshold and rms(frame) >= floor)
+        # Sustained speech: most of the recent frames, so the gaps between words don't reset it.
+        if sum(self._over_floor) >= _frames_in(s.barge_in_ms):
+            self._over_floor.clear()
+            log.debug("barge-in: mic %.3f over floor %.3f", rms(frame), floor)
             self.interrupt()
 
     def interrupt(self) -> None:

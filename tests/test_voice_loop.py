@@ -1,0 +1,163 @@
+"""The voice loop end to end with the real models, the real runtime and a scripted brain over HTTP."""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import replace
+
+import numpy as np
+from audio_env import speech
+from brain_harness import make_config, tool
+
+from companion.config import VoiceSettings
+from companion.events import EventBus
+from companion.runtime import Companion
+from companion.tools.registry import Registry
+from companion.voice.audio import WavSink, WavSource, resample, write_wav
+from companion.voice.brain_port import CompanionBrain
+from companion.voice.session import VoiceSession
+
+
+def words(text: str) -> str:
+    return re.sub(r"[^a-z0-9 ]+", "", text.lower()).strip()
+
+
+async def start_companion(tmp_path, brain, *tools) -> Companion:
+    registry = Registry()
+    for spec in tools:
+        registry.register(spec)
+    companion = Companion(make_config(tmp_path, brain.url), EventBus(), registry=registry)
+    await companion.start()
+    return companion
+
+
+def session_for(companion, wav, hearing, piper_voice, *, realtime: bool, voice: VoiceSettings | None = None):
+    source = WavSource(wav, realtime=realtime)
+    started = time.monotonic()
+    clock = (lambda: time.monotonic() - started) if realtime else (lambda: source.position_s)
+    sink = WavSink(clock, rate=piper_voice.sample_rate, realtime=realtime)
+    session = VoiceSession(
+        brain=CompanionBrain(companion), bus=companion.bus, source=source, sink=sink,
+        transcriber=hearing, synthesizer=piper_voice, voice=voice or VoiceSettings(),
+    )
+    return session, sink
+
+
+def assistant_replies(companion) -> list[str]:
+    return [m["content"] for m in companion.conversation.history if m["role"] == "assistant" and m.get("content")]
+
+
+async def test_a_spoken_question_gets_a_spoken_answer(tmp_path, scripted_brain, hearing, piper_voice):
+    scripted_brain.push({"text": "[happy] Paris is the capital of France."})
+    wav = tmp_path / "q.wav"
+    write_wav(wav, speech(piper_voice, "What is the capital of France?"), 16_000)
+    companion = await start_companion(tmp_path, scripted_brain)
+    session, sink = session_for(companion, wav, hearing, piper_voice, realtime=False)
+    try:
+        await session.run()
+    finally:
+        await session.close()
+        await companion.close()
+    assert session.loop.heard == ["What is the capital of France?"]
+    said = hearing.transcribe_sync(resample(sink.audio(), sink.rate, 16_000))
+    assert words(said) == "paris is the capital of france"
+    [latency] = session.loop.latencies
+    assert all(v is not None for v in latency.stages_ms().values())
+
+
+async def test_a_narration_line_plays_from_the_cache_without_synthesis(tmp_path, scripted_brain, hearing, piper_voice):
+    clock = tool("read_clock", announce="Let me look at the clock.", complete="Got the time.",
+                 heartbeat=("Still reading the clock.",))
+    scripted_brain.push({"tool_calls": [{"name": "read_clock", "arguments": {}}]}, {"text": "It is noon."})
+    wav = tmp_path / "q.wav"
+    write_wav(wav, speech(piper_voice, "What time is it?"), 16_000)
+    companion = await start_companion(tmp_path, scripted_brain, clock)
+    session, sink = session_for(companion, wav, hearing, piper_voice, realtime=False)
+    session.refresh_narration()
+    await session.cache.ready.wait()
+    assert len(session.cache) == 4
+    before = piper_voice.synth_count
+    try:
+        await session.run()
+    finally:
+        await session.close()
+        await companion.close()
+    assert session.speaker.stats.from_cache == 2  # the announce and complete lines
+    assert piper_voice.synth_count - before == 1  # only "It is noon." was synthesized
+    said = words(hearing.transcribe_sync(resample(sink.audio(), sink.rate, 16_000)))
+    assert said.startswith("let me look at the clock") and said.endswith("it is noon")
+
+
+STORY = ("Once upon a time there was a small red fox. The fox lived in a deep green forest beside a "
+         "wide river. Every morning it ran down to the water to drink and to watch the fish. One day "
+         "it met a very old turtle who knew the secrets of the whole valley. The turtle told it many stories.")
+
+
+def barge_in_wav(tmp_path, piper_voice, loud: float = 1.0):
+    question = speech(piper_voice, "Tell me a story.", tail_s=5.5)
+    interruption = speech(piper_voice, "Stop, that is enough.", lead_s=0.0, tail_s=0.5) * loud
+    wav = tmp_path / "barge.wav"
+    write_wav(wav, np.concatenate([question, interruption]), 16_000)
+    return wav
+
+
+async def test_talking_over_her_stops_playback_and_the_history_keeps_only_what_was_played(
+    tmp_path, scripted_brain, hearing, piper_voice
+):
+    scripted_brain.push({"text": STORY}, {"text": "Okay."})
+    companion = await start_companion(tmp_path, scripted_brain)
+    session, sink = session_for(companion, barge_in_wav(tmp_path, piper_voice), hearing, piper_voice, realtime=True)
+    try:
+        await session.run()
+    finally:
+        await session.close()
+        await companion.close()
+    assert session.loop.barge_ins == 1
+    assert words(session.loop.heard[1]) == "stop that is enough"
+    first_reply = assistant_replies(companion)[0]
+    assert first_reply and STORY.startswith(first_reply) and len(first_reply) < len(STORY)
+    # The history holds whole sentences she finished saying, nothing she never got to.
+    assert first_reply.endswith(".")
+    spoken = words(hearing.transcribe_sync(resample(sink.audio(), sink.rate, 16_000)))
+    assert "turtle" not in spoken
+
+
+async def test_with_barge_in_off_she_finishes_and_ignores_talk_over_her(tmp_path, scripted_brain, hearing, piper_voice):
+    reply = ("The fox lived in a deep green forest beside a wide river, far from any town. "
+             "Every morning it ran down to the water to drink and to watch the fish.")
+    scripted_brain.push({"text": reply}, {"text": "Okay."})
+    companion = await start_companion(tmp_path, scripted_brain)
+    voice = replace(VoiceSettings(), barge_in=False)
+    session, _ = session_for(companion, barge_in_wav(tmp_path, piper_voice), hearing, piper_voice,
+                             realtime=True, voice=voice)
+    try:
+        await session.run()
+    finally:
+        await session.close()
+        await companion.close()
+    assert session.loop.barge_ins == 0
+    assert assistant_replies(companion) == [reply]
+    assert session.loop.heard == ["Tell me a story."]
+
+
+async def test_her_own_voice_coming_back_through_the_microphone_is_dropped_as_echo(
+    tmp_path, scripted_brain, hearing, piper_voice
+):
+    reply = "The weather today is sunny and warm."
+    scripted_brain.push({"text": reply})
+    question = speech(piper_voice, "How is the weather?", tail_s=1.2)
+    # Her answer leaks back into the microphone, quieter than she plays it.
+    echo = speech(piper_voice, reply, lead_s=0.0, tail_s=1.5) * 0.15
+    wav = tmp_path / "echo.wav"
+    write_wav(wav, np.concatenate([question, echo]), 16_000)
+    companion = await start_companion(tmp_path, scripted_brain)
+    session, _ = session_for(companion, wav, hearing, piper_voice, realtime=True)
+    try:
+        await session.run()
+    finally:
+        await session.close()
+        await companion.close()
+    assert session.loop.barge_ins == 0
+    assert session.loop.heard == ["How is the weather?"]
+    assert len(scripted_brain.bodies) == 1
