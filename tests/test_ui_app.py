@@ -157,3 +157,42 @@ def test_closing_remembers_the_window_size_and_the_mute_switch(qtbot, tmp_path, 
     again = make_app(RunConfig(config.paths, saved))
     assert (again.window.width(), again.window.height()) == (520, 610)
     assert again.window.mute_button.isChecked()
+
+
+def test_missing_models_are_offered_for_download_and_typing_still_works(
+        qtbot, tmp_path, scripted_brain, qt_loop):
+    config = _config(tmp_path, scripted_brain.url)
+    config = RunConfig(config.paths, with_overrides(config.settings, voice={"hearing_model": "base.en"}))
+    app = CompanionApp(config, with_voice=True)
+    qtbot.addWidget(app.window)
+    app.show()
+    scripted_brain.push({"text": "[neutral] I can read you fine."})
+
+    async def scenario():
+        await app.start()
+        finished = signal_future(app.bridge.turn_finished)
+        _type(qtbot, app, "can you read me?")
+        await finished
+
+    try:
+        qt_loop(scenario())
+    finally:
+        qt_loop(app.close())
+    banner = app.window.banners.banner("models")
+    assert banner is not None and "hearing model (base.en)" in banner.text()
+    assert "Download" in banner.buttons
+    assert app.voice is None  # nothing was fetched without asking
+    assert ("said", "I can read you fine.") in app.window.captions.entries()
+
+
+def test_a_model_download_shows_its_progress_from_the_worker_thread(qtbot, tmp_path, make_app):
+    import threading
+
+    app = make_app(_config(tmp_path, "http://127.0.0.1:9/v1"))
+    with qtbot.waitSignal(app.bridge.download_progress, timeout=2000):
+        worker = threading.Thread(target=app.bridge.deliver_progress, args=("model.bin", 30, 120))
+        worker.start()
+        worker.join()
+    banner = app.window.banners.banner("download")
+    assert banner is not None and "model.bin" in banner.text()
+    assert (banner.progress.value(), banner.progress.maximum()) == (30, 120)
