@@ -2,7 +2,8 @@
 
 Measures: time from ask() to her first streamed words, to the ANNOUNCE of a tool call and to
 the end of a one-tool turn; the reply filter's throughput; and the cold start of
-`companion chat --once` (process start to exit).
+`companion chat --once` (process start to exit). The history grows to its 60-message cap
+during the run, so the numbers include the cost of sending a full history each round.
 """
 
 from __future__ import annotations

@@ -98,11 +98,16 @@ class OpenAIChatModel:
 
         Raises BrainError with a sentence she can say; cancellation closes the stream.
         """
-        request: dict[str, Any] = {"model": self.model, "messages": list(messages), "stream": True}
+        # Messages and tools travel in extra_body (which wins over the typed fields): the client's
+        # typed transform walks every message and schema, measured at ~58 ms per request with 60
+        # history messages, 80% of a turn's own overhead. The JSON sent is the same.
+        body: dict[str, Any] = {"messages": list(messages)}
         if tools:
-            request["tools"] = chat_tools(tools)
+            body["tools"] = chat_tools(tools)
         try:
-            stream = await self._client.chat.completions.create(**request)
+            stream = await self._client.chat.completions.create(
+                model=self.model, messages=[], stream=True, extra_body=body
+            )
         except openai.OpenAIError as exc:
             raise self._error(exc, started=False) from exc
         text: list[str] = []
