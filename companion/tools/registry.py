@@ -290,9 +290,11 @@ def builtin_modules() -> list[ModuleType]:
         memory_write,
         start_work,
         todo,
+        web_extract,
+        web_search,
     )
 
-    return [get_time, todo, memory_write, memory_recall, start_work, cancel_work]
+    return [get_time, todo, memory_write, memory_recall, start_work, cancel_work, web_extract, web_search]
 
 
 def action_modules() -> list[ModuleType]:
