@@ -150,7 +150,11 @@ class ApprovalPanel(QWidget):
         if card is None:
             return
         card.resolve(decision)
-        QTimer.singleShot(LINGER_MS, lambda: self._drop(request_id))
+        # A timer owned by the panel dies with it: no callback into a closed window.
+        linger = QTimer(self, singleShot=True, interval=LINGER_MS)
+        linger.timeout.connect(lambda: self._drop(request_id))
+        linger.timeout.connect(linger.deleteLater)
+        linger.start()
 
     @Slot(str, bool)
     def hear(self, text: str, spoken: bool) -> bool:
