@@ -42,7 +42,7 @@ class Site:
                 if route == "/article":
                     self._send(200, "text/html; charset=utf-8", ARTICLE.encode())
                 elif route == "/plain":
-                    self._send(200, "text/plain", "just some words\n".encode())
+                    self._send(200, "text/plain", b"just some words\n")
                 elif route == "/huge":
                     self.send_response(200)
                     self.send_header("Content-Type", "text/plain")
