@@ -84,7 +84,7 @@ SHAPES: dict[str, FaceShape] = {
     ),
     "crying": FaceShape(
         eye_squeeze=1.0, brow_angle=28, brow_arch=-0.1, brow_y=-0.02, mouth_curve=-0.9,
-        mouth_width=0.34, mouth_open=0.45, mouth_wave=0.6, tears=1.0, blush=0.25,
+        mouth_width=0.30, mouth_open=0.75, mouth_wave=0.5, tears=1.0, blush=0.25,
     ),
     "angry": FaceShape(
         lid_slant=0.75, shine=0.7, brow_angle=-26, brow_arch=-0.1, brow_y=0.05,
