@@ -110,6 +110,8 @@ async def test_other_servers_ways_of_saying_no_tools_are_understood(tmp_path, sc
 
 
 async def test_a_wrong_address_and_a_rate_limit_get_their_own_sentences(tmp_path, scripted_brain):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
     error, _ = await ask_and_get_error(tmp_path / "a", scripted_brain.url + "/nope")
     assert error.code == "wrong_url" and "for Ollama it ends in /v1" in error.sentence
     scripted_brain.push({"error": 429, "message": "slow down"})
