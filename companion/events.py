@@ -148,9 +148,21 @@ class WorkChanged:
     result: str = ""
 
 
+@dataclass(frozen=True)
+class ReminderDue:
+    """A reminder came due (she also says it with a Speak(SAY)); `missed` when it fell due
+    while the app was closed. `due` is an ISO 8601 time with its offset."""
+
+    reminder_id: str
+    text: str
+    due: str
+    missed: bool = False
+
+
 Event = (
     UserHeard | ReplyDelta | ReplyDone | Speak | ExpressionChanged | ToolStarted | ToolFinished
     | ApprovalNeeded | ApprovalResolved | StateChanged | ErrorOccurred | TurnFinished | WorkChanged
+    | ReminderDue
 )
 Subscriber = Callable[[Event], None]
 
