@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from companion.ui.expressions import shape_for
 from companion.ui.face_animation import FaceAnimator
-from companion.ui.face_painter import FaceFrame, paint_face
+from companion.ui.face_painter import FaceFrame, HeadCache, paint_face
 
 FRAME_INTERVAL_MS = 16
 
@@ -35,6 +35,7 @@ class FaceWidget(QWidget):
         self._timer.setInterval(FRAME_INTERVAL_MS)
         self._timer.timeout.connect(self.update)
         self.last_frame: FaceFrame | None = None
+        self._head_cache = HeadCache()
 
     def sizeHint(self) -> QSize:
         return QSize(360, 360)
@@ -72,7 +73,7 @@ class FaceWidget(QWidget):
         frame = self.animator.frame(now)
         self.last_frame = frame
         painter = QPainter(self)
-        paint_face(painter, QRectF(self.rect()), frame)
+        paint_face(painter, QRectF(self.rect()), frame, head_cache=self._head_cache)
         painter.end()
         self.painted.emit(now)
 

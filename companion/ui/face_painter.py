@@ -13,11 +13,13 @@ from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import (
     QBrush,
     QColor,
+    QImage,
     QLinearGradient,
     QPainter,
     QPainterPath,
     QPen,
     QRadialGradient,
+    QTransform,
 )
 
 from companion.ui.expressions import FaceShape
@@ -104,7 +106,39 @@ def paint_background(p: QPainter, rect: QRectF) -> None:
     p.fillRect(rect, QBrush(gradient))
 
 
-def paint_face(p: QPainter, rect: QRectF, frame: FaceFrame, *, background: bool = True) -> None:
+class HeadCache:
+    """The head (shadow, skin, sheen) rendered once per size and skin tone: the costliest layer.
+
+    The widget keeps one; a still picture does without. The head is a circle lit from a
+    fixed light, so one image serves every tilt.
+    """
+
+    def __init__(self) -> None:
+        self._key: tuple | None = None
+        self._image: QImage | None = None
+
+    def draw(self, p: QPainter, s: FaceShape, scale: float, ratio: float) -> None:
+        key = (round(scale, 1), round(s.flush, 2), round(s.pale, 2), ratio)
+        if key != self._key or self._image is None:
+            size = int(math.ceil(2.6 * scale * ratio))
+            image = QImage(size, size, QImage.Format.Format_ARGB32_Premultiplied)
+            image.setDevicePixelRatio(ratio)
+            image.fill(Qt.GlobalColor.transparent)
+            painter = QPainter(image)
+            painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
+            painter.translate(1.3 * scale, 1.3 * scale)
+            painter.scale(scale, scale)
+            _paint_head(painter, s)
+            painter.end()
+            self._key, self._image = key, image
+        p.save()
+        p.scale(1 / scale, 1 / scale)  # draw pixel for pixel: no resampling blur
+        p.drawImage(QPointF(-1.3 * scale, -1.3 * scale), self._image)
+        p.restore()
+
+
+def paint_face(p: QPainter, rect: QRectF, frame: FaceFrame, *, background: bool = True,
+               head_cache: HeadCache | None = None) -> None:
     """Paint `frame` centred in `rect`, scaled to fit."""
     p.save()
     p.setRenderHint(QPainter.RenderHint.Antialiasing, True)
@@ -116,11 +150,14 @@ def paint_face(p: QPainter, rect: QRectF, frame: FaceFrame, *, background: bool 
     s = frame.shape
     _paint_state_ring(p, frame)
     p.translate(0, frame.bob)
+    if head_cache is not None:
+        head_cache.draw(p, s, scale, p.device().devicePixelRatioF() if p.device() else 1.0)
     p.rotate(s.head_tilt + frame.sway)
-    skin = _paint_head(p, s)
+    if head_cache is None:
+        _paint_head(p, s)
     _paint_blush(p, s)
     for side in (-1, 1):
-        _paint_eye(p, s, frame, side, skin)
+        _paint_eye(p, s, frame, side)
         _paint_brow(p, s, side)
     _paint_tears(p, s, frame.phase)
     _paint_mouth(p, s, frame.speech_level)
@@ -130,7 +167,7 @@ def paint_face(p: QPainter, rect: QRectF, frame: FaceFrame, *, background: bool 
     p.restore()
 
 
-def _paint_head(p: QPainter, s: FaceShape) -> QBrush:
+def _paint_head(p: QPainter, s: FaceShape) -> None:
     # A soft shadow under the head, then the head with a gentle light from the top left.
     shadow = QRadialGradient(QPointF(0, 1.05), 1.0)
     shadow.setColorAt(0.0, QColor(0, 0, 0, 70))
@@ -144,8 +181,7 @@ def _paint_head(p: QPainter, s: FaceShape) -> QBrush:
     gradient.setColorAt(0.0, light)
     gradient.setColorAt(0.75, _mix(light, edge, 0.6))
     gradient.setColorAt(1.0, edge)
-    brush = QBrush(gradient)
-    p.setBrush(brush)
+    p.setBrush(QBrush(gradient))
     p.drawEllipse(QRectF(-1.0, -0.97, 2.0, 1.94))
     # A little sheen on the forehead.
     sheen = QRadialGradient(QPointF(-0.35, -0.55), 0.35)
@@ -153,7 +189,6 @@ def _paint_head(p: QPainter, s: FaceShape) -> QBrush:
     sheen.setColorAt(1.0, QColor(255, 255, 255, 0))
     p.setBrush(QBrush(sheen))
     p.drawEllipse(QRectF(-0.75, -0.9, 0.8, 0.7))
-    return brush
 
 
 def _paint_blush(p: QPainter, s: FaceShape) -> None:
@@ -175,7 +210,17 @@ def _paint_blush(p: QPainter, s: FaceShape) -> None:
                 p.drawLine(QPointF(x + 0.025, centre.y() - 0.04), QPointF(x - 0.025, centre.y() + 0.04))
 
 
-def _paint_eye(p: QPainter, s: FaceShape, f: FaceFrame, side: int, skin: QBrush) -> None:
+_UP = QTransform.fromScale(1000.0, 1000.0)
+_DOWN = QTransform.fromScale(0.001, 0.001)
+
+
+def _subtract(a: QPainterPath, b: QPainterPath) -> QPainterPath:
+    # Qt flattens curves for boolean operations with a tolerance in path units; our units are
+    # face radii, so work at 1000x or the eyes come out as hexagons.
+    return _DOWN.map(_UP.map(a).subtracted(_UP.map(b)))
+
+
+def _paint_eye(p: QPainter, s: FaceShape, f: FaceFrame, side: int) -> None:
     cx = side * 0.38 + s.gaze_x * 0.03
     cy = -0.04 + s.gaze_y * 0.03
     rx = 0.14 * s.eye_width
@@ -201,11 +246,11 @@ def _paint_eye(p: QPainter, s: FaceShape, f: FaceFrame, side: int, skin: QBrush)
         lid.lineTo(cx + 2 * rx, lid_y(cx + 2 * rx))
         lid.lineTo(cx - 2 * rx, lid_y(cx - 2 * rx))
         lid.closeSubpath()
-        cut = eye.subtracted(lid)
+        cut = _subtract(eye, lid)
         if s.lower_lid > 0.01:
             cheek = QPainterPath()
             cheek.addEllipse(QPointF(cx, cy + ry * (2.6 - 1.6 * s.lower_lid)), rx * 2.2, ry * 1.5)
-            cut = cut.subtracted(cheek)
+            cut = _subtract(cut, cheek)
         p.setPen(Qt.PenStyle.NoPen)
         p.setBrush(_alpha(EYE, open_alpha))
         p.drawPath(cut)
