@@ -390,3 +390,29 @@ async def test_a_timeout_raised_inside_a_tool_is_not_mistaken_for_the_budget(tmp
     message = tool_messages(scripted_brain.bodies[1])[0]
     assert "the disk did not answer" in message and "took longer than" not in message
     await companion.close()
+
+
+async def test_no_heartbeat_is_said_while_the_user_is_being_asked_for_approval(tmp_path, scripted_brain):
+    from companion.events import ApprovalNeeded, ApprovalResolved
+
+    box: list = []
+
+    async def asks(args, ctx):
+        companion, rec = box
+        companion.bus.emit(ApprovalNeeded("r1", "make build", "runs a command", True, 30.0))
+        await asyncio.sleep(0.15)  # an absence: ~15 heartbeat periods pass while the question is open
+        box.append(len(rec.speech()))
+        companion.bus.emit(ApprovalResolved("r1", "approved"))
+        await rec.wait_for(lambda: any(kind == "heartbeat" for kind, _ in rec.speech()))
+        return "built"
+
+    scripted_brain.push({"tool_calls": [{"name": "build", "arguments": {}}]}, {"text": "Built."})
+    config = make_config(tmp_path, scripted_brain.url,
+                         narration={"heartbeat_first_s": 0.01, "heartbeat_every_s": 0.01})
+    companion, rec = await start_companion(config, registry_with(tool("build", asks, heartbeat=("tick",))))
+    box.extend([companion, rec])
+    await companion.ask("build it")
+    said_while_asking = box[2]
+    assert said_while_asking == 1  # only the announce
+    assert ("heartbeat", "tick") in rec.speech()  # and the heartbeat came back after the answer
+    await companion.close()

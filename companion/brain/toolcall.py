@@ -17,6 +17,8 @@ from companion.brain.client import ToolCallRequest
 from companion.brain.narration import resolve_lines, run_heartbeat
 from companion.config import NarrationSettings
 from companion.events import (
+    ApprovalNeeded,
+    ApprovalResolved,
     EventBus,
     ExpressionChanged,
     Outcome,
@@ -174,9 +176,21 @@ class ToolRunner:
         self.bus.emit(ToolStarted(spec.name, call.id, arguments))
         self.bus.emit(ExpressionChanged(spec.expressions.get("focus", "thinking"), f"focus: {spec.name}"))
         self.bus.emit(StateChanged(State.WORKING))
+        asking: set[str] = set()  # approval questions open right now
+
+        def watch(event: object) -> None:
+            if isinstance(event, ApprovalNeeded):
+                asking.add(event.request_id)
+            elif isinstance(event, ApprovalResolved):
+                asking.discard(event.request_id)
+
+        def beat(line: str) -> None:
+            if not asking:  # never hum over a question the user is being asked
+                self.bus.emit(Speak(SpeechKind.HEARTBEAT, line, spec.name))
+
+        stop_watching = self.bus.subscribe(watch)
         heartbeat = asyncio.ensure_future(run_heartbeat(
-            lines.heartbeat, self.narration.heartbeat_first_s, self.narration.heartbeat_every_s,
-            lambda line: self.bus.emit(Speak(SpeechKind.HEARTBEAT, line, spec.name)),
+            lines.heartbeat, self.narration.heartbeat_first_s, self.narration.heartbeat_every_s, beat,
         ))
         timeout = ctx.budget_s + grace_s(ctx.budget_s)
         deadline = asyncio.timeout(timeout)
@@ -205,6 +219,7 @@ class ToolRunner:
             log.exception("tool %s raised", spec.name)
             outcome, text = Outcome.FAILED, f"it crashed ({type(exc).__name__}: {exc})"
         finally:
+            stop_watching()
             heartbeat.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await heartbeat
