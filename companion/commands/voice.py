@@ -95,8 +95,21 @@ async def _voice(args: argparse.Namespace, config: RunConfig) -> int:
         brain=CompanionBrain(companion), bus=bus, source=source, sink=sink,
         transcriber=transcriber, synthesizer=synthesizer, voice=voice,
     )
-    print("Listening. Speak, or type and press Enter. Ctrl-C quits.", flush=True)
-    typed = _typed_lines(lambda text: asyncio.ensure_future(companion.ask(text, Channel.TEXT)))
+    print("Listening. Speak, or type and press Enter. Ctrl-C quits." if not isinstance(source, NullSource)
+          else "Type to me and press Enter. Ctrl-C quits.", flush=True)
+    asks: list[asyncio.Future] = []
+
+    async def typed_input_ended(pending: list[asyncio.Future]) -> None:
+        # Without a microphone, the end of typed input is the end of the conversation.
+        if isinstance(source, NullSource):
+            await asyncio.gather(*pending, return_exceptions=True)
+            await session.loop.wait_until_quiet()
+            source.close()
+
+    typed = _typed_lines(
+        lambda text: asks.append(asyncio.ensure_future(companion.ask(text, Channel.TEXT))),
+        lambda: asks.append(asyncio.ensure_future(typed_input_ended(list(asks)))),
+    )
     try:
         await session.run()
     finally:
@@ -106,7 +119,7 @@ async def _voice(args: argparse.Namespace, config: RunConfig) -> int:
     return 0
 
 
-def _typed_lines(on_line):
+def _typed_lines(on_line, on_end):
     """Typed lines go to her as text (the way on when there is no microphone). Returns a stop function."""
     loop = asyncio.get_running_loop()
     stream = sys.stdin
@@ -115,6 +128,7 @@ def _typed_lines(on_line):
         line = stream.readline()
         if not line:
             loop.remove_reader(stream)
+            on_end()
             return
         if line.strip():
             on_line(line.strip())

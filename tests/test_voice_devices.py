@@ -1,0 +1,97 @@
+"""Real audio devices: a private PulseAudio's virtual microphone and speaker, and no device at all."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import signal
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from audio_env import reinitialise_sounddevice, speech_wav
+from brain_harness import make_config
+
+from companion.config import VoiceSettings
+from companion.errors import CompanionError
+from companion.events import EventBus, TurnFinished
+from companion.runtime import Companion
+from companion.voice.audio import read_wav, resample
+from companion.voice.brain_port import CompanionBrain
+from companion.voice.devices import DeviceSink, DeviceSource
+from companion.voice.session import VoiceSession
+
+
+def words(text: str) -> str:
+    return re.sub(r"[^a-z0-9 ]+", "", text.lower()).strip()
+
+
+@pytest.fixture
+def no_sound_server():
+    """A machine with no sound card and no sound server."""
+    saved = os.environ.get("PULSE_SERVER")
+    os.environ["PULSE_SERVER"] = "unix:/nonexistent/pulse/native"
+    reinitialise_sounddevice()
+    yield
+    if saved is None:
+        os.environ.pop("PULSE_SERVER", None)
+    else:
+        os.environ["PULSE_SERVER"] = saved
+    reinitialise_sounddevice()
+
+
+async def test_speech_into_the_virtual_microphone_is_heard_and_her_answer_is_recorded_from_the_speaker(
+    tmp_path, pulse_audio, scripted_brain, hearing, piper_voice
+):
+    scripted_brain.push({"text": "Berlin is the capital of Germany."})
+    question = speech_wav(tmp_path / "q.wav", piper_voice, "What is the capital of Germany?", tail_s=0.5)
+    bus = EventBus()
+    finished = asyncio.Event()
+    bus.subscribe(lambda event: finished.set() if isinstance(event, TurnFinished) else None)
+    companion = Companion(make_config(tmp_path, scripted_brain.url), bus)
+    await companion.start()
+    source, sink = DeviceSource(), DeviceSink(preferred_rate=piper_voice.sample_rate)
+    session = VoiceSession(brain=CompanionBrain(companion), bus=bus, source=source, sink=sink,
+                           transcriber=hearing, synthesizer=piper_voice, voice=VoiceSettings())
+    recording = pulse_audio.record_speaker(tmp_path / "said.wav")
+    running = asyncio.create_task(session.run())
+    player = pulse_audio.play_into_mic(question)
+    try:
+        await asyncio.wait_for(finished.wait(), 60)
+        await asyncio.wait_for(session.loop.wait_until_quiet(), 60)
+        # Half a second of silence pushes the last of her words through PulseAudio's buffers.
+        await sink.play(np.zeros(sink.rate // 2, dtype=np.float32), sink.rate)
+    finally:
+        recording.send_signal(signal.SIGINT)
+        recording.wait(10)
+        player.wait(10)
+        await session.close()
+        await running
+        await companion.close()
+    assert session.loop.heard == ["What is the capital of Germany?"]
+    said, rate = read_wav(tmp_path / "said.wav")
+    assert words(hearing.transcribe_sync(resample(said, rate, 16_000))) == "berlin is the capital of germany"
+
+
+def test_with_no_sound_device_opening_the_microphone_or_speaker_says_so(no_sound_server):
+    with pytest.raises(CompanionError) as mic:
+        DeviceSource(loop=asyncio.new_event_loop())
+    assert mic.value.sentence == "I can't find a microphone on this machine. I'll carry on in text: type to me instead."
+    with pytest.raises(CompanionError) as speaker:
+        DeviceSink(loop=asyncio.new_event_loop())
+    assert "can't find a speaker" in speaker.value.sentence
+
+
+def test_companion_voice_without_a_sound_device_says_so_and_carries_on_in_text(tmp_path, scripted_brain):
+    scripted_brain.push({"text": "Paris is the capital of France."})
+    env = {**os.environ, "PULSE_SERVER": "unix:/nonexistent/pulse/native"}
+    done = subprocess.run(
+        [sys.executable, "-m", "companion.cli", "voice", "--config-dir", str(tmp_path / "config"),
+         "--workspace", str(tmp_path / "ws"), "--brain-url", scripted_brain.url, "--model", "scripted"],
+        input="What is the capital of France?\n", capture_output=True, text=True, env=env, timeout=90,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "I can't find a microphone on this machine" in done.stderr
+    assert "[say] Paris is the capital of France." in done.stdout

@@ -1,0 +1,46 @@
+"""`companion listen`: a question in a WAV, her spoken answer in another WAV, a scripted brain."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+from audio_env import espeak_wav
+
+from companion.voice.audio import read_wav, resample
+
+
+def words(text: str) -> str:
+    return re.sub(r"[^a-z0-9 ]+", "", text.lower()).strip()
+
+
+def listen(tmp_path, brain_url: str, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "companion.cli", "listen", "--config-dir", str(tmp_path / "config"),
+         "--workspace", str(tmp_path / "ws"), "--brain-url", brain_url, "--model", "scripted", *args],
+        capture_output=True, text=True, timeout=120,
+    )
+
+
+def test_listen_writes_her_spoken_answer_and_prints_the_transcript(tmp_path, scripted_brain, hearing):
+    reply = "The library opens at nine in the morning."
+    scripted_brain.push({"text": f"[happy] {reply}"})
+    question = espeak_wav(tmp_path / "question.wav", "When does the library open?")
+    answer = tmp_path / "answer.wav"
+    done = listen(tmp_path, scripted_brain.url, "--in", str(question), "--out", str(answer))
+    assert done.returncode == 0, done.stderr
+    heard, said = done.stdout.splitlines()[:2]
+    assert heard.lower() == "[heard] when does the library open?"
+    assert said == f"[say] {reply}"
+    audio, rate = read_wav(answer)
+    assert words(hearing.transcribe_sync(resample(audio, rate, 16_000))) == words(reply)
+    # She starts answering after the question, so the answer file begins with silence.
+    assert not audio[: rate // 2].any()
+
+
+def test_listen_with_a_missing_input_file_says_so(tmp_path, scripted_brain):
+    done = listen(tmp_path, scripted_brain.url, "--in", str(tmp_path / "nope.wav"), "--out", str(tmp_path / "a.wav"))
+    assert done.returncode == 1
+    assert f"There is no audio file at {tmp_path / 'nope.wav'}." in done.stderr
+    assert not (tmp_path / "a.wav").exists()
