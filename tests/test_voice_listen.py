@@ -24,7 +24,7 @@ def listen(tmp_path, brain_url: str, *args: str) -> subprocess.CompletedProcess:
 
 
 def test_listen_writes_her_spoken_answer_and_prints_the_transcript(tmp_path, scripted_brain, hearing):
-    reply = "The library opens at nine in the morning."
+    reply = "The library opens early in the morning."
     scripted_brain.push({"text": f"[happy] {reply}"})
     question = espeak_wav(tmp_path / "question.wav", "When does the library open?")
     answer = tmp_path / "answer.wav"
