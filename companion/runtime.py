@@ -28,11 +28,13 @@ from companion.config import Settings
 from companion.events import ErrorOccurred, EventBus, Speak, SpeechKind, UserHeard
 from companion.persona import PersonalityStore
 from companion.tools import registry as tool_registry
+from companion.tools.builtin import web_search
 from companion.tools.context import Channel, Mode, Session
 from companion.tools.registry import Registry
 
 if TYPE_CHECKING:
     from companion.cli import RunConfig
+    from companion.reminders import ReminderScheduler
     from companion.safety.gate import Gate
 
 log = logging.getLogger(__name__)
@@ -66,6 +68,8 @@ class Companion:
         self._turn: asyncio.Task[TurnResult] | None = None
         self.gate: Gate | None = None
         """The approval gate (set by start()); front-ends attach their approver to it."""
+        self.reminders: ReminderScheduler | None = None
+        """Says due reminders (set by start()); tools reach it as ctx.services["reminders"]."""
         self._hold_notices = False
 
     # --- life cycle -----------------------------------------------------------------------
@@ -95,6 +99,7 @@ class Companion:
         )
         self.services.update(work=self.work, personality=self.personality, session=self.session)
         self._start_safety()
+        self._start_reminders()
         self._report_personality()
 
     async def close(self) -> None:
@@ -104,6 +109,8 @@ class Companion:
             await asyncio.gather(self._turn, return_exceptions=True)
         if self.work is not None:
             await self.work.close()
+        if self.reminders is not None:
+            await self.reminders.stop()
         close = getattr(self.model, "close", None)
         if close is not None and self._given_model is None:
             await close()
@@ -134,6 +141,8 @@ class Companion:
             self._turn = None
             if self.work is not None:
                 self.work.deliver_notices()
+            if self.reminders is not None:
+                self.reminders.deliver_pending()
 
     def cancel_turn(self) -> bool:
         """Barge-in, "stop" or quit: cancel the model stream and the running tool now.
@@ -164,6 +173,8 @@ class Companion:
         self._hold_notices = hold
         if not hold and self.work is not None:
             self.work.deliver_notices()
+        if not hold and self.reminders is not None:
+            self.reminders.deliver_pending()
 
     # --- settings and previews --------------------------------------------------------------
     def apply_settings(self, settings: Settings) -> None:
@@ -172,6 +183,7 @@ class Companion:
         self.services["settings"] = settings
         if self.gate is not None:
             self.gate.workspace = settings.tools.workspace_path()
+        web_search.configure(settings.tools.search_url)
         if self.registry is not None:
             for toolset in set(old.tools.disabled_toolsets) | set(settings.tools.disabled_toolsets):
                 self.registry.set_toolset_enabled(toolset, toolset not in settings.tools.disabled_toolsets)
@@ -212,6 +224,18 @@ class Companion:
         self.services["gate"] = self.gate
         if self.gate.grants.notice:
             self.bus.emit(ErrorOccurred("safety", "approvals_broken", self.gate.grants.notice))
+
+    def _start_reminders(self) -> None:
+        """Reminders missed while closed are told now; due ones are said when quiet."""
+        from companion.reminders import FILE_NAME, ReminderScheduler, ReminderStore
+
+        web_search.configure(self.settings.tools.search_url)
+        store = ReminderStore(self.paths.data_dir / FILE_NAME)
+        if store.notice:
+            self.bus.emit(ErrorOccurred("tools", "reminders_broken", store.notice))
+        self.reminders = ReminderScheduler(store, self.bus, is_quiet=self.is_quiet)
+        self.services["reminders"] = self.reminders
+        self.reminders.start()
 
     def _remember_said(self, line: str) -> None:
         if self.conversation is not None:

@@ -288,13 +288,15 @@ def builtin_modules() -> list[ModuleType]:
         get_time,
         memory_recall,
         memory_write,
+        reminder,
         start_work,
         todo,
         web_extract,
         web_search,
     )
 
-    return [get_time, todo, memory_write, memory_recall, start_work, cancel_work, web_extract, web_search]
+    return [get_time, todo, memory_write, memory_recall, start_work, cancel_work, web_extract,
+            web_search, reminder]
 
 
 def action_modules() -> list[ModuleType]:
