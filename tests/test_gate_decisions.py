@@ -64,6 +64,12 @@ TABLE: list[tuple[str, str]] = [
     ("sort -o out.txt notes.txt", ASK),
     ("date -s '2020-01-01'", ASK),
     ("find . -fprint out.txt", ASK),
+    ("grep -R secret .", ASK),
+    ("rg -L secret", ASK),
+    ("find -L . -name x", ASK),
+    ("wc --files0-from=list.txt", ASK),
+    ("rg TODO *", ASK),  # the workspace holds a file named --pre=sh
+    ("grep -rn TODO sub/*", SAFE),
     # metacharacters, even inside quotes
     ("ls; rm notes.txt", ASK),
     ("ls && cat notes.txt", ASK),
@@ -148,6 +154,8 @@ def gate(tmp_path: Path) -> Gate:
     (workspace / "my notes.txt").write_text("hello\n")
     (tmp_path / "secret.txt").write_text("secret\n")
     (workspace / "escape-link").symlink_to(tmp_path / "secret.txt")
+    (workspace / "--pre=sh").write_text("")
+    (workspace / "sub" / "code.py").write_text("# TODO\n")
     store = GrantStore(tmp_path / "approvals.toml")
     store.add_line("npm test")
     store.add_line("npm test && npm run lint")

@@ -33,14 +33,16 @@ AUTO_SAFE_COMMANDS = frozenset(
 )
 
 # Flags that turn a read-only command into one that runs programs, writes files, or never ends.
+# Following symlinks (grep -R, rg -L, find -L) would read outside the workspace through a link.
 ESCAPE_FLAGS: dict[str, tuple[str, ...]] = {
-    "rg": ("--pre", "--pre-glob", "--hostname-bin", "--search-zip", "-z"),
-    "grep": ("--devices",),
+    "rg": ("--pre", "--pre-glob", "--hostname-bin", "--search-zip", "-z", "-L", "--follow"),
+    "grep": ("--devices", "-R", "--dereference-recursive"),
     "tail": ("-f", "-F", "--follow", "--retry", "--pid"),
-    "find": ("-delete", "-exec", "-execdir", "-ok", "-okdir", "-fprint", "-fprint0", "-fprintf", "-fls"),
+    "find": ("-delete", "-exec", "-execdir", "-ok", "-okdir", "-fprint", "-fprint0", "-fprintf",
+             "-fls", "-L", "-follow", "-files0-from"),
     "date": ("-s", "--set", "-f", "--file"),
+    "wc": ("--files0-from",),
     "sort": ("-o", "--output", "--compress-program"),
-    "ls": (),
 }
 # Commands whose arguments are never paths.
 NO_PATH_ARGUMENTS = frozenset({"echo", "date", "pwd"})
@@ -345,6 +347,8 @@ def _auto_safe(line: str, words: list[str] | None, workspace: Path) -> tuple[boo
         return False, f"{name} {escape} is not read-only"
     if name in NO_PATH_ARGUMENTS:
         return True, "read-only"
+    if any(_option_like_match(arg, workspace) for arg in args):
+        return False, "a file name starting with - would be read as an option"
     for path in _path_arguments(args):
         if not _inside(path, workspace):
             return False, f"{path} is outside the workspace"
@@ -395,6 +399,13 @@ def _inside(path: str, workspace: Path) -> bool:
     except JailError:
         return False
     return True
+
+
+def _option_like_match(arg: str, workspace: Path) -> bool:
+    """A glob that expands to a file named like an option (`--pre=x`) smuggles in a flag."""
+    if not glob.has_magic(arg):
+        return False
+    return any(os.path.basename(m).startswith("-") for m in _glob_matches(arg, workspace))
 
 
 def _glob_matches(path: str, workspace: Path) -> list[str]:
