@@ -193,10 +193,10 @@ class CompanionApp(QObject):
         return self.config.paths.models_dir
 
     async def _start_voice(self) -> None:
-        from companion.ui.app_voice import VoiceSession
+        from companion.ui.app_voice import WindowVoice
 
         self.window.banners.clear("models")
-        session = VoiceSession(self.companion, self.bus, self.keeper.settings.voice, self._models_dir(),
+        session = WindowVoice(self.companion, self.bus, self.keeper.settings.voice, self._models_dir(),
                                speech_level=self.bridge.deliver_speech_level,
                                mic_level=self.bridge.deliver_mic_level,
                                progress=self.bridge.deliver_progress)

@@ -67,6 +67,7 @@ class CompanionWindow(QMainWindow):
         self._ptt_key = key_from_text(push_to_talk_key)
         self._ptt_down = False
         self._brain_failed = False
+        self._state = "idle"
         self.face = FaceWidget()
         self.captions = CaptionsView()
         self.banners = BannerArea()
@@ -154,8 +155,10 @@ class CompanionWindow(QMainWindow):
     # --- what the core tells us -----------------------------------------------------------
     @Slot(str)
     def show_state(self, state: str) -> None:
-        self.face.set_state(state)
-        muted = self.mute_button.isChecked() and state == "idle"
+        self._state = state
+        muted = self.mute_button.isChecked() and state in ("idle", "listening")
+        # A muted microphone hears nothing: no listening ring, and the pill says so.
+        self.face.set_state("idle" if muted else state)
         self.state_label.setText("Muted: type to talk" if muted else STATE_TEXT.get(state, state))
 
     @Slot(str, str, str)
@@ -199,7 +202,7 @@ class CompanionWindow(QMainWindow):
     def _on_mute(self, muted: bool) -> None:
         self.mute_button.setText("Unmute mic" if muted else "Mute mic")
         self.mute_toggled.emit(muted)
-        self.show_state("idle" if self.face.animator.state == "idle" else self.face.animator.state)
+        self.show_state(self._state)
 
     def set_muted(self, muted: bool) -> None:
         self.mute_button.setChecked(muted)
