@@ -1,0 +1,137 @@
+"""Safety and action-tool overhead; prints JSON.
+
+Measures: the gate's decision time per command line (over the decision table), the code
+scan of a 300-line program, the sandboxed runner's cost to start and reap a process, how long
+a timed-out command takes to be stopped past its limit, a whole auto-safe `shell` call, and
+web_extract on a local 100 KB / 1 MB article (fetch + trafilatura).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+
+from test_gate_decisions import TABLE  # noqa: E402
+
+from companion.config import Settings, ToolSettings  # noqa: E402
+from companion.safety.code_scan import scan_code  # noqa: E402
+from companion.safety.gate import Gate  # noqa: E402
+from companion.safety.grants import GrantStore  # noqa: E402
+from companion.safety.runner import run_process  # noqa: E402
+from companion.tools.action import shell  # noqa: E402
+from companion.tools.builtin import web_extract  # noqa: E402
+from companion.tools.context import ToolContext  # noqa: E402
+
+
+def stats_ms(values: list[float]) -> dict[str, float]:
+    values = sorted(values)
+    return {"median_ms": round(statistics.median(values) * 1000, 3),
+            "p90_ms": round(values[max(0, int(len(values) * 0.9) - 1)] * 1000, 3)}
+
+
+def gate_decisions(tmp: Path) -> dict[str, object]:
+    workspace = tmp / "ws"
+    (workspace / "sub").mkdir(parents=True)
+    gate = Gate(workspace, GrantStore(tmp / "approvals.toml"))
+    times = []
+    for _ in range(5):
+        for line, _ in TABLE:
+            start = time.perf_counter()
+            gate.precheck(line)
+            times.append(time.perf_counter() - start)
+    return {"lines": len(TABLE), **stats_ms(times)}
+
+
+def code_scan() -> dict[str, object]:
+    program = "\n".join(f"x{i} = sum(range({i}))\nprint(x{i})" for i in range(150))
+    times = []
+    for _ in range(20):
+        start = time.perf_counter()
+        scan_code(program)
+        times.append(time.perf_counter() - start)
+    return {"lines": 300, **stats_ms(times)}
+
+
+async def runner(tmp: Path) -> dict[str, object]:
+    spawn = []
+    for _ in range(20):
+        start = time.perf_counter()
+        await run_process(["true"], cwd=tmp, timeout_s=10)
+        spawn.append(time.perf_counter() - start)
+    overrun = []
+    for _ in range(3):
+        result = await run_process(["sleep", "60"], cwd=tmp, timeout_s=0.2)
+        overrun.append(result.duration_s - 0.2)
+    workspace = tmp / "ws"
+    gate = Gate(workspace, GrantStore(tmp / "approvals.toml"))
+    calls = []
+    for _ in range(10):
+        ctx = ToolContext(workspace=workspace, data_dir=tmp, services={"gate": gate})
+        start = time.perf_counter()
+        await shell.execute({"command": "ls -la"}, ctx)
+        calls.append(time.perf_counter() - start)
+    return {"spawn_true": stats_ms(spawn), "stop_after_timeout_overrun": stats_ms(overrun),
+            "shell_auto_safe_ls": stats_ms(calls)}
+
+
+def serve(body: bytes) -> ThreadingHTTPServer:
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+async def web(tmp: Path) -> dict[str, object]:
+    out: dict[str, object] = {}
+    settings = Settings(tools=ToolSettings(web_allow_private=True))
+    for label, paragraphs in (("100kb", 1450), ("1mb", 14000)):
+        article = "".join(f"<p>Paragraph {i}: otters hold hands while they sleep, number {i}.</p>"
+                          for i in range(paragraphs))
+        body = f"<html><body><article><h1>Otters</h1>{article}</article></body></html>".encode()
+        server = serve(body)
+        times = []
+        for _ in range(3):
+            ctx = ToolContext(workspace=tmp, data_dir=tmp, services={"settings": settings})
+            start = time.perf_counter()
+            await web_extract.execute({"url": f"http://127.0.0.1:{server.server_address[1]}/"}, ctx)
+            times.append(time.perf_counter() - start)
+        server.shutdown()
+        server.server_close()
+        out[f"web_extract_{label}"] = {"bytes": len(body), **stats_ms(times)}
+    return out
+
+
+async def main() -> None:
+    with tempfile.TemporaryDirectory() as name:
+        tmp = Path(name)
+        result = {
+            "gate_precheck": gate_decisions(tmp),
+            "code_scan": code_scan(),
+            **await runner(tmp),
+            **await web(tmp),
+        }
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
