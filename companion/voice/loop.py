@@ -14,6 +14,7 @@ import logging
 import re
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -134,6 +135,9 @@ class VoiceLoop:
         self._holding = False
         self.on_busy: list = []
         """Callables told True while the user speaks or a turn runs, False when quiet again."""
+        self.intercept: Callable[[str], bool] | None = None
+        """Sees each heard utterance first; True means it was an answer to something else (the
+        window's approval card hearing "yes"), so it starts no turn and interrupts nothing."""
         self._latency: TurnLatency | None = None
         self._discarding = False
         self._over_floor: deque[bool] = deque(maxlen=_frames_in(400))  # the last 400 ms of frames
@@ -245,6 +249,8 @@ class VoiceLoop:
             return
         if is_echo(text, self._recent_lines()):
             log.info("dropped my own echo: %r", text)
+            return
+        if self.intercept is not None and self.intercept(text):
             return
         latency.heard = text
         self.heard.append(text)
