@@ -56,7 +56,7 @@ async def _listen(args: argparse.Namespace, config: RunConfig) -> int:
     try:
         source = WavSource(args.input, realtime=args.realtime)
         transcriber, synthesizer = await load_models(
-            config.settings.voice, config.paths.data_dir / "models", progress=progress_bar())
+            config.settings.voice, config.paths.models_dir, progress=progress_bar())
     except CompanionError as exc:
         print(f"companion: {exc.sentence}", file=sys.stderr, flush=True)
         return 1

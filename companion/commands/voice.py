@@ -67,7 +67,7 @@ async def _voice(args: argparse.Namespace, config: RunConfig) -> int:
     bus.subscribe(heard_printer(sys.stdout))
     bus.subscribe(Transcript(sys.stdout, verbose=bool(getattr(args, "verbose", False))))
     try:
-        transcriber, synthesizer = await load_models(voice, config.paths.data_dir / "models", progress=progress_bar())
+        transcriber, synthesizer = await load_models(voice, config.paths.models_dir, progress=progress_bar())
     except CompanionError as exc:
         print(f"companion: {exc.sentence}", file=sys.stderr, flush=True)
         return 1

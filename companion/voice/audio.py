@@ -22,6 +22,7 @@ from companion.paths import atomic_write_bytes
 from companion.voice.vad import FRAME_S, FRAME_SAMPLES, SAMPLE_RATE, rms
 
 LevelListener = Callable[[float], None]
+StartListener = Callable[[float], None]
 LEVEL_BLOCK_S = 0.02
 """Output levels are reported per 20 ms block."""
 
@@ -44,6 +45,9 @@ class AudioSink(Protocol):
         """End the current playback now."""
 
     def add_level_listener(self, listener: LevelListener) -> None: ...
+
+    def add_start_listener(self, listener: StartListener) -> None:
+        """`listener(time.monotonic())` when the first sample of each play() leaves for the speaker."""
 
     async def close(self) -> None: ...
 
@@ -157,21 +161,32 @@ class NullSource:
 
 
 class _Levels:
+    """Level (lip sync) and start-of-playback listeners, shared by every sink."""
+
     def __init__(self) -> None:
         self._listeners: list[LevelListener] = []
+        self._start_listeners: list[StartListener] = []
 
     def add_level_listener(self, listener: LevelListener) -> None:
         self._listeners.append(listener)
 
+    def add_start_listener(self, listener: StartListener) -> None:
+        self._start_listeners.append(listener)
+
     def _report(self, level: float) -> None:
         for listener in self._listeners:
             listener(level)
+
+    def _started(self, when: float) -> None:
+        for listener in self._start_listeners:
+            listener(when)
 
 
 class NullSink(_Levels):
     """No speaker (or muted output): playback finishes at once."""
 
     async def play(self, audio: np.ndarray, rate: int) -> bool:
+        self._started(time.monotonic())
         await asyncio.sleep(0)
         return True
 
@@ -212,8 +227,11 @@ class WavSink(_Levels):
             if self._stopped.is_set():
                 return False
             piece = audio[offset:offset + block]
-            if self.first_sample_at is None:
-                self.first_sample_at = time.monotonic()
+            if offset == 0:
+                now = time.monotonic()
+                if self.first_sample_at is None:
+                    self.first_sample_at = now
+                self._started(now)
             self._append(piece)
             self._report(rms(piece))
             if self.realtime:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+import time
 from collections import deque
 
 import numpy as np
@@ -158,9 +159,11 @@ class DeviceSink(_Levels):
         out = outdata[:, 0]
         filled = 0
         finished: list[_Playback] = []
+        started = False
         with self._lock:
             while filled < frames and self._queue:
                 item = self._queue[0]
+                started = started or item.offset == 0
                 take = min(frames - filled, item.audio.size - item.offset)
                 out[filled:filled + take] = item.audio[item.offset:item.offset + take]
                 item.offset += take
@@ -170,13 +173,14 @@ class DeviceSink(_Levels):
         out[filled:] = 0.0
         if filled:
             level = rms(out[:filled])
-            self._loop.call_soon_threadsafe(self._played, level, finished)
+            self._loop.call_soon_threadsafe(self._played, level, finished, started)
 
-    def _played(self, level: float, finished: list[_Playback]) -> None:
-        if self.first_sample_at is None:
-            import time
-
-            self.first_sample_at = time.monotonic()
+    def _played(self, level: float, finished: list[_Playback], started: bool) -> None:
+        if started:
+            now = time.monotonic()
+            if self.first_sample_at is None:
+                self.first_sample_at = now
+            self._started(now)
         self._report(level)
         for item in finished:
             if not item.done.done():

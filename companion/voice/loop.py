@@ -149,6 +149,7 @@ class VoiceLoop:
         speaker.on_playing = self._on_playing
         if sink is not None:
             sink.add_level_listener(self._out_levels.append)
+            sink.add_start_listener(self._on_first_sample)
 
     # --- settings -----------------------------------------------------------------------
     def apply(self, settings: LoopSettings) -> None:
@@ -327,9 +328,11 @@ class VoiceLoop:
             self._latency.mark("first_synthesized")
 
     def _on_playing(self, line: Line) -> None:
-        if self._latency is not None:
-            self._latency.mark("first_audio")
         self._set_state(State.SPEAKING)
+
+    def _on_first_sample(self, when: float) -> None:
+        if self._latency is not None:
+            self._latency.mark("first_audio", when)
 
     def _set_state(self, state: State) -> None:
         if state != self._state:
