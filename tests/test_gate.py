@@ -147,3 +147,12 @@ async def test_time_spent_asking_is_held_off_the_tool_budget(tmp_path: Path, sto
     await gate.review("touch x", timeout_s=10, hold=moves.append)
     assert moves[0] == pytest.approx(11.0)
     assert 0 <= sum(moves) < 1.0  # only the real (short) wait stays excused
+
+
+def test_a_grant_removed_from_the_file_by_hand_stops_applying_at_once(tmp_path: Path, store: GrantStore) -> None:
+    store.add_family("git")
+    gate = make_gate(tmp_path, store)
+    assert gate.precheck("git status").approve
+    store.path.write_text('lines = []\nfamilies = ["cargo"]\n')
+    assert not gate.precheck("git status").approve
+    assert gate.precheck("cargo build").how == "family grant"

@@ -42,16 +42,22 @@ class GrantStore:
         self.path = Path(path)
         self.notice: str | None = None
         """A sentence for the user when the file was broken and set aside."""
+        self._seen = self._stamp()
         self._grants = self._load()
 
     def current(self) -> Grants:
+        """The grants now; a file edited by hand since the last look is read again."""
+        stamp = self._stamp()
+        if stamp != self._seen:
+            self._seen = stamp
+            self._grants = self._load()
         return self._grants
 
     def has_line(self, line: str) -> bool:
-        return line.strip() in self._grants.lines
+        return line.strip() in self.current().lines
 
     def has_family(self, word: str | None) -> bool:
-        return word is not None and word in self._grants.families
+        return word is not None and word in self.current().families
 
     def add_line(self, line: str) -> None:
         """Remember an exact line. Raises GrantError for a line that must always ask."""
@@ -61,8 +67,9 @@ class GrantStore:
         danger = danger_of(line)
         if danger:
             raise GrantError(f"{danger} I'll always ask before running that.")
-        if line not in self._grants.lines:
-            self._save(Grants((*self._grants.lines, line), self._grants.families))
+        grants = self.current()
+        if line not in grants.lines:
+            self._save(Grants((*grants.lines, line), grants.families))
 
     def add_family(self, word: str) -> None:
         """Remember a family (first word). Raises GrantError for refused families."""
@@ -70,15 +77,17 @@ class GrantStore:
         refusal = family_refusal(word)
         if refusal:
             raise GrantError(refusal)
-        if word not in self._grants.families:
-            self._save(Grants(self._grants.lines, (*self._grants.families, word)))
+        grants = self.current()
+        if word not in grants.families:
+            self._save(Grants(grants.lines, (*grants.families, word)))
 
     def revoke(self, value: str) -> bool:
         """Forget a saved line or family; True when something was removed."""
         value = value.strip()
-        lines = tuple(x for x in self._grants.lines if x != value)
-        families = tuple(x for x in self._grants.families if x != value)
-        if (lines, families) == (self._grants.lines, self._grants.families):
+        grants = self.current()
+        lines = tuple(x for x in grants.lines if x != value)
+        families = tuple(x for x in grants.families if x != value)
+        if (lines, families) == (grants.lines, grants.families):
             return False
         self._save(Grants(lines, families))
         return True
@@ -90,6 +99,14 @@ class GrantStore:
         data = {"lines": list(grants.lines), "families": list(grants.families)}
         atomic_write_text(self.path, tomli_w.dumps(data))
         self._grants = grants
+        self._seen = self._stamp()
+
+    def _stamp(self) -> tuple[int, int] | None:
+        try:
+            info = self.path.stat()
+        except OSError:
+            return None
+        return info.st_mtime_ns, info.st_size
 
     def _load(self) -> Grants:
         try:
