@@ -156,3 +156,12 @@ def test_a_grant_removed_from_the_file_by_hand_stops_applying_at_once(tmp_path: 
     store.path.write_text('lines = []\nfamilies = ["cargo"]\n')
     assert not gate.precheck("git status").approve
     assert gate.precheck("cargo build").how == "family grant"
+
+
+async def test_always_on_harmless_code_grants_harmless_code_in_general(tmp_path: Path, store: GrantStore) -> None:
+    approver = ScriptedApprover(Answer(Decision.APPROVED, always=True))
+    gate = make_gate(tmp_path, store, approver)
+    assert (await gate.review_code("print(1)", [])).allowed
+    assert store.current().families == (CODE_FAMILY,)
+    assert (await gate.review_code("print(2)", [])).how == "family grant"
+    assert gate.precheck_code("import socket", ["opens network connections (line 1)"]).how == "ask"

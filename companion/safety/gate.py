@@ -118,7 +118,8 @@ class Gate:
             return Precheck(True, "line grant", "you said always for this exact code", True)
         if self.grants.has_family(CODE_FAMILY):
             return Precheck(True, "family grant", "you said always for harmless code", True)
-        return Precheck(False, "ask", "I need your OK to run code.", saveable=True)
+        return Precheck(False, "ask", "I need your OK to run code. \"Always\" lets code that touches no "
+                        "files, programs, network or secrets run without asking.", saveable=True)
 
     async def review(self, command: str, *, tool: str = "shell", channel: str = "text",
                      timeout_s: float | None = None, hold: Hold | None = None) -> Verdict:
@@ -154,7 +155,11 @@ class Gate:
         note = ""
         if answer.decision is Decision.APPROVED and answer.always and pre.saveable:
             try:
-                self.grants.add_line(command)
+                # For code, "always" means harmless code in general: the same snippet rarely returns.
+                if tool == "execute_code":
+                    self.grants.add_family(CODE_FAMILY)
+                else:
+                    self.grants.add_line(command)
                 note = " (saved)"
             except GrantError:
                 note = " (not saveable)"
