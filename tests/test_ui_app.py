@@ -196,3 +196,35 @@ def test_a_model_download_shows_its_progress_from_the_worker_thread(qtbot, tmp_p
     banner = app.window.banners.banner("download")
     assert banner is not None and "model.bin" in banner.text()
     assert (banner.progress.value(), banner.progress.maximum()) == (30, 120)
+
+
+def test_a_typed_yes_answers_the_open_approval_card_instead_of_starting_a_turn(
+        qtbot, tmp_path, scripted_brain, make_app, qt_loop):
+    async def execute(args: dict, ctx: ToolContext) -> str:
+        verdict = await ctx.services["gate"].review("touch notes.txt", channel=str(ctx.channel))
+        return "Touched notes.txt." if verdict.allowed else ctx.fail(verdict.sentence)
+
+    registry = Registry()
+    registry.register(ToolSpec(
+        name="touch_notes", execute=execute, risk="exec",
+        schema={"type": "function", "name": "touch_notes", "description": "create notes.txt",
+                "parameters": {"type": "object", "properties": {}}}))
+    scripted_brain.push({"tool_calls": [{"name": "touch_notes", "arguments": {}}]},
+                        {"text": "[happy] Done: notes.txt is there."})
+    app = make_app(_config(tmp_path, scripted_brain.url), registry=registry)
+
+    async def scenario():
+        await app.start()
+        card_shown = signal_future(app.bridge.approval_needed)
+        finished = signal_future(app.bridge.turn_finished)
+        _type(qtbot, app, "make me a notes file")
+        await card_shown
+        _type(qtbot, app, "yes")
+        await finished
+
+    qt_loop(scenario())
+    entries = app.window.captions.entries()
+    assert ("heard", "yes") in entries and ("said", "Done: notes.txt is there.") in entries
+    user_turns = [m for m in scripted_brain.bodies[-1]["messages"] if m["role"] == "user"]
+    assert [m["content"] for m in user_turns] == ["make me a notes file"]
+    assert [e["decision"] for e in app.gate.audit.entries()] == ["approved"]

@@ -210,6 +210,7 @@ class CompanionApp(QObject):
             return
         self.window.banners.clear("download")
         self.voice = session
+        session.loop.intercept = self._answers_a_card
         session.set_muted(self.window.mute_button.isChecked())
         if session.notices:
             self.window.banners.show_banner("audio", " ".join(session.notices), kind="warning")
@@ -226,10 +227,20 @@ class CompanionApp(QObject):
 
     # --- what the user does ---------------------------------------------------------------
     def send_text(self, text: str) -> None:
+        if self._answers_a_card(text):
+            return
         if self.companion is None or self.companion.conversation is None:
             self._waiting_text.append(text)  # typed while she was still starting: asked once ready
             return
         self._spawn(self.companion.ask(text, Channel.TEXT))
+
+    def _answers_a_card(self, text: str) -> bool:
+        """A "yes" or "no" (typed, or heard by the voice loop) while a card is open answers the
+        card: it must not start a new turn, which would cancel the one waiting for the answer."""
+        if not self.window.approvals.answer_words(text):
+            return False
+        self.window.captions.add_heard(text)
+        return True
 
     def set_muted(self, muted: bool) -> None:
         if self.voice is not None:

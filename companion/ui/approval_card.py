@@ -48,6 +48,7 @@ class ApprovalCard(QFrame):
         super().__init__(parent)
         self.request = request
         self.outcome: str | None = None
+        self._answered = False
         self.setObjectName("approvalCard")
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         layout = QVBoxLayout(self)
@@ -83,8 +84,9 @@ class ApprovalCard(QFrame):
         self._tick()
 
     def answer(self, decision: str, *, always: bool = False) -> None:
-        if self.outcome is not None:
-            return
+        if self.outcome is not None or self._answered:
+            return  # one answer per card, however many keys, clicks or words arrive
+        self._answered = True
         self.answered.emit(self.request.request_id, decision, always and self.request.saveable)
 
     @Slot(str)
@@ -159,10 +161,12 @@ class ApprovalPanel(QWidget):
     @Slot(str, bool)
     def hear(self, text: str, spoken: bool) -> bool:
         """A spoken "yes" or "no" answers the newest open card; True when it did."""
-        open_cards = [c for c in self.cards.values() if c.outcome is None]
-        if not spoken or not open_cards:
-            return False
-        reply = spoken_answer(text)
+        return spoken and self.answer_words(text)
+
+    def answer_words(self, text: str) -> bool:
+        """Answer the newest open card if `text` is a yes or a no; True when it was."""
+        open_cards = [c for c in self.cards.values() if c.outcome is None and not c._answered]
+        reply = spoken_answer(text) if open_cards else None
         if reply is None:
             return False
         open_cards[-1].answer(reply[0], always=reply[1])
