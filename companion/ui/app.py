@@ -275,6 +275,10 @@ class CompanionApp(QObject):
 
         if self.companion is None or self.companion.personality is None:
             return
+        if self._editor is not None and self._editor.path != self.companion.personality.path:
+            self._editor.close()  # Settings switched her to another personality file
+            self._editor.deleteLater()
+            self._editor = None
         if self._editor is None:
             self._editor = PersonalityEditor(self.companion.personality, self.companion.registry,
                                              preview=self._preview_lines, parent=self.window)

@@ -79,6 +79,8 @@ class PersonalityEditor(QDialog):
                  preview: Preview | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.store = store
+        self.path = store.path
+        """The file this editor was opened on (Settings may switch her to another)."""
         self.registry = registry
         self._preview = preview
         self.setWindowTitle(f"Personality: {store.path.name}")
