@@ -165,3 +165,17 @@ async def test_always_on_harmless_code_grants_harmless_code_in_general(tmp_path:
     assert store.current().families == (CODE_FAMILY,)
     assert (await gate.review_code("print(2)", [])).how == "family grant"
     assert gate.precheck_code("import socket", ["opens network connections (line 1)"]).how == "ask"
+
+
+async def test_a_question_cut_short_by_a_stopped_turn_lapses_as_expired(tmp_path: Path, store: GrantStore) -> None:
+    events: list = []
+    bus = EventBus()
+    bus.subscribe(events.append)
+    gate = make_gate(tmp_path, store, CardApprover(), bus)
+    gate.text_expiry_s = 60
+    task = asyncio.ensure_future(gate.review("touch x"))
+    bus.subscribe(lambda e: isinstance(e, ApprovalNeeded) and asyncio.get_running_loop().call_soon(task.cancel))
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert [e.decision for e in events if isinstance(e, ApprovalResolved)] == ["expired"]
+    assert gate.audit.entries()[-1]["decision"] == "expired"

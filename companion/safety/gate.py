@@ -148,7 +148,12 @@ class Gate:
         if hold is not None:
             hold(timeout_s + 1.0)
         started = time.monotonic()
-        answer = await self._ask(request)
+        try:
+            answer = await self._ask(request)
+        except asyncio.CancelledError:
+            # The turn was stopped mid-question: the question lapses (never a yes or a no).
+            self._record(command, tool, Decision.EXPIRED, "withdrawn: the turn was stopped")
+            raise
         if hold is not None:
             # Give back what the question did not use: only the real wait is excused.
             hold(-max(0.0, timeout_s + 1.0 - (time.monotonic() - started)))
@@ -180,6 +185,10 @@ class Gate:
                 answer = await self.approver.ask(request)
             except (OSError, RuntimeError, ValueError):
                 answer = Answer(Decision.UNAVAILABLE)
+            except asyncio.CancelledError:
+                if self.bus is not None:  # close the card
+                    self.bus.emit(ApprovalResolved(request.request_id, Decision.EXPIRED.value))
+                raise
             if not isinstance(answer, Answer):
                 answer = Answer(Decision.UNAVAILABLE)
             if self.bus is not None:
