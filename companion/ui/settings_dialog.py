@@ -39,12 +39,13 @@ class ToolsetsTab(QTreeWidget):
 
     def __init__(self, registry: Registry, on_switch: Callable[[str, bool], None]) -> None:
         super().__init__()
-        self.setHeaderLabels(["Tool family", ""])
+        self.setHeaderLabels(["Tool family (untick to stop her using it, at once)", ""])
         self._on_switch = on_switch
         self.families: dict[str, QTreeWidgetItem] = {}
         disabled = registry.disabled_toolsets()
         for family, tools in registry.all_toolsets().items():
-            item = QTreeWidgetItem([family, f"{len(tools)} tools" if tools else "switched off plugin"])
+            count = f"{len(tools)} tool{'s' if len(tools) != 1 else ''}"
+            item = QTreeWidgetItem([family, count if tools else "switched-off plugin"])
             item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
             item.setCheckState(0, Qt.CheckState.Unchecked if family in disabled else Qt.CheckState.Checked)
             for tool in tools:
@@ -53,6 +54,7 @@ class ToolsetsTab(QTreeWidget):
                 item.addChild(child)
             self.addTopLevelItem(item)
             self.families[family] = item
+        self.expandAll()
         self.resizeColumnToContents(0)
         self.itemChanged.connect(self._changed)
 

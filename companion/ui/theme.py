@@ -27,6 +27,8 @@ QTabWidget::pane { border: 1px solid #4b4372; }
 QTabBar::tab { background: #3c4170; padding: 6px 12px; }
 QTabBar::tab:selected { background: #5d5390; }
 QListWidget, QTreeWidget { background: #1f2238; }
+QHeaderView::section { background: #3c4170; color: #f3eefe; border: none; padding: 4px 8px; }
+QCheckBox::indicator, QTreeView::indicator { width: 15px; height: 15px; }
 QScrollBar:vertical { background: #262a44; width: 10px; margin: 0; }
 QScrollBar::handle:vertical { background: #5d5390; border-radius: 5px; min-height: 24px; }
 QScrollBar::add-line:vertical, QScrollBar::sub-line:vertical { height: 0; }

@@ -53,7 +53,36 @@ async def window_shot() -> None:
         app.window.show_state("listening")
         await asyncio.sleep(0.5)  # let the face settle into its new expression for the picture
         app.window.grab().save(str(HERE / "window.png"))
+        await approval_and_settings_shots(app)
         await app.close()
+
+
+async def approval_and_settings_shots(app) -> None:
+    """A real approval card from the gate, and the Settings dialog's Toolsets and Brain tabs."""
+    from companion.persona.store import shipped_templates
+    from companion.ui.settings_dialog import SettingsDialog
+
+    shown = asyncio.get_running_loop().create_future()
+    app.bridge.approval_needed.connect(lambda request: shown.done() or shown.set_result(request))
+    verdict = asyncio.ensure_future(app.gate.review("git push origin main", channel="text"))
+    request = await shown
+    app.window.face.set_expression("thinking")
+    app.window.show_state("working")
+    await asyncio.sleep(0.4)  # the face eases into its new expression
+    app.window.grab().save(str(HERE / "window-approval.png"))
+    app.gate.answer(request.request_id, "declined")
+    await verdict
+    dialog = SettingsDialog(app.keeper, app.companion.registry, grants=app.gate.grants,
+                            templates=shipped_templates(), parent=app.window)
+    dialog.resize(560, 480)
+    dialog.show()
+    await asyncio.sleep(0.1)
+    dialog.grab().save(str(HERE / "settings-toolsets.png"))
+    dialog.tabs.setCurrentWidget(dialog.brain)
+    await dialog.brain.test()
+    await asyncio.sleep(0.1)
+    dialog.grab().save(str(HERE / "settings-brain.png"))
+    dialog.close()
 
 
 def main() -> int:
