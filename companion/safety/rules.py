@@ -1,7 +1,7 @@
-"""Reading a command line: metacharacters, what always asks, what is auto-safe, which families may be granted.
+"""Reading a command line: metacharacters, what is auto-safe, which families may be granted.
 
-Pure functions with no I/O beyond looking at the workspace's paths; the gate (gate.py)
-turns their answers into a decision.
+What always asks lives in danger.py. Pure functions with no I/O beyond looking at the
+workspace's paths; the gate (gate.py) turns their answers into a decision.
 """
 
 from __future__ import annotations
@@ -13,6 +13,8 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
+from companion.safety.danger import ASSIGNMENT as _ASSIGNMENT
+from companion.safety.danger import INTERPRETERS, danger_of
 from companion.safety.jail import JailError, resolve_in_workspace
 
 __all__ = [
@@ -47,12 +49,6 @@ ESCAPE_FLAGS: dict[str, tuple[str, ...]] = {
 # Commands whose arguments are never paths.
 NO_PATH_ARGUMENTS = frozenset({"echo", "date", "pwd"})
 
-SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "fish", "csh", "tcsh", "ash", "busybox"})
-INTERPRETERS = SHELLS | frozenset({
-    "python", "python2", "python3", "pypy", "pypy3", "node", "nodejs", "deno", "bun", "ruby",
-    "perl", "php", "lua", "luajit", "rscript", "julia", "pwsh", "powershell", "tclsh", "wish",
-    "awk", "gawk", "mawk", "nawk", "sed", "osascript", "groovy", "scala", "irb", "ipython",
-})
 WRAPPERS = frozenset({
     "env", "xargs", "ssh", "nohup", "sudo", "su", "doas", "pkexec", "runuser", "exec", "eval",
     "command", "builtin", "time", "timeout", "nice", "ionice", "stdbuf", "setsid", "chroot",
@@ -67,26 +63,6 @@ NETWORK_TOOLS = frozenset({
     "curl", "wget", "scp", "sftp", "rsync", "nc", "ncat", "netcat", "socat", "ftp", "tftp",
     "telnet", "aria2c", "http", "https", "lftp", "rclone",
 })
-
-# Wrappers that run the rest of their arguments as a command; skipped to find the real command.
-_PREFIX_WRAPPERS = frozenset({
-    "env", "nohup", "nice", "ionice", "time", "timeout", "stdbuf", "xargs", "exec", "command",
-    "builtin", "setsid", "strace", "ltrace", "unbuffer", "taskset", "chrt", "flock", "chroot",
-})
-_WRAPPER_VALUE_OPTIONS = frozenset({
-    "-n", "-c", "-s", "-k", "-u", "-I", "-i", "-L", "-P", "-d", "-a", "-E", "-o", "-e", "-p",
-    "--signal", "--kill-after", "--adjustment", "--unset", "--chdir", "-C", "-S",
-})
-_SHELL_WORDS = frozenset({"{", "}", "!", "if", "then", "else", "elif", "fi", "do", "done",
-                          "while", "until", "for", "in", "case", "esac", "function", "[[", "]]"})
-_REDIRECTS = frozenset({">", ">>", "<", "<<", "<<<", ">&", "<&", "&>", "&>>", ">|", "<>"})
-_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\+?=")
-_FORK_BOMB = re.compile(r"([\w:.]+)\s*\(\s*\)\s*\{[^}]*\1\s*\|\s*&?\s*\1")
-_DISK_DEVICE = re.compile(r"^/dev/(sd|hd|vd|xvd|nvme|mmcblk|disk|mapper/|md\d|dm-|loop|sr)")
-_HISTORY_FILE = re.compile(r"(^|/)(\.?[\w.-]*_history|\.history|fish_history)$")
-_SHUTDOWN_VERBS = frozenset({"poweroff", "reboot", "halt", "kexec", "suspend", "hibernate",
-                             "rescue", "emergency", "hybrid-sleep"})
-
 
 def has_metacharacter(line: str) -> bool:
     """True when `line` contains a shell metacharacter (`; & | \\` < > $ ( ) { }` or a newline)."""
@@ -149,175 +125,6 @@ def _split(line: str) -> list[str] | None:
         return shlex.split(line, comments=False, posix=True)
     except ValueError:
         return None
-
-
-def _tokens(line: str) -> list[str]:
-    # Backticks and newlines separate commands just like `;` does.
-    text = line.replace("`", " ; ").replace("\n", " ; ").replace("\r", " ; ")
-    lexer = shlex.shlex(text, posix=True, punctuation_chars=True)
-    lexer.whitespace_split = True
-    lexer.commenters = ""
-    try:
-        return list(lexer)
-    except ValueError:
-        # Unbalanced quotes: fall back to plain words so the danger scan still sees them.
-        return re.findall(r"[^\s;&|()<>]+|[;&|()<>]+", text.replace('"', " ").replace("'", " "))
-
-
-def _segments(line: str) -> tuple[list[list[str]], list[str]]:
-    """The simple commands in `line` (as word lists) and every redirection target."""
-    segments: list[list[str]] = [[]]
-    targets: list[str] = []
-    tokens = _tokens(line)
-    i = 0
-    while i < len(tokens):
-        token = tokens[i]
-        if token in _REDIRECTS:
-            if i + 1 < len(tokens):
-                targets.append(tokens[i + 1])
-            i += 2
-            continue
-        if token and all(ch in ";&|()<>" for ch in token):
-            segments.append([])
-        elif token != "$":
-            segments[-1].append(token)
-        i += 1
-    return [s for s in segments if s], targets
-
-
-def _command_of(words: list[str]) -> tuple[str, list[str], list[str]]:
-    """(command name, its arguments, variable assignments before it) of one simple command."""
-    assignments: list[str] = []
-    i = 0
-    while i < len(words):
-        word = words[i]
-        if _ASSIGNMENT.match(word):
-            assignments.append(word)
-            i += 1
-        elif word in _SHELL_WORDS:
-            i += 1
-        elif os.path.basename(word) in _PREFIX_WRAPPERS:
-            i += 1
-            while i < len(words) and (words[i].startswith("-") or _ASSIGNMENT.match(words[i])):
-                takes_value = words[i] in _WRAPPER_VALUE_OPTIONS
-                i += 2 if takes_value else 1
-            # timeout DURATION and nice's old "-N" style take a bare value first.
-            if i < len(words) and re.fullmatch(r"[\d.]+[smhd]?", words[i]):
-                i += 1
-        else:
-            return os.path.basename(word).lower(), words[i + 1:], assignments
-    return "", [], assignments
-
-
-# --- what always asks ------------------------------------------------------------------
-
-
-def danger_of(line: str, _depth: int = 0) -> str | None:
-    """Why `line` must always be asked and can never be saved, or None."""
-    if _FORK_BOMB.search(line):
-        return "That looks like a fork bomb."
-    segments, targets = _segments(line)
-    commands = [_command_of(words) for words in segments]
-    names = {name for name, _, _ in commands}
-    for target in targets:
-        if _DISK_DEVICE.match(target):
-            return "That writes straight to a disk device."
-        if _HISTORY_FILE.search(target):
-            return "That wipes the shell history."
-    if names & {"curl", "wget"} and names & (INTERPRETERS | {"source", "."}):
-        return "That downloads a script and runs it."
-    for name, args, assignments in commands:
-        reason = _danger_of_command(name, args, assignments, _depth)
-        if reason:
-            return reason
-    return None
-
-
-def _danger_of_command(name: str, args: list[str], assignments: list[str], depth: int) -> str | None:
-    flags = _short_flags(args)
-    if any(a.split("=")[0] in ("HISTFILE", "HISTSIZE", "HISTFILESIZE") for a in assignments):
-        return "That wipes the shell history."
-    if name in {"sudo", "su", "doas", "pkexec", "runuser"}:
-        return "That runs a command with someone else's powers."
-    if name == "rm":
-        if "r" in flags or "R" in flags or "--recursive" in args:
-            return "That deletes folders and everything in them."
-        if "--no-preserve-root" in args or any(_is_root_or_home(a) for a in args):
-            return "That deletes the whole disk or your home folder."
-    if name in {"shred", "truncate", "wipe", "srm"}:
-        return "That destroys a file's contents for good."
-    if name.startswith("mkfs") or name in {"mke2fs", "mkswap", "wipefs", "fdisk", "sfdisk", "parted"}:
-        return "That formats or repartitions a disk."
-    if name == "dd" and any(
-        a.startswith("of=/dev/") and a not in ("of=/dev/null", "of=/dev/stdout", "of=/dev/stderr")
-        for a in args
-    ):
-        return "That writes straight to a device."
-    if name in {"shutdown", "reboot", "halt", "poweroff"} or (
-        name in {"init", "telinit"} and args[:1] in (["0"], ["6"])
-    ) or (name in {"systemctl", "loginctl"} and _SHUTDOWN_VERBS & set(args)):
-        return "That shuts down or restarts the computer."
-    if name in {"chmod", "chown", "chgrp"} and ("R" in flags or "--recursive" in args) and any(
-        _is_system_wide(a) for a in args if not a.startswith("-")
-    ):
-        return "That changes permissions across the whole system."
-    if name == "find" and {"-delete", "-exec", "-execdir", "-ok", "-okdir"} & set(args):
-        return "That find deletes files or runs a command on each one."
-    if (name == "history" and ("-c" in args or "-w" in args)) or (name == "unset" and "HISTFILE" in args):
-        return "That wipes the shell history."
-    if name in {"rm", "unlink", "ln", "mv", "cp", "tee", "sed", "dd"} and any(
-        _HISTORY_FILE.search(a) for a in args
-    ):
-        return "That wipes the shell history."
-    if depth < 3:
-        # Command strings handed to a shell, eval, ssh or watch are read like a line of their own.
-        nested: list[str] = []
-        if name in SHELLS or name in {"script", "flock"}:
-            nested = [a for a in args if not a.startswith("-")]
-        elif name in {"eval", "ssh", "watch", "parallel"}:
-            nested = [" ".join(args), *args]
-        for text in nested:
-            reason = danger_of(text, depth + 1)
-            if reason:
-                return reason
-    return None
-
-
-def _short_flags(args: list[str]) -> set[str]:
-    letters: set[str] = set()
-    for arg in args:
-        if arg == "--":
-            break
-        if arg.startswith("-") and not arg.startswith("--"):
-            letters.update(arg[1:])
-    return letters
-
-
-def _normal(arg: str) -> str:
-    text = arg.replace("${HOME}", "~").replace("$HOME", "~").strip("\"'")
-    while True:
-        for suffix in ("/*", "/.", "/"):
-            if text.endswith(suffix) and len(text) > 1:
-                text = text[: -len(suffix)]
-                break
-        else:
-            return text
-
-
-def _is_root_or_home(arg: str) -> bool:
-    text = _normal(arg)
-    if text in ("", "/", "~", "*", "/.."):
-        return True
-    expanded = os.path.normpath(os.path.expanduser(text))
-    return expanded in ("/", os.path.expanduser("~"))
-
-
-def _is_system_wide(arg: str) -> bool:
-    if _is_root_or_home(arg):
-        return True
-    expanded = os.path.normpath(os.path.expanduser(_normal(arg)))
-    # A top-level system folder such as /etc or /usr.
-    return expanded.startswith("/") and expanded.count("/") == 1
 
 
 # --- what is auto-safe -----------------------------------------------------------------
