@@ -17,12 +17,13 @@ from PySide6.QtGui import (
     QLinearGradient,
     QPainter,
     QPainterPath,
-    QPen,
     QRadialGradient,
     QTransform,
 )
 
 from companion.ui.expressions import FaceShape
+from companion.ui.face_extras import paint_decorations, paint_gloom, paint_state_ring, paint_tears
+from companion.ui.paint_tools import alpha, mix, quad, round_pen
 
 BACKGROUND_TOP = QColor("#2f3454")
 BACKGROUND_BOTTOM = QColor("#4b4372")
@@ -36,16 +37,6 @@ LINE = QColor("#6a3f4c")
 MOUTH_INSIDE = QColor("#8c3450")
 TONGUE = QColor("#ff8ea0")
 BLUSH = QColor(255, 120, 150)
-TEAR = QColor("#8fd3ff")
-HEART = QColor("#ff6f91")
-SPARKLE = QColor("#fff3a6")
-ANGER = QColor("#ff4d5e")
-STATE_COLORS = {
-    "listening": QColor("#5ee0c0"),
-    "thinking": QColor("#b7a6ff"),
-    "speaking": QColor("#ff9fb8"),
-    "working": QColor("#ffc66b"),
-}
 
 
 @dataclass(frozen=True)
@@ -64,39 +55,6 @@ class FaceFrame:
     state: str = "idle"
     phase: float = 0.0
     """Seconds since start, for drifting decorations and spinners."""
-
-
-def _mix(a: QColor, b: QColor, t: float) -> QColor:
-    t = max(0.0, min(1.0, t))
-    return QColor.fromRgbF(
-        a.redF() + (b.redF() - a.redF()) * t,
-        a.greenF() + (b.greenF() - a.greenF()) * t,
-        a.blueF() + (b.blueF() - a.blueF()) * t,
-        a.alphaF() + (b.alphaF() - a.alphaF()) * t,
-    )
-
-
-def _alpha(color: QColor, alpha: float) -> QColor:
-    c = QColor(color)
-    c.setAlphaF(max(0.0, min(1.0, alpha)) * color.alphaF())
-    return c
-
-
-def _round_pen(color: QColor, width: float) -> QPen:
-    pen = QPen(color, width)
-    pen.setCapStyle(Qt.PenCapStyle.RoundCap)
-    pen.setJoinStyle(Qt.PenJoinStyle.RoundJoin)
-    return pen
-
-
-def _quad(p0: QPointF, c: QPointF, p1: QPointF, n: int = 14) -> list[QPointF]:
-    points = []
-    for i in range(n + 1):
-        t = i / n
-        u = 1 - t
-        points.append(QPointF(u * u * p0.x() + 2 * u * t * c.x() + t * t * p1.x(),
-                              u * u * p0.y() + 2 * u * t * c.y() + t * t * p1.y()))
-    return points
 
 
 def paint_background(p: QPainter, rect: QRectF) -> None:
@@ -148,7 +106,7 @@ def paint_face(p: QPainter, rect: QRectF, frame: FaceFrame, *, background: bool 
     p.translate(rect.center())
     p.scale(scale, scale)
     s = frame.shape
-    _paint_state_ring(p, frame)
+    paint_state_ring(p, frame)
     p.translate(0, frame.bob)
     if head_cache is not None:
         head_cache.draw(p, s, scale, p.device().devicePixelRatioF() if p.device() else 1.0)
@@ -159,11 +117,11 @@ def paint_face(p: QPainter, rect: QRectF, frame: FaceFrame, *, background: bool 
     for side in (-1, 1):
         _paint_eye(p, s, frame, side)
         _paint_brow(p, s, side)
-    _paint_tears(p, s, frame.phase)
+    paint_tears(p, s, frame.phase)
     _paint_mouth(p, s, frame.speech_level)
-    _paint_gloom(p, s)
+    paint_gloom(p, s)
     p.rotate(-(s.head_tilt + frame.sway))
-    _paint_decorations(p, s, frame.phase)
+    paint_decorations(p, s, frame.phase)
     p.restore()
 
 
@@ -175,11 +133,11 @@ def _paint_head(p: QPainter, s: FaceShape) -> None:
     p.setPen(Qt.PenStyle.NoPen)
     p.setBrush(QBrush(shadow))
     p.drawEllipse(QRectF(-0.95, 0.78, 1.9, 0.34))
-    light = _mix(_mix(SKIN_LIGHT, ANGRY_SKIN, s.flush), PALE_SKIN, s.pale)
-    edge = _mix(_mix(SKIN_EDGE, QColor("#f08a78"), s.flush), QColor("#b9c3dc"), s.pale)
+    light = mix(mix(SKIN_LIGHT, ANGRY_SKIN, s.flush), PALE_SKIN, s.pale)
+    edge = mix(mix(SKIN_EDGE, QColor("#f08a78"), s.flush), QColor("#b9c3dc"), s.pale)
     gradient = QRadialGradient(QPointF(-0.3, -0.4), 1.6)
     gradient.setColorAt(0.0, light)
-    gradient.setColorAt(0.75, _mix(light, edge, 0.6))
+    gradient.setColorAt(0.75, mix(light, edge, 0.6))
     gradient.setColorAt(1.0, edge)
     p.setBrush(QBrush(gradient))
     p.drawEllipse(QRectF(-1.0, -0.97, 2.0, 1.94))
@@ -197,14 +155,14 @@ def _paint_blush(p: QPainter, s: FaceShape) -> None:
     for side in (-1, 1):
         centre = QPointF(side * 0.6, 0.24)
         gradient = QRadialGradient(centre, 0.22)
-        gradient.setColorAt(0.0, _alpha(BLUSH, 0.75 * s.blush))
-        gradient.setColorAt(1.0, _alpha(BLUSH, 0.0))
+        gradient.setColorAt(0.0, alpha(BLUSH, 0.75 * s.blush))
+        gradient.setColorAt(1.0, alpha(BLUSH, 0.0))
         p.setPen(Qt.PenStyle.NoPen)
         p.setBrush(QBrush(gradient))
         p.drawEllipse(centre, 0.24, 0.15)
         if s.blush > 0.6:
             # Little hatch marks: the cartoon blush that reads even at icon size.
-            p.setPen(_round_pen(_alpha(QColor("#ff5c86"), (s.blush - 0.6) * 2.0), 0.022))
+            p.setPen(round_pen(alpha(QColor("#ff5c86"), (s.blush - 0.6) * 2.0), 0.022))
             for k in (-1, 0, 1):
                 x = centre.x() + k * 0.07
                 p.drawLine(QPointF(x + 0.025, centre.y() - 0.04), QPointF(x - 0.025, centre.y() + 0.04))
@@ -252,20 +210,20 @@ def _paint_eye(p: QPainter, s: FaceShape, f: FaceFrame, side: int) -> None:
             cheek.addEllipse(QPointF(cx, cy + ry * (2.6 - 1.6 * s.lower_lid)), rx * 2.2, ry * 1.5)
             cut = _subtract(cut, cheek)
         p.setPen(Qt.PenStyle.NoPen)
-        p.setBrush(_alpha(EYE, open_alpha))
+        p.setBrush(alpha(EYE, open_alpha))
         p.drawPath(cut)
         p.save()
         p.setClipPath(cut)
         shine = s.shine
         hx = cx - rx * 0.3 + s.gaze_x * rx * 0.25
         hy = cy - ry * 0.35 + s.gaze_y * ry * 0.2
-        p.setBrush(_alpha(QColor(255, 255, 255), open_alpha))
+        p.setBrush(alpha(QColor(255, 255, 255), open_alpha))
         p.drawEllipse(QPointF(hx, hy), 0.046 * shine, 0.054 * shine)
         p.drawEllipse(QPointF(cx + rx * 0.35, cy + ry * 0.4), 0.02 * shine, 0.02 * shine)
         # A faint violet glow at the bottom of the iris gives the eye depth.
         glow = QRadialGradient(QPointF(cx, cy + ry * 0.8), rx)
-        glow.setColorAt(0.0, _alpha(QColor("#8f7dff"), 0.55 * open_alpha))
-        glow.setColorAt(1.0, _alpha(QColor("#8f7dff"), 0.0))
+        glow.setColorAt(0.0, alpha(QColor("#8f7dff"), 0.55 * open_alpha))
+        glow.setColorAt(1.0, alpha(QColor("#8f7dff"), 0.0))
         p.setBrush(QBrush(glow))
         p.drawEllipse(QPointF(cx, cy + ry * 0.8), rx, ry * 0.6)
         p.restore()
@@ -273,18 +231,18 @@ def _paint_eye(p: QPainter, s: FaceShape, f: FaceFrame, side: int) -> None:
             # A shut or heavy lid still shows as a soft lash line.
             y = lid_y(cx) if closure < 1.0 else cy + ry * 0.55
             y = min(y, cy + ry * 0.7)
-            p.setPen(_round_pen(_alpha(EYE, open_alpha * min(1.0, (closure - 0.45) * 3)), 0.035))
+            p.setPen(round_pen(alpha(EYE, open_alpha * min(1.0, (closure - 0.45) * 3)), 0.035))
             p.setBrush(Qt.BrushStyle.NoBrush)
-            p.drawPolyline(_quad(QPointF(cx - rx * 1.05, y - 0.01), QPointF(cx, y + 0.05),
+            p.drawPolyline(quad(QPointF(cx - rx * 1.05, y - 0.01), QPointF(cx, y + 0.05),
                                  QPointF(cx + rx * 1.05, y - 0.01)))
     if s.eye_smile > 0.01:
-        p.setPen(_round_pen(_alpha(EYE, s.eye_smile), 0.052))
+        p.setPen(round_pen(alpha(EYE, s.eye_smile), 0.052))
         p.setBrush(Qt.BrushStyle.NoBrush)
-        p.drawPolyline(_quad(QPointF(cx - rx * 1.1, cy + 0.04), QPointF(cx, cy - 0.19),
+        p.drawPolyline(quad(QPointF(cx - rx * 1.1, cy + 0.04), QPointF(cx, cy - 0.19),
                              QPointF(cx + rx * 1.1, cy + 0.04)))
     if s.eye_squeeze > 0.01:
         # > on her right side of the picture's left eye, < on the other: squeezed shut.
-        p.setPen(_round_pen(_alpha(EYE, s.eye_squeeze), 0.052))
+        p.setPen(round_pen(alpha(EYE, s.eye_squeeze), 0.052))
         p.setBrush(Qt.BrushStyle.NoBrush)
         tip = QPointF(cx - side * rx * 0.9, cy)
         p.drawPolyline([QPointF(cx + side * rx, cy - 0.11), tip, QPointF(cx + side * rx, cy + 0.11)])
@@ -297,9 +255,9 @@ def _paint_brow(p: QPainter, s: FaceShape, side: int) -> None:
     inner = QPointF(cx - side * 0.12, cy - lift)
     outer = QPointF(cx + side * 0.12, cy + lift)
     control = QPointF(cx, cy - s.brow_arch * 0.08)
-    p.setPen(_round_pen(BROW, 0.058))
+    p.setPen(round_pen(BROW, 0.058))
     p.setBrush(Qt.BrushStyle.NoBrush)
-    p.drawPolyline(_quad(inner, control, outer, 10))
+    p.drawPolyline(quad(inner, control, outer, 10))
 
 
 def _mouth_edges(s: FaceShape, level: float) -> tuple[list[QPointF], list[QPointF], float]:
@@ -309,8 +267,8 @@ def _mouth_edges(s: FaceShape, level: float) -> tuple[list[QPointF], list[QPoint
     corner = -s.mouth_curve * 0.07
     left = QPointF(-width / 2, y0 + corner + s.mouth_skew * 0.04)
     right = QPointF(width / 2, y0 + corner - s.mouth_skew * 0.04)
-    upper = _quad(left, QPointF(0, y0 + s.mouth_curve * 0.09 - opening * 0.07), right, 16)
-    lower = _quad(left, QPointF(0, y0 + s.mouth_curve * 0.09 + opening * 0.32), right, 16)
+    upper = quad(left, QPointF(0, y0 + s.mouth_curve * 0.09 - opening * 0.07), right, 16)
+    lower = quad(left, QPointF(0, y0 + s.mouth_curve * 0.09 + opening * 0.32), right, 16)
     if s.mouth_wave > 0.01:
         for points in (upper, lower):
             for i, pt in enumerate(points):
@@ -321,7 +279,7 @@ def _mouth_edges(s: FaceShape, level: float) -> tuple[list[QPointF], list[QPoint
 
 def _paint_mouth(p: QPainter, s: FaceShape, level: float) -> None:
     upper, lower, opening = _mouth_edges(s, level)
-    pen = _round_pen(LINE, 0.042)
+    pen = round_pen(LINE, 0.042)
     if opening < 0.04:
         p.setPen(pen)
         p.setBrush(Qt.BrushStyle.NoBrush)
@@ -345,134 +303,3 @@ def _paint_mouth(p: QPainter, s: FaceShape, level: float) -> None:
     p.restore()
 
 
-def _paint_tears(p: QPainter, s: FaceShape, phase: float) -> None:
-    if s.tears <= 0.01:
-        return
-    p.setPen(Qt.PenStyle.NoPen)
-    for side in (-1, 1):
-        x = side * 0.45
-        stream = QPainterPath(QPointF(x - 0.04, 0.02))
-        stream.cubicTo(QPointF(x - 0.06, 0.25), QPointF(x + side * 0.02, 0.5), QPointF(x + side * 0.0, 0.72))
-        stream.lineTo(QPointF(x + side * 0.07, 0.72))
-        stream.cubicTo(QPointF(x + side * 0.08, 0.5), QPointF(x + 0.06, 0.25), QPointF(x + 0.04, 0.02))
-        stream.closeSubpath()
-        gradient = QLinearGradient(QPointF(x, 0.0), QPointF(x, 0.75))
-        gradient.setColorAt(0.0, _alpha(TEAR, 0.95 * s.tears))
-        gradient.setColorAt(1.0, _alpha(TEAR, 0.35 * s.tears))
-        p.setBrush(QBrush(gradient))
-        p.drawPath(stream)
-        # A drop falls off the chin of each stream, over and over.
-        t = (phase * 0.9 + (0.5 if side > 0 else 0.0)) % 1.0
-        p.setBrush(_alpha(TEAR, s.tears * (1.0 - t)))
-        _drop(p, QPointF(x + side * 0.035, 0.78 + t * 0.22), 0.035)
-
-
-def _drop(p: QPainter, tip_below: QPointF, r: float) -> None:
-    path = QPainterPath(QPointF(tip_below.x(), tip_below.y() - 2.2 * r))
-    path.cubicTo(QPointF(tip_below.x() + r * 1.4, tip_below.y() - r * 0.4),
-                 QPointF(tip_below.x() + r, tip_below.y() + r),
-                 QPointF(tip_below.x(), tip_below.y() + r))
-    path.cubicTo(QPointF(tip_below.x() - r, tip_below.y() + r),
-                 QPointF(tip_below.x() - r * 1.4, tip_below.y() - r * 0.4),
-                 QPointF(tip_below.x(), tip_below.y() - 2.2 * r))
-    p.drawPath(path)
-
-
-def _paint_gloom(p: QPainter, s: FaceShape) -> None:
-    if s.pale <= 0.01:
-        return
-    p.setPen(_round_pen(_alpha(QColor("#6f7fb8"), 0.8 * s.pale), 0.022))
-    for x in (-0.3, -0.15, 0.0, 0.15, 0.3):
-        p.drawLine(QPointF(x, -0.85 + abs(x) * 0.3), QPointF(x, -0.6 + abs(x) * 0.2))
-
-
-def _paint_decorations(p: QPainter, s: FaceShape, phase: float) -> None:
-    if s.sweat > 0.01:
-        p.setPen(_round_pen(_alpha(QColor("#4a9bd6"), s.sweat), 0.015))
-        p.setBrush(_alpha(QColor("#bfe6ff"), s.sweat))
-        _drop(p, QPointF(0.78, -0.45), 0.07)
-    if s.zzz > 0.01:
-        for k in range(3):
-            t = (phase * 0.35 + k / 3) % 1.0
-            size = 0.1 + 0.08 * k
-            x = 0.75 + t * 0.35 + k * 0.05
-            y = -0.75 - t * 0.45 - k * 0.1
-            p.setPen(_round_pen(_alpha(QColor("#cfd8ff"), s.zzz * (1 - t * 0.7)), 0.03 + 0.008 * k))
-            p.drawPolyline([QPointF(x, y), QPointF(x + size, y), QPointF(x, y + size),
-                            QPointF(x + size, y + size)])
-    if s.hearts > 0.01:
-        for k, (hx, hy, r) in enumerate(((0.85, -0.6, 0.12), (1.08, -0.25, 0.08), (-0.9, -0.7, 0.09))):
-            bob = math.sin(phase * 2.2 + k * 1.7) * 0.04
-            p.setPen(Qt.PenStyle.NoPen)
-            p.setBrush(_alpha(HEART, s.hearts))
-            _heart(p, QPointF(hx, hy + bob), r)
-    if s.sparkles > 0.01:
-        for k, (sx, sy, r) in enumerate(((0.86, -0.72, 0.13), (-0.9, -0.55, 0.09), (1.05, -0.2, 0.07))):
-            twinkle = 0.75 + 0.25 * math.sin(phase * 4.0 + k * 2.1)
-            p.setPen(Qt.PenStyle.NoPen)
-            p.setBrush(_alpha(SPARKLE, s.sparkles * twinkle))
-            _star(p, QPointF(sx, sy), r * twinkle)
-    if s.question > 0.01:
-        p.setPen(_round_pen(_alpha(QColor("#d9d2ff"), s.question), 0.06))
-        p.setBrush(Qt.BrushStyle.NoBrush)
-        p.drawArc(QRectF(0.72, -1.02, 0.3, 0.28), 160 * 16, -250 * 16)
-        p.drawLine(QPointF(0.87, -0.74), QPointF(0.87, -0.64))
-        p.setPen(Qt.PenStyle.NoPen)
-        p.setBrush(_alpha(QColor("#d9d2ff"), s.question))
-        p.drawEllipse(QPointF(0.87, -0.53), 0.04, 0.04)
-    if s.think_dots > 0.01:
-        p.setPen(Qt.PenStyle.NoPen)
-        for k, (tx, ty, r) in enumerate(((0.78, -0.78, 0.05), (0.93, -0.95, 0.075), (1.12, -1.12, 0.11))):
-            pulse = 0.7 + 0.3 * math.sin(phase * 3.0 - k * 0.9)
-            p.setBrush(_alpha(QColor("#e8e4ff"), s.think_dots * pulse))
-            p.drawEllipse(QPointF(tx, ty), r, r)
-    if s.anger_mark > 0.01:
-        p.setPen(_round_pen(_alpha(ANGER, s.anger_mark), 0.045))
-        p.setBrush(Qt.BrushStyle.NoBrush)
-        c = QPointF(0.72, -0.7)
-        for dx, dy, start in ((-1, -1, 270), (1, -1, 180), (1, 1, 90), (-1, 1, 0)):
-            p.drawArc(QRectF(c.x() + dx * 0.1 - 0.07, c.y() + dy * 0.1 - 0.07, 0.14, 0.14),
-                      start * 16, 90 * 16)
-
-
-def _heart(p: QPainter, c: QPointF, r: float) -> None:
-    path = QPainterPath(QPointF(c.x(), c.y() + r))
-    path.cubicTo(QPointF(c.x() - r * 1.6, c.y() - r * 0.2), QPointF(c.x() - r * 0.8, c.y() - r * 1.3),
-                 QPointF(c.x(), c.y() - r * 0.45))
-    path.cubicTo(QPointF(c.x() + r * 0.8, c.y() - r * 1.3), QPointF(c.x() + r * 1.6, c.y() - r * 0.2),
-                 QPointF(c.x(), c.y() + r))
-    p.drawPath(path)
-
-
-def _star(p: QPainter, c: QPointF, r: float) -> None:
-    # Four points joined by curves pulled towards the centre: a twinkle.
-    tips = [QPointF(c.x(), c.y() - r), QPointF(c.x() + r, c.y()),
-            QPointF(c.x(), c.y() + r), QPointF(c.x() - r, c.y())]
-    path = QPainterPath(tips[0])
-    for tip in tips[1:] + tips[:1]:
-        path.quadTo(c, tip)
-    p.drawPath(path)
-
-
-def _paint_state_ring(p: QPainter, f: FaceFrame) -> None:
-    color = STATE_COLORS.get(f.state)
-    if color is None:
-        return
-    p.setBrush(Qt.BrushStyle.NoBrush)
-    if f.state == "listening":
-        # A breathing ring that swells with her hearing your voice: the listening cue.
-        pulse = 0.5 + 0.5 * math.sin(f.phase * 3.0)
-        width = 0.03 + 0.06 * f.listen_level
-        p.setPen(_round_pen(_alpha(color, 0.35 + 0.35 * pulse), width))
-        p.drawEllipse(QPointF(0, f.bob), 1.1 + 0.03 * pulse + 0.06 * f.listen_level, 1.08)
-    elif f.state in ("thinking", "working"):
-        # A spinning arc: slow for thinking, brisker while a tool works.
-        speed = 180 if f.state == "thinking" else 300
-        start = int(-(f.phase * speed) % 360 * 16)
-        p.setPen(_round_pen(_alpha(color, 0.8), 0.04))
-        p.drawArc(QRectF(-1.12, -1.1 + f.bob, 2.24, 2.2), start, 90 * 16)
-        p.setPen(_round_pen(_alpha(color, 0.25), 0.04))
-        p.drawArc(QRectF(-1.12, -1.1 + f.bob, 2.24, 2.2), start + 180 * 16, 60 * 16)
-    elif f.state == "speaking":
-        p.setPen(_round_pen(_alpha(color, 0.25 + 0.5 * f.speech_level), 0.03))
-        p.drawEllipse(QPointF(0, f.bob), 1.1 + 0.05 * f.speech_level, 1.08 + 0.05 * f.speech_level)
