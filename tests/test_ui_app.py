@@ -228,3 +228,12 @@ def test_a_typed_yes_answers_the_open_approval_card_instead_of_starting_a_turn(
     user_turns = [m for m in scripted_brain.bodies[-1]["messages"] if m["role"] == "user"]
     assert [m["content"] for m in user_turns] == ["make me a notes file"]
     assert [e["decision"] for e in app.gate.audit.entries()] == ["approved"]
+
+
+def test_always_on_top_is_remembered(qtbot, tmp_path, scripted_brain, make_app):
+    config = _config(tmp_path, scripted_brain.url)
+    app = make_app(config)
+    app.window.on_top_action.trigger()
+    assert load_settings(config.paths).settings.ui.always_on_top is True
+    again = make_app(RunConfig(config.paths, load_settings(config.paths).settings))
+    assert again.window.on_top_action.isChecked()

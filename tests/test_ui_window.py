@@ -137,3 +137,26 @@ def test_the_window_remembers_its_geometry(qtbot):
     qtbot.addWidget(other)
     assert other.restore_saved_geometry(saved)
     assert (other.width(), other.height()) == (500, 640)
+
+
+def test_the_tray_menu_hides_and_shows_the_window_and_mutes(qtbot):
+    from companion.ui.tray import TrayIcon
+
+    window, _bridge, _bus = _window(qtbot)
+    tray = TrayIcon(window)
+    tray.mute_toggled.connect(window.set_muted)
+    tray.toggle_window()
+    assert not window.isVisible() and tray.show_action.text() == "Show window"
+    tray.toggle_window()
+    assert window.isVisible()
+    tray.mute_action.trigger()
+    assert window.mute_button.isChecked()
+
+
+def test_always_on_top_sets_the_window_flag(qtbot):
+    window, _bridge, _bus = _window(qtbot)
+    with qtbot.waitSignal(window.always_on_top_toggled, timeout=2000) as blocker:
+        window.on_top_action.trigger()
+    assert blocker.args == [True]
+    assert window.windowFlags() & Qt.WindowType.WindowStaysOnTopHint
+    assert window.isVisible()
