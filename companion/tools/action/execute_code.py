@@ -69,11 +69,14 @@ async def execute(args: dict, ctx) -> str:
     except JailError as exc:
         return ctx.fail(exc.sentence)
     # -E -s: ignore PYTHON* variables and the user site; the program arrives on stdin.
-    result = await run_process(
-        [sys.executable, "-E", "-s", "-"], cwd=workspace, timeout_s=timeout,
-        env=safe_environment({"PYTHONIOENCODING": "utf-8"}), cancel=ctx.cancel,
-        stdin_data=code.encode("utf-8"),
-    )
+    try:
+        result = await run_process(
+            [sys.executable, "-E", "-s", "-"], cwd=workspace, timeout_s=timeout,
+            env=safe_environment({"PYTHONIOENCODING": "utf-8"}), cancel=ctx.cancel,
+            stdin_data=code.encode("utf-8"),
+        )
+    except OSError as exc:  # e.g. the interpreter is missing
+        return ctx.fail(f"I couldn't start it: {exc.strerror or exc}.")
     text = result.describe()
     if result.timed_out:
         return ctx.fail(f"It ran out of time after {timeout} s and I stopped it.\n{text}")

@@ -69,10 +69,13 @@ async def execute(args: dict, ctx) -> str:
         workspace = ensure_workspace(ctx.workspace)
     except JailError as exc:
         return ctx.fail(exc.sentence)
-    result = await run_process(
-        ["bash", "--noprofile", "--norc", "-c", command],
-        cwd=workspace, timeout_s=timeout, env=safe_environment(), cancel=ctx.cancel,
-    )
+    try:
+        result = await run_process(
+            ["bash", "--noprofile", "--norc", "-c", command],
+            cwd=workspace, timeout_s=timeout, env=safe_environment(), cancel=ctx.cancel,
+        )
+    except OSError as exc:  # e.g. the interpreter is missing
+        return ctx.fail(f"I couldn't start it: {exc.strerror or exc}.")
     text = result.describe()
     if wanted and wanted > budget:
         text += f"\n[the timeout was lowered to {budget} s, this turn's limit]"
