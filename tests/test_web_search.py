@@ -122,3 +122,19 @@ async def test_without_a_configured_service_it_says_how_to_set_one_up(tmp_path) 
     ctx = ctx_for(tmp_path, "")
     text = await web_search.execute({"query": "otters"}, ctx)
     assert ctx.failed and "Settings" in text
+
+
+def test_web_search_is_not_offered_to_the_model_until_configured() -> None:
+    from companion.tools.registry import Registry
+
+    now = [0.0]
+    registry = Registry(clock=lambda: now[0])
+    registry.register_modules([web_search])
+    try:
+        web_search.configure("")
+        assert [s.name for s in registry.offered("companion")] == []
+        web_search.configure("http://127.0.0.1:8888")
+        now[0] += 31  # past the 30 s check() cache
+        assert [s.name for s in registry.offered("companion")] == ["web_search"]
+    finally:
+        web_search.configure("")
