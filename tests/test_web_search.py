@@ -138,3 +138,20 @@ def test_web_search_is_not_offered_to_the_model_until_configured() -> None:
         assert [s.name for s in registry.offered("companion")] == ["web_search"]
     finally:
         web_search.configure("")
+
+
+async def test_the_companion_configures_search_from_its_settings(tmp_path, searx: FakeSearx) -> None:
+    from brain_harness import make_config
+
+    from companion.runtime import Companion
+
+    config = make_config(tmp_path, "http://127.0.0.1:9/v1", tools={"search_url": searx.base})
+    companion = Companion(config)
+    await companion.start()
+    try:
+        assert web_search.check() is True
+        companion.apply_settings(replace(companion.settings, tools=replace(companion.settings.tools, search_url="")))
+        assert web_search.check() is False
+    finally:
+        await companion.close()
+        web_search.configure("")
