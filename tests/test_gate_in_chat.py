@@ -108,3 +108,32 @@ async def test_an_unanswered_terminal_question_expires_and_runs_nothing(tmp_path
     finished = [e for e in events if isinstance(e, ToolFinished)]
     assert [e.outcome for e in finished] == [Outcome.REFUSED]
     assert companion.gate.audit.entries()[-1]["decision"] == "expired"
+
+
+async def test_time_the_user_takes_to_answer_does_not_count_against_the_tool_budget(
+    tmp_path: Path, scripted_brain
+) -> None:
+    import asyncio
+
+    from companion.safety.approval import Answer, Decision
+
+    class SlowUser:
+        async def ask(self, request):
+            await asyncio.sleep(1.2)  # the user reads the card for longer than the whole budget
+            return Answer(Decision.APPROVED)
+
+    make_workspace(tmp_path)
+    scripted_brain.push({"tool_calls": [{"name": "shell", "arguments": {"command": "touch made-it"}}]},
+                        {"text": "[happy] Done."})
+    bus = EventBus()
+    events: list = []
+    bus.subscribe(events.append)
+    companion = Companion(make_config(tmp_path, scripted_brain.url, tools={"text_budget_s": 0.3}), bus)
+    await companion.start()
+    try:
+        companion.gate.approver = SlowUser()
+        await companion.ask("make the file")
+    finally:
+        await companion.close()
+    assert [e.outcome for e in events if isinstance(e, ToolFinished)] == [Outcome.OK]
+    assert (tmp_path / "workspace" / "made-it").exists()
