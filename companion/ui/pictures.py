@@ -44,8 +44,8 @@ def app_icon() -> QIcon:
         pixmap = QPixmap(size, size)
         pixmap.fill(Qt.GlobalColor.transparent)
         painter = QPainter(pixmap)
-        paint_face(painter, QRectF(0, 0, size, size).adjusted(-size * 0.32, -size * 0.32,
-                                                               size * 0.32, size * 0.32),
+        paint_face(painter, QRectF(0, 0, size, size).adjusted(-size * 0.19, -size * 0.19,
+                                                               size * 0.19, size * 0.19),
                    FaceFrame(shape=shape_for("happy")), background=False)
         painter.end()
         icon.addPixmap(pixmap)

@@ -1,4 +1,5 @@
-"""Re-render the README pictures: every expression, a contact sheet, and a window screenshot.
+"""Re-render the README pictures (every expression, a contact sheet, window and Settings
+screenshots) and the app icon file assets/companion.png.
 
     .venv/bin/python docs/images/render.py
 
@@ -22,11 +23,13 @@ sys.path.insert(0, str(ROOT / "tests"))
 def faces() -> None:
     from companion.events import EXPRESSIONS
     from companion.ui.face import render_expression
-    from companion.ui.pictures import contact_sheet
+    from companion.ui.pictures import app_icon, contact_sheet
 
     for name in EXPRESSIONS:
         render_expression(name, 256, 256).save(str(HERE / "faces" / f"{name}.png"))
     contact_sheet(1400).save(str(HERE / "expressions.png"))
+    # The app icon as a file too, for desktop launchers (the app itself draws it live).
+    app_icon().pixmap(256, 256).save(str(ROOT / "assets" / "companion.png"))
 
 
 async def window_shot() -> None:
