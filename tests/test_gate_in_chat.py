@@ -137,3 +137,37 @@ async def test_time_the_user_takes_to_answer_does_not_count_against_the_tool_bud
         await companion.close()
     assert [e.outcome for e in events if isinstance(e, ToolFinished)] == [Outcome.OK]
     assert (tmp_path / "workspace" / "made-it").exists()
+
+
+def test_a_background_job_asks_on_the_terminal_while_chat_waits_for_the_next_line(
+    tmp_path: Path, scripted_brain
+) -> None:
+    workspace = make_workspace(tmp_path)
+    scripted_brain.push(
+        {"for": "tidy", "tool_calls": [{"name": "start_work", "arguments": {"task": "JOB: make a file"}}]},
+        {"for": "tidy", "text": "[happy] On it, in the background."},
+        {"for": "JOB:", "tool_calls": [{"name": "shell", "arguments": {"command": "touch made-by-job"}}]},
+        {"for": "JOB:", "text": "[happy] Made the file."},
+    )
+    master, slave = pty.openpty()
+    command = [sys.executable, "-m", "companion.cli", "chat", "--brain-url", scripted_brain.url,
+               "--config-dir", str(tmp_path / "config"), "--workspace", str(workspace)]
+    child = subprocess.Popen(command, stdin=slave, stdout=slave, stderr=slave, close_fds=True)
+    os.close(slave)
+    try:
+        read_until(master, "you> ")
+        os.write(master, b"please tidy up\n")
+        shown = read_until(master, "Allow?")  # asked while chat sits at its prompt
+        assert "touch made-by-job" in shown
+        os.write(master, b"y\n")
+        read_until(master, "Made the file")
+        os.write(master, b"/quit\n")
+        assert child.wait(timeout=30) == 0
+    finally:
+        if child.poll() is None:
+            child.kill()
+        os.close(master)
+    assert (workspace / "made-by-job").exists()
+    # The "y" answered the question; it never reached the brain as a message.
+    users = [m["content"] for b in scripted_brain.bodies for m in b["messages"] if m["role"] == "user"]
+    assert "y" not in users

@@ -76,3 +76,16 @@ async def test_without_a_terminal_the_request_is_unavailable() -> None:
     finally:
         os.close(read_end)
         os.close(write_end)
+
+
+async def test_while_chat_reads_the_terminal_itself_a_line_it_offers_answers_the_question(terminal) -> None:
+    import asyncio
+
+    _, slave = terminal
+    approver = TerminalApprover(slave, io.StringIO())
+    approver.reading_elsewhere = True
+    assert approver.offer("hello\n") is False  # nothing pending: an ordinary message
+    question = asyncio.ensure_future(approver.ask(request()))
+    while not approver.offer("y\n"):
+        await asyncio.sleep(0)  # let the question reach its wait
+    assert (await question).decision is Decision.APPROVED

@@ -98,7 +98,18 @@ async def _interactive(companion) -> None:
     while True:
         if interactive:
             print(PROMPT, end="", flush=True)
-        line = await loop.run_in_executor(None, sys.stdin.readline)
+        # While chat waits here, a background job's approval question reads its answer from us.
+        approver = getattr(companion.gate, "approver", None)
+        shared = hasattr(approver, "offer")
+        if shared:
+            approver.reading_elsewhere = True
+        try:
+            line = await loop.run_in_executor(None, sys.stdin.readline)
+        finally:
+            if shared:
+                approver.reading_elsewhere = False
+        if line and shared and approver.offer(line):
+            continue
         if not line:  # end of input
             break
         text = line.strip()

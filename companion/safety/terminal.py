@@ -22,7 +22,12 @@ _ALWAYS = {"a", "always"}
 
 
 class TerminalApprover:
-    """Puts the question on `output` and reads the answer from the terminal at `input_fd`."""
+    """Puts the question on `output` and reads the answer from the terminal at `input_fd`.
+
+    When the chat loop is itself waiting for the user's next line (a background job asks while
+    chat is idle), it sets `reading_elsewhere` and hands each line it reads to `offer()` first,
+    so one terminal has one reader at a time.
+    """
 
     def __init__(self, input_fd: int | None = None, output: TextIO | None = None) -> None:
         if input_fd is None:
@@ -32,6 +37,8 @@ class TerminalApprover:
                 input_fd = -1
         self.input_fd = input_fd
         self.output = output or sys.stdout
+        self.reading_elsewhere = False
+        self._offered: asyncio.Future[str | None] | None = None
 
     def available(self) -> bool:
         try:
@@ -71,10 +78,23 @@ class TerminalApprover:
                 continue
             self._say("[approval] Please answer y, n" + (" or a.\n" if request.saveable else ".\n"))
 
+    def offer(self, line: str) -> bool:
+        """A line the chat loop read: True when it answered a pending question (so it is not a message)."""
+        if self._offered is None or self._offered.done():
+            return False
+        self._offered.set_result(line)
+        return True
+
     async def _read_line(self) -> str | None:
         """One line from the terminal; the reader is removed on return or cancel, so nothing
         lingers to eat the user's next message."""
         loop = asyncio.get_running_loop()
+        if self.reading_elsewhere:
+            self._offered = loop.create_future()
+            try:
+                return await self._offered
+            finally:
+                self._offered = None
         done: asyncio.Future[str | None] = loop.create_future()
         buffer = bytearray()
 
