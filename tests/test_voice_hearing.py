@@ -61,3 +61,15 @@ def test_an_utterance_starts_well_before_the_first_sound(piper_voice):
     [only] = utterances(audio)
     first_sound = int(np.argmax(np.abs(only.audio) > 0.01))
     assert first_sound >= 0.25 * 16_000
+
+
+def test_the_short_window_hears_the_same_words_as_whispers_full_window(hearing, piper_voice):
+    audio = speech(piper_voice, "Could you turn the music down a little?", tail_s=0.3)
+    with hearing._lock:
+        short, full = hearing._transcribe_short(audio), hearing._transcribe_full(audio)
+    assert short is not None and words(short) == words(full) == "could you turn the music down a little"
+
+
+def test_a_long_utterance_takes_whispers_standard_path(hearing):
+    with hearing._lock:
+        assert hearing._transcribe_short(np.zeros(29 * 16_000, dtype=np.float32)) is None

@@ -82,3 +82,10 @@ def test_her_own_words_coming_back_are_echo_and_new_words_are_not():
     assert is_echo("the capital of France is Paris", recent)
     assert is_echo("Paris, a lovely city", recent)
     assert not is_echo("What about Germany?", recent)
+
+
+def test_a_decoding_loop_is_recognised_so_the_full_window_is_used_instead():
+    from companion.voice.stt import _looks_repeated
+
+    assert _looks_repeated("Play some music. Play some music.")
+    assert not _looks_repeated("Play some music, please, some music.")

@@ -120,6 +120,11 @@ class WavSource:
         return self._audio.size / SAMPLE_RATE
 
     @property
+    def started_at(self) -> float | None:
+        """time.monotonic() when a paced source handed out its first frame."""
+        return self._start
+
+    @property
     def position_s(self) -> float:
         """Seconds of the file handed out so far (the conversation's clock in fast mode)."""
         return self._index * FRAME_S

@@ -40,6 +40,10 @@ class NarrationCache:
     def get(self, text: str) -> np.ndarray | None:
         return self._audio.get(self._key(text))
 
+    def clear(self) -> None:
+        """Forget every line (the next refresh synthesizes them all again)."""
+        self._audio.clear()
+
     def __len__(self) -> int:
         return len(self._audio)
 

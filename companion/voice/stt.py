@@ -6,6 +6,7 @@ import asyncio
 import logging
 import re
 import threading
+import zlib
 from typing import Protocol
 
 import numpy as np
@@ -31,6 +32,22 @@ def is_phantom(text: str) -> bool:
     return normal in PHANTOMS
 
 
+FULL_FRAMES = 3000
+"""Whisper's 30 s window in feature frames (10 ms each)."""
+SHORT_MIN_FRAMES = 1000
+SHORT_PAD_FRAMES = 200
+
+
+def _looks_repeated(text: str) -> bool:
+    """True when the text is one phrase said twice or more (a decoding loop) or compresses too well."""
+    normal = re.sub(r"[^a-z0-9 ]+", "", text.lower()).split()
+    for size in range(2, len(normal) // 2 + 1):
+        if normal[:size] == normal[size:2 * size]:
+            return True
+    data = text.encode()
+    return len(data) > 40 and len(data) / len(zlib.compress(data)) > 2.4
+
+
 class Transcriber(Protocol):
     async def transcribe(self, audio: np.ndarray) -> str:
         """Text of 16 kHz mono float32 audio ("" when nothing was said)."""
@@ -44,6 +61,8 @@ class WhisperTranscriber:
         self.beam_size = beam_size
         self.cpu_threads = cpu_threads
         self._model = None
+        self._tokenizer = None
+        self._suppress: list[int] = []
         self._lock = threading.Lock()
 
     def load(self) -> None:
@@ -69,17 +88,60 @@ class WhisperTranscriber:
     def transcribe_sync(self, audio: np.ndarray) -> str:
         if self._model is None:
             self.load()
+        audio = audio.astype(np.float32, copy=False)
         with self._lock:
-            segments, _info = self._model.transcribe(
-                audio.astype(np.float32, copy=False),
-                language="en" if self.model_info.english_only else None,
-                beam_size=self.beam_size,
-                condition_on_previous_text=False,
-                without_timestamps=True,
-                vad_filter=False,
-            )
-            text = " ".join(segment.text.strip() for segment in segments).strip()
+            text = self._transcribe_short(audio) if self.model_info.english_only else None
+            if text is None:
+                text = self._transcribe_full(audio)
         return "" if is_phantom(text) else text
+
+    def _transcribe_short(self, audio: np.ndarray) -> str | None:
+        """Encode only the audio plus some padding instead of a full 30 s window.
+
+        faster-whisper always pads to 30 s, and the encoder is most of the cost: measured on
+        the 2-core machine, 0.67 s → 0.12 s for a short question with the same words on 24 of
+        26 test phrases. A minimum context of 10 s keeps the decoder from repeating itself;
+        anything that still looks repeated, or a long utterance, takes the standard path.
+        """
+        import ctranslate2
+        from faster_whisper.tokenizer import Tokenizer
+        from faster_whisper.transcribe import get_suppressed_tokens
+
+        model = self._model
+        features = model.feature_extractor(audio)
+        frames = features.shape[1]
+        context = max(SHORT_MIN_FRAMES, -(-(frames + SHORT_PAD_FRAMES) // 100) * 100)
+        if context >= FULL_FRAMES:
+            return None
+        features = np.pad(features, ((0, 0), (0, context - frames)))[:, :context]
+        if self._tokenizer is None:
+            self._tokenizer = Tokenizer(model.hf_tokenizer, False, task="transcribe", language="en")
+            self._suppress = list(get_suppressed_tokens(self._tokenizer, [-1]))
+        tokenizer = self._tokenizer
+        encoded = model.model.encode(ctranslate2.StorageView.from_array(np.ascontiguousarray(features[None])))
+        result = model.model.generate(
+            encoded, [[*tokenizer.sot_sequence, tokenizer.no_timestamps]], beam_size=self.beam_size,
+            max_length=224, suppress_blank=True, suppress_tokens=self._suppress,
+            return_scores=True, return_no_speech_prob=True,
+        )[0]
+        tokens = result.sequences_ids[0]
+        avg_logprob = result.scores[0] * len(tokens) / (len(tokens) + 1)
+        # Whisper's own silence rule: probably no speech and not confidently decoded.
+        if result.no_speech_prob > 0.6 and avg_logprob < -1.0:
+            return ""
+        text = tokenizer.decode(tokens).strip()
+        return None if _looks_repeated(text) else text
+
+    def _transcribe_full(self, audio: np.ndarray) -> str:
+        segments, _info = self._model.transcribe(
+            audio,
+            language="en" if self.model_info.english_only else None,
+            beam_size=self.beam_size,
+            condition_on_previous_text=False,
+            without_timestamps=True,
+            vad_filter=False,
+        )
+        return " ".join(segment.text.strip() for segment in segments).strip()
 
     async def transcribe(self, audio: np.ndarray) -> str:
         return await asyncio.to_thread(self.transcribe_sync, audio)
