@@ -153,13 +153,13 @@ def _auto_safe(line: str, words: list[str] | None, workspace: Path) -> tuple[boo
     if escape:
         return False, f"{name} {escape} is not read-only"
     if name in NO_PATH_ARGUMENTS:
-        return True, "read-only"
+        return True, "a safe command"
     if any(_option_like_match(arg, workspace) for arg in args):
         return False, "a file name starting with - would be read as an option"
     for path in _path_arguments(args):
         if not _inside(path, workspace):
             return False, f"{path} is outside the workspace"
-    return True, "read-only, inside the workspace"
+    return True, "a safe command inside the workspace"
 
 
 def _escape_flag(name: str, args: list[str]) -> str | None:
