@@ -9,12 +9,16 @@ from typing import Any
 import pytest
 import qasync
 
+from companion.ui.gc_guard import MainThreadCollector
+
 
 @pytest.fixture(name="qt_loop")
 def qt_loop_fixture(qapp) -> Iterator[Callable[[Coroutine[Any, Any, Any]], Any]]:
     """`run(coro)`: run a coroutine on a qasync loop (Qt events keep flowing while it waits)."""
     loop = qasync.QEventLoop(qapp)
     asyncio.set_event_loop(loop)
+    # As in the app: worker threads must never collect (and so destroy) a QObject.
+    collector = MainThreadCollector()
 
     def run(coro: Coroutine[Any, Any, Any], timeout: float = 20.0) -> Any:
         return loop.run_until_complete(asyncio.wait_for(coro, timeout))
@@ -29,6 +33,7 @@ def qt_loop_fixture(qapp) -> Iterator[Callable[[Coroutine[Any, Any, Any]], Any]]
             loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
         loop.close()
         asyncio.set_event_loop(None)
+        collector.stop()
 
 
 def signal_future(signal) -> asyncio.Future:

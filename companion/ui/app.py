@@ -381,6 +381,7 @@ def run(config, *, with_voice: bool = True) -> int:
     """Open the window and run until she is closed."""
     import qasync
 
+    from companion.ui.gc_guard import MainThreadCollector
     from companion.ui.pictures import app_icon
     from companion.ui.theme import STYLE_SHEET
 
@@ -392,6 +393,7 @@ def run(config, *, with_voice: bool = True) -> int:
     app.setQuitOnLastWindowClosed(False)  # closing goes through CompanionApp.close()
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
+    collector = MainThreadCollector(app)  # no QObject may be collected on a worker thread
 
     async def main() -> None:
         companion = CompanionApp(config, with_voice=with_voice, launched_at=launched)
@@ -402,4 +404,5 @@ def run(config, *, with_voice: bool = True) -> int:
 
     with loop:
         loop.run_until_complete(main())
+    collector.stop()
     return 0
