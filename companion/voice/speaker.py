@@ -41,7 +41,7 @@ class Speaker:
     def __init__(self, synthesizer: Synthesizer, sink: AudioSink, cache: NarrationCache | None = None) -> None:
         self._synth = synthesizer
         self._sink = sink
-        self._cache = cache
+        self.cache = cache
         self._generation = 0
         self._text_queue: asyncio.Queue[Line] = asyncio.Queue()
         self._audio_queue: asyncio.Queue[tuple[Line, np.ndarray]] = asyncio.Queue()
@@ -107,8 +107,8 @@ class Speaker:
             self._audio_queue.put_nowait((line, audio))
 
     async def _audio_for(self, line: Line) -> np.ndarray | None:
-        if self._cache is not None:
-            cached = self._cache.get(line.text)
+        if self.cache is not None:
+            cached = self.cache.get(line.text)
             if cached is not None:
                 self.stats.from_cache += 1
                 return cached
