@@ -1,0 +1,76 @@
+"""Her mouth: speed, lip-sync levels, cancelling queued speech, and the muted microphone."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import replace
+
+from audio_env import speech
+from brain_harness import make_config
+
+from companion.config import VoiceSettings
+from companion.events import EventBus, SpeechKind
+from companion.runtime import Companion
+from companion.voice.audio import WavSink, WavSource, write_wav
+from companion.voice.brain_port import CompanionBrain
+from companion.voice.session import VoiceSession
+from companion.voice.speaker import Speaker
+
+
+def test_a_faster_speed_setting_makes_her_speak_faster(piper_voice):
+    sentence = "I will read this sentence at two different speeds."
+    normal = piper_voice.synthesize_sync(sentence)
+    piper_voice.speed = 1.5
+    try:
+        fast = piper_voice.synthesize_sync(sentence)
+    finally:
+        piper_voice.speed = 1.0
+    assert fast.size < 0.8 * normal.size
+
+
+async def test_her_output_levels_are_reported_for_lip_sync(piper_voice):
+    sink = WavSink(lambda: 0.0, rate=piper_voice.sample_rate)
+    levels: list[float] = []
+    sink.add_level_listener(levels.append)
+    speaker = Speaker(piper_voice, sink)
+    speaker.say("Hello there, nice to meet you.")
+    await speaker.idle.wait()
+    await speaker.close()
+    seconds = sink.audio().size / sink.rate
+    assert abs(len(levels) - seconds / 0.02) <= 1  # one level per 20 ms block
+    assert max(levels) > 0.05 and min(levels) < 0.01  # words are loud, the gaps between them quiet
+
+
+async def test_cancelling_stops_the_line_being_played_and_drops_the_queued_ones(piper_voice):
+    sink = WavSink(lambda: 0.0, rate=piper_voice.sample_rate, realtime=True)
+    speaker = Speaker(piper_voice, sink)
+    playing = asyncio.Event()
+    speaker.on_playing = lambda line: playing.set()
+    for line in ("This first sentence is fairly long to say.", "Second one.", "Third one."):
+        speaker.say(line, SpeechKind.SAY)
+    await playing.wait()
+    played = speaker.cancel()
+    await speaker.idle.wait()
+    await speaker.close()
+    assert played == []
+    assert sink.audio().size < 0.5 * sink.rate  # cut within a moment of starting
+
+
+async def test_a_muted_microphone_hears_nothing_and_asks_nothing(tmp_path, scripted_brain, hearing, piper_voice):
+    wav = tmp_path / "q.wav"
+    write_wav(wav, speech(piper_voice, "What is the time?"), 16_000)
+    companion = Companion(make_config(tmp_path, scripted_brain.url), EventBus())
+    await companion.start()
+    source = WavSource(wav, realtime=False)
+    session = VoiceSession(
+        brain=CompanionBrain(companion), bus=companion.bus, source=source,
+        sink=WavSink(lambda: source.position_s, rate=piper_voice.sample_rate),
+        transcriber=hearing, synthesizer=piper_voice, voice=replace(VoiceSettings(), muted=True),
+    )
+    try:
+        await session.run()
+    finally:
+        await session.close()
+        await companion.close()
+    assert session.loop.heard == []
+    assert scripted_brain.bodies == []
