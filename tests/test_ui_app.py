@@ -237,3 +237,25 @@ def test_always_on_top_is_remembered(qtbot, tmp_path, scripted_brain, make_app):
     assert load_settings(config.paths).settings.ui.always_on_top is True
     again = make_app(RunConfig(config.paths, load_settings(config.paths).settings))
     assert again.window.on_top_action.isChecked()
+
+
+def test_saving_the_personality_in_the_editor_changes_her_next_announce(
+        qtbot, tmp_path, scripted_brain, make_app, qt_loop):
+    scripted_brain.push({"tool_calls": [{"name": "get_time", "arguments": {}}]},
+                        {"text": "[happy] Half past nine."})
+    app = make_app(_config(tmp_path, scripted_brain.url))
+
+    async def scenario():
+        await app.start()
+        app.open_personality_editor()
+        editor = app._editor
+        text = editor.text().replace("get_time:\n  announce: Let me check the clock.",
+                                     "get_time:\n  announce: Consulting my pocket watch.")
+        editor.editor.setPlainText(text)
+        assert editor.save()
+        finished = signal_future(app.bridge.turn_finished)
+        _type(qtbot, app, "what time is it?")
+        await finished
+
+    qt_loop(scenario())
+    assert ("narration", "Consulting my pocket watch.") in app.window.captions.entries()
