@@ -196,16 +196,19 @@ class CompanionApp(QObject):
     async def _start_voice(self) -> None:
         self.window.banners.clear("models")
         app_voice = await asyncio.to_thread(_import_voice)
-        session = app_voice.WindowVoice(self.companion, self.bus, self.keeper.settings.voice, self._models_dir(),
-                               speech_level=self.bridge.deliver_speech_level,
-                               mic_level=self.bridge.deliver_mic_level,
-                               progress=self.bridge.deliver_progress)
+        session = app_voice.WindowVoice(
+            self.companion, self.bus, self.keeper.settings.voice, self._models_dir(),
+            speech_level=self.bridge.deliver_speech_level, mic_level=self.bridge.deliver_mic_level,
+            progress=self.bridge.deliver_progress)
         try:
             await session.start()
-        except CompanionError as exc:
+        except Exception as exc:  # a CompanionError carries its sentence; anything else is a bug
+            if not isinstance(exc, CompanionError):
+                log.exception("her voice did not start")
+            sentence = exc.sentence if isinstance(exc, CompanionError) else f"My voice didn't start ({exc})."
             await session.close()
             self.window.banners.clear("download")
-            self.window.banners.show_banner("voice", f"{exc.sentence} Typing still works.", kind="warning")
+            self.window.banners.show_banner("voice", f"{sentence} Typing still works.", kind="warning")
             self.voice_started.set()
             return
         self.window.banners.clear("download")
