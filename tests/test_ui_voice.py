@@ -153,3 +153,40 @@ def test_download_offers_a_missing_hearing_model_and_fetches_it_with_a_progress_
     assert len(model_bin) > 10
     assert app.window.banners.banner("download") is None  # the progress banner went away
     assert (config.paths.models_dir / "whisper" / "tiny.en" / "model.bin").is_file()
+
+
+def test_voice_settings_apply_live_and_a_new_device_restarts_her_voice(
+        qtbot, tmp_path, scripted_brain, pulse_audio, qt_loop):
+    from dataclasses import replace
+
+    settings = with_overrides(Settings(), brain={"base_url": scripted_brain.url},
+                              tools={"workspace": str(tmp_path / "workspace")})
+    app = CompanionApp(RunConfig(Paths.default(tmp_path / "config"), settings))
+    qtbot.addWidget(app.window)
+    app.show()
+
+    async def scenario():
+        await app.start()
+        await app.voice_started.wait()
+        first = app.voice
+        assert first.listening
+        current = app.keeper.settings
+        app.keeper.apply(replace(current, voice=replace(current.voice, barge_in=False, speed=1.3,
+                                                        end_of_turn_silence_ms=900)))
+        assert app.voice is first  # applied to the running voice
+        assert first.loop.settings.barge_in is False
+        assert first.loop.settings.endpoint.end_silence_ms == 900
+        assert first.session.synthesizer.speed == 1.3
+        current = app.keeper.settings
+        app.keeper.apply(replace(current, voice=replace(current.voice, input_device="no such microphone")))
+        await app.voice_started.wait()
+        return first
+
+    try:
+        first = qt_loop(scenario(), timeout=60)
+    finally:
+        qt_loop(app.close())
+    assert app.voice is not None and app.voice is not first
+    assert not app.voice.listening
+    banner = app.window.banners.banner("audio")
+    assert banner is not None and "no such microphone" in banner.text()

@@ -29,7 +29,7 @@ from companion.ui.window import CompanionWindow
 
 log = logging.getLogger(__name__)
 
-RESTART_VOICE_FIELDS = ("input_device", "output_device", "hearing_model", "voice", "speed")
+RESTART_VOICE_FIELDS = ("input_device", "output_device", "hearing_model", "voice")
 
 
 def with_api_key(settings: Settings) -> Settings:
@@ -305,6 +305,7 @@ class CompanionApp(QObject):
         if self.voice is None:
             return
         if any(getattr(old_voice, f) != getattr(settings.voice, f) for f in RESTART_VOICE_FIELDS):
+            self.voice_started.clear()  # set again once the new voice is up (or has failed)
             self._spawn(self._restart_voice())
         else:
             self.voice.apply(settings.voice)
