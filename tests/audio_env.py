@@ -122,8 +122,9 @@ def hearing(tmp_path_factory) -> WhisperTranscriber:
 
 @pytest.fixture(scope="session")
 def piper_voice(tmp_path_factory) -> PiperSynthesizer:
-    """The installed piper voice (joe-medium), loaded once per test session."""
-    synthesizer = PiperSynthesizer(resolve_voice("", tmp_path_factory.mktemp("models")))
+    """The installed piper voice (joe-medium), loaded once per test session, without sampling noise."""
+    # Steady (no sampling noise): test speech and her answers are the same on every run.
+    synthesizer = PiperSynthesizer(resolve_voice("", tmp_path_factory.mktemp("models")), steady=True)
     synthesizer.load()
     return synthesizer
 

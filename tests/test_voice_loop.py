@@ -54,8 +54,12 @@ async def test_a_spoken_question_gets_a_spoken_answer(tmp_path, scripted_brain, 
     write_wav(wav, speech(piper_voice, "What is the capital of France?"), 16_000)
     companion = await start_companion(tmp_path, scripted_brain)
     session, sink = session_for(companion, wav, hearing, piper_voice, realtime=False)
+    busy: list[bool] = []
+    session.loop.on_busy.append(busy.append)
     try:
         await session.run()
+        # Background results waited while she listened and answered, and may come now.
+        assert busy == [True, False] and companion.is_quiet()
     finally:
         await session.close()
         await companion.close()

@@ -147,6 +147,7 @@ class VoiceLoop:
         self._unsubscribe = bus.subscribe(self._on_event)
         speaker.on_synthesized = self._on_synthesized
         speaker.on_playing = self._on_playing
+        speaker.on_idle = self._update_hold
         if sink is not None:
             sink.add_level_listener(self._out_levels.append)
             sink.add_start_listener(self._on_first_sample)
@@ -276,6 +277,7 @@ class VoiceLoop:
         self._splitter = SentenceSplitter()
         self.speaker.new_turn()
         self._turn = asyncio.create_task(self._ask(text))
+        self._update_hold()
 
     async def _ask(self, text: str) -> None:
         if self._trim is not None:
@@ -290,6 +292,7 @@ class VoiceLoop:
             self._discarding = False
             for sentence in self._splitter.flush():
                 self.speaker.say(sentence)
+            asyncio.get_running_loop().call_soon(self._update_hold)  # once this task counts as done
 
     async def wait_until_quiet(self) -> None:
         """Until the current turn has ended and everything queued has been said."""
@@ -329,6 +332,7 @@ class VoiceLoop:
 
     def _on_playing(self, line: Line) -> None:
         self._set_state(State.SPEAKING)
+        self._update_hold()
 
     def _on_first_sample(self, when: float) -> None:
         if self._latency is not None:

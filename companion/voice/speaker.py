@@ -56,6 +56,7 @@ class Speaker:
         self.stats = SpeakerStats()
         self.on_synthesized: Callable[[Line], None] | None = None
         self.on_playing: Callable[[Line], None] | None = None
+        self.on_idle: Callable[[], None] | None = None
         self._tasks = [
             asyncio.get_running_loop().create_task(self._synthesize_lines()),
             asyncio.get_running_loop().create_task(self._play_lines()),
@@ -90,6 +91,8 @@ class Speaker:
         if self._pending <= 0:
             self._pending = 0
             self._idle.set()
+            if self.on_idle:
+                self.on_idle()
 
     async def _synthesize_lines(self) -> None:
         while True:

@@ -26,8 +26,10 @@ class Synthesizer(Protocol):
 class PiperSynthesizer:
     """A piper voice loaded once; `speed` 2.0 talks twice as fast (length_scale divided by it)."""
 
-    def __init__(self, model: VoiceModel, *, speed: float = 1.0) -> None:
+    def __init__(self, model: VoiceModel, *, speed: float = 1.0, steady: bool = False) -> None:
         self.model_info = model
+        self.steady = steady
+        """No sampling noise: the same text gives the same audio every time (tests, benchmarks)."""
         self._voice = None
         self._lock = threading.Lock()
         self.synth_count = 0
@@ -66,6 +68,8 @@ class PiperSynthesizer:
         from piper import SynthesisConfig
 
         config = SynthesisConfig(length_scale=self._base_length_scale / self.speed)
+        if self.steady:
+            config.noise_scale = config.noise_w_scale = 0.0
         with self._lock:
             self.synth_count += 1
             chunks = [chunk.audio_float_array for chunk in self._voice.synthesize(text, syn_config=config)]
