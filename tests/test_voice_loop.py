@@ -11,7 +11,7 @@ from audio_env import speech
 from brain_harness import make_config, tool
 
 from companion.config import VoiceSettings
-from companion.events import EventBus
+from companion.events import EventBus, StateChanged
 from companion.runtime import Companion
 from companion.tools.registry import Registry
 from companion.voice.audio import WavSink, WavSource, resample, write_wav
@@ -165,3 +165,20 @@ async def test_her_own_voice_coming_back_through_the_microphone_is_dropped_as_ec
     assert session.loop.barge_ins == 0
     assert session.loop.heard == ["How is the weather?"]
     assert len(scripted_brain.bodies) == 1
+
+
+async def test_the_state_follows_her_voice_not_just_the_brain(tmp_path, scripted_brain, hearing, piper_voice):
+    scripted_brain.push({"text": "Paris is the capital of France. It is a lovely city."})
+    wav = tmp_path / "q.wav"
+    write_wav(wav, speech(piper_voice, "What is the capital of France?"), 16_000)
+    companion = await start_companion(tmp_path, scripted_brain)
+    states: list[str] = []
+    companion.bus.subscribe(lambda e: states.append(e.state) if isinstance(e, StateChanged) else None)
+    session, _ = session_for(companion, wav, hearing, piper_voice, realtime=False)
+    try:
+        await session.run()
+    finally:
+        await session.close()
+        await companion.close()
+    # The brain's turn ends (idle) before she has said it; she shows speaking until she is done.
+    assert states == ["listening", "thinking", "idle", "speaking", "listening", "idle"]

@@ -144,10 +144,12 @@ class VoiceLoop:
         self._out_levels: deque[float] = deque(maxlen=15)  # ~300 ms of 20 ms blocks
         self._last_frame = (0.0, time.monotonic())  # (stream seconds, monotonic) of the newest frame
         self._state: State | None = None
+        """The last state anyone announced on the bus (the brain says thinking and working)."""
+        self._running = False
         self._unsubscribe = bus.subscribe(self._on_event)
         speaker.on_synthesized = self._on_synthesized
         speaker.on_playing = self._on_playing
-        speaker.on_idle = self._update_hold
+        speaker.on_idle = self._on_idle
         if sink is not None:
             sink.add_level_listener(self._out_levels.append)
             sink.add_start_listener(self._on_first_sample)
@@ -158,10 +160,12 @@ class VoiceLoop:
         if settings.endpoint != self.settings.endpoint:
             self.endpointer = Endpointer(settings.endpoint)
         self.settings = settings
+        self._settle_state()
 
     # --- running ------------------------------------------------------------------------
     async def run(self) -> None:
-        self._set_state(State.LISTENING)
+        self._running = True
+        self._settle_state()
         try:
             while (frame := await self.source.read()) is not None:
                 stream_s = self._last_frame[0] + FRAME_S
@@ -172,6 +176,7 @@ class VoiceLoop:
                 self._update_hold()
             await self.finish()
         finally:
+            self._running = False
             self._set_state(State.IDLE)
 
     async def _hear(self, frame: np.ndarray) -> None:
@@ -292,7 +297,9 @@ class VoiceLoop:
             self._discarding = False
             for sentence in self._splitter.flush():
                 self.speaker.say(sentence)
-            asyncio.get_running_loop().call_soon(self._update_hold)  # once this task counts as done
+            # Once this task counts as done: release held notices and settle the face.
+            asyncio.get_running_loop().call_soon(self._update_hold)
+            asyncio.get_running_loop().call_soon(self._settle_state)
 
     async def wait_until_quiet(self) -> None:
         """Until the current turn has ended and everything queued has been said."""
@@ -304,13 +311,19 @@ class VoiceLoop:
         if self._latency is not None:
             self._latency.log()
             self._latency = None
-        self._set_state(State.LISTENING)
+        self._settle_state()
 
     async def finish(self) -> None:
         await self.wait_until_quiet()
 
     # --- the brain's events -------------------------------------------------------------
     def _on_event(self, event: Event) -> None:
+        if isinstance(event, StateChanged):
+            self._state = event.state
+            if event.state is State.IDLE and self._running:
+                # The brain's turn is over, but she may still be talking: settle after this event.
+                asyncio.get_running_loop().call_soon(self._settle_state)
+            return
         if self._discarding:
             return
         if isinstance(event, ReplyDelta):
@@ -334,14 +347,26 @@ class VoiceLoop:
         self._set_state(State.SPEAKING)
         self._update_hold()
 
+    def _on_idle(self) -> None:
+        self._update_hold()
+        self._settle_state()
+
+    def _settle_state(self) -> None:
+        """Speaking while her voice plays; listening once she is quiet and no turn runs."""
+        if self.speaker.playing:
+            self._set_state(State.SPEAKING)
+        elif self._turn is not None and not self._turn.done():
+            return  # the brain reports thinking or working itself
+        elif self.speaker.idle.is_set() and self._running:
+            self._set_state(State.IDLE if self.settings.muted else State.LISTENING)
+
     def _on_first_sample(self, when: float) -> None:
         if self._latency is not None:
             self._latency.mark("first_audio", when)
 
     def _set_state(self, state: State) -> None:
         if state != self._state:
-            self._state = state
-            self.bus.emit(StateChanged(state))
+            self.bus.emit(StateChanged(state))  # _on_event records it
 
     async def close(self) -> None:
         self.source.close()
