@@ -53,6 +53,8 @@ async def test_speech_into_the_virtual_microphone_is_heard_and_her_answer_is_rec
     companion = Companion(make_config(tmp_path, scripted_brain.url), bus)
     await companion.start()
     source, sink = DeviceSource(), DeviceSink(preferred_rate=piper_voice.sample_rate)
+    levels: list[float] = []
+    sink.add_level_listener(levels.append)
     session = VoiceSession(brain=CompanionBrain(companion), bus=bus, source=source, sink=sink,
                            transcriber=hearing, synthesizer=piper_voice, voice=VoiceSettings())
     recording = pulse_audio.record_speaker(tmp_path / "said.wav")
@@ -71,6 +73,7 @@ async def test_speech_into_the_virtual_microphone_is_heard_and_her_answer_is_rec
         await running
         await companion.close()
     assert session.loop.heard == ["What is the capital of Germany?"]
+    assert max(levels) > 0.05  # the output stream's callbacks report her level (lip sync)
     said, rate = read_wav(tmp_path / "said.wav")
     assert words(hearing.transcribe_sync(resample(said, rate, 16_000))) == "the library opens early in the morning"
 

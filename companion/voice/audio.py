@@ -221,6 +221,12 @@ class WavSink(_Levels):
         """time.monotonic() when the first sample was 'played' (for latency measurement)."""
 
     async def play(self, audio: np.ndarray, rate: int) -> bool:
+        try:
+            return await self._play(audio, rate)
+        finally:
+            self._report(0.0)  # her mouth closes between lines and when she is cut off
+
+    async def _play(self, audio: np.ndarray, rate: int) -> bool:
         audio = resample(audio, rate, self.rate)
         self._stopped.clear()
         start = max(self._length, int(self._clock() * self.rate))

@@ -139,6 +139,7 @@ class DeviceSink(_Levels):
         self._loop = loop or asyncio.get_running_loop()
         self._lock = threading.Lock()
         self._queue: deque[_Playback] = deque()
+        self._sounding = False
         self.first_sample_at: float | None = None
         _require(sd, output=True)
         dev = _device(device)
@@ -174,6 +175,11 @@ class DeviceSink(_Levels):
         if filled:
             level = rms(out[:filled])
             self._loop.call_soon_threadsafe(self._played, level, finished, started)
+            self._sounding = True
+        elif self._sounding:
+            # One silent level when she stops, so her mouth closes.
+            self._sounding = False
+            self._loop.call_soon_threadsafe(self._report, 0.0)
 
     def _played(self, level: float, finished: list[_Playback], started: bool) -> None:
         if started:
