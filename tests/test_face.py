@@ -8,12 +8,18 @@ import random
 import numpy as np
 import pytest
 from PySide6.QtGui import QImage
+from ui_loop import qt_gc_fixture  # noqa: F401 (the qt_gc fixture)
 
 from companion import cli
 from companion.events import EXPRESSIONS
 from companion.ui.expressions import SHAPES, shape_for
 from companion.ui.face import FaceWidget, render_expression
 from companion.ui.face_animation import FaceAnimator
+
+
+@pytest.fixture(autouse=True)
+def _collect_garbage_on_the_qt_thread(qt_gc):
+    """As in the app: no widget is ever collected in the middle of Qt's work."""
 
 
 def _pixels(image: QImage) -> np.ndarray:

@@ -6,13 +6,18 @@ import asyncio
 
 import pytest
 from PySide6.QtCore import Qt
-from ui_loop import qt_loop_fixture, signal_future  # noqa: F401 (the qt_loop fixture)
+from ui_loop import qt_gc_fixture, qt_loop_fixture, signal_future  # noqa: F401 (fixtures)
 
 from companion.cli import RunConfig
 from companion.config import Paths, Settings, load_settings, with_overrides
 from companion.tools.context import ToolContext
 from companion.tools.registry import Registry, ToolSpec, builtin_modules
 from companion.ui.app import CompanionApp
+
+
+@pytest.fixture(autouse=True)
+def _collect_garbage_on_the_qt_thread(qt_gc):
+    """As in the app: no widget is ever collected in the middle of Qt's work."""
 
 
 def _config(tmp_path, url: str) -> RunConfig:

@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 from PySide6.QtCore import Qt
-from ui_loop import qt_loop_fixture, signal_future  # noqa: F401 (the qt_loop fixture)
+from ui_loop import qt_gc_fixture, qt_loop_fixture, signal_future  # noqa: F401 (fixtures)
 
 from companion import events as ev
 from companion.safety.approval import CardApprover, Decision
@@ -14,6 +14,11 @@ from companion.safety.gate import build_gate
 from companion.ui.approval_card import spoken_answer
 from companion.ui.bridge import EventBridge
 from companion.ui.window import CompanionWindow
+
+
+@pytest.fixture(autouse=True)
+def _collect_garbage_on_the_qt_thread(qt_gc):
+    """As in the app: no widget is ever collected in the middle of Qt's work."""
 
 COMMAND = "touch notes.txt"
 

@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import pytest
+from ui_loop import qt_gc_fixture  # noqa: F401 (the qt_gc fixture)
 
 from companion.brain.narration import resolve_lines
 from companion.persona.store import PersonalityStore, shipped_default
 from companion.tools.registry import Registry, builtin_modules
 from companion.ui.personality_editor import PersonalityEditor
+
+
+@pytest.fixture(autouse=True)
+def _collect_garbage_on_the_qt_thread(qt_gc):
+    """As in the app: no widget is ever collected in the middle of Qt's work."""
 
 
 @pytest.fixture

@@ -9,7 +9,10 @@ import keyring
 import pytest
 from keyring.backend import KeyringBackend
 from PySide6.QtCore import Qt
-from ui_loop import qt_loop_fixture  # noqa: F401 (the qt_loop fixture)
+from ui_loop import (
+    qt_gc_fixture,  # noqa: F401 (the qt_gc fixture)
+    qt_loop_fixture,  # noqa: F401 (the qt_loop fixture)
+)
 
 from companion.config import Paths, Settings, load_settings
 from companion.safety.grants import GrantStore
@@ -17,6 +20,11 @@ from companion.tools.registry import Registry, builtin_modules
 from companion.ui.settings_dialog import SettingsDialog
 from companion.ui.settings_keeper import SettingsKeeper
 from companion.ui.settings_tabs import check_connection
+
+
+@pytest.fixture(autouse=True)
+def _collect_garbage_on_the_qt_thread(qt_gc):
+    """As in the app: no widget is ever collected in the middle of Qt's work."""
 
 
 class MemoryKeyring(KeyringBackend):

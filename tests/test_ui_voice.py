@@ -5,12 +5,18 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
 from audio_env import speech_wav
-from ui_loop import qt_loop_fixture, signal_future  # noqa: F401 (the qt_loop fixture)
+from ui_loop import qt_gc_fixture, qt_loop_fixture, signal_future  # noqa: F401 (fixtures)
 
 from companion.cli import RunConfig
 from companion.config import Paths, Settings, with_overrides
 from companion.ui.app import CompanionApp
+
+
+@pytest.fixture(autouse=True)
+def _collect_garbage_on_the_qt_thread(qt_gc):
+    """As in the app: no widget is ever collected in the middle of Qt's work."""
 
 
 def test_a_spoken_question_is_captioned_answered_aloud_and_moves_her_mouth(

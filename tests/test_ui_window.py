@@ -4,12 +4,19 @@ from __future__ import annotations
 
 import threading
 
+import pytest
 from PySide6.QtCore import Qt, QThread
+from ui_loop import qt_gc_fixture  # noqa: F401 (the qt_gc fixture)
 
 from companion import events as ev
 from companion.config import BrainSettings
 from companion.ui.bridge import EventBridge
 from companion.ui.window import CompanionWindow
+
+
+@pytest.fixture(autouse=True)
+def _collect_garbage_on_the_qt_thread(qt_gc):
+    """As in the app: no widget is ever collected in the middle of Qt's work."""
 
 
 def _window(qtbot, **kwargs) -> tuple[CompanionWindow, EventBridge, ev.EventBus]:

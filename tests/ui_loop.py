@@ -47,3 +47,13 @@ def signal_future(signal) -> asyncio.Future:
     signal.connect(fire)
     future.add_done_callback(lambda _f: signal.disconnect(fire))
     return future
+
+
+@pytest.fixture(name="qt_gc")
+def qt_gc_fixture(qapp) -> Iterator[MainThreadCollector]:
+    """Garbage collection on the Qt event loop's timer only, as in the app (see gc_guard)."""
+    collector = MainThreadCollector()
+    try:
+        yield collector
+    finally:
+        collector.stop()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import time
 from collections.abc import Callable
 
@@ -72,9 +73,17 @@ class FaceWidget(QWidget):
         now = self._clock()
         frame = self.animator.frame(now)
         self.last_frame = frame
-        painter = QPainter(self)
-        paint_face(painter, QRectF(self.rect()), frame, head_cache=self._head_cache)
-        painter.end()
+        # Painting allocates enough to trigger the cyclic collector, which could delete a
+        # widget (even this window) in the middle of the paint: never collect in here.
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            painter = QPainter(self)
+            paint_face(painter, QRectF(self.rect()), frame, head_cache=self._head_cache)
+            painter.end()
+        finally:
+            if collecting:
+                gc.enable()
         self.painted.emit(now)
 
 
