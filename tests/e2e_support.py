@@ -1,0 +1,123 @@
+"""Helpers for the end-to-end tests: the window on real audio devices, what the face painted,
+what the speaker played (recorded and heard back with Whisper), and fuzzy in-order matching."""
+
+from __future__ import annotations
+
+import difflib
+import re
+import signal
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from companion.cli import RunConfig
+from companion.config import Paths, Settings, with_overrides
+from companion.persona.store import shipped_default
+from companion.ui.app import CompanionApp
+from companion.voice.audio import read_wav, resample
+
+
+def words(text: str) -> list[str]:
+    """Lower-case words without punctuation ("I'm" -> "im"), as Whisper's text is compared."""
+    return re.sub(r"[^a-z0-9 ]+", "", text.lower().replace("-", " ")).split()
+
+
+def find_in_order(heard: str, *phrases: str, min_ratio: float = 0.75) -> list[int]:
+    """Where each phrase starts in `heard` (word index), each after the one before.
+
+    Fuzzy: the best window of the phrase's length (give or take a word) must match at least
+    `min_ratio` of it (Whisper tiny hears "I'm" as "I am" or drops a small word now and then).
+    """
+    said = words(heard)
+    where, start = [], 0
+    for phrase in phrases:
+        wanted = words(phrase)
+        best, best_at, best_end = 0.0, -1, start
+        for at in range(start, len(said)):
+            for size in (len(wanted) - 1, len(wanted), len(wanted) + 1):
+                window = said[at:at + size]
+                ratio = difflib.SequenceMatcher(None, wanted, window, autojunk=False).ratio()
+                if ratio > best:
+                    best, best_at, best_end = ratio, at, at + size
+        assert best >= min_ratio, f"{phrase!r} not heard after word {start} of {heard!r} (best {best:.2f})"
+        where.append(best_at)
+        start = best_end
+    return where
+
+
+def personality_with_tool_lines(path: Path, tool: str, **lines: str) -> Path:
+    """Her shipped personality, with `tool`'s entry in `## Tool voice patterns` replaced."""
+    text = shipped_default().read_text(encoding="utf-8")
+    entry = f"{tool}:\n" + "".join(f"  {key}: {value}\n" for key, value in lines.items())
+    pattern = re.compile(rf"^{re.escape(tool)}:\n(?:[ \t]+.*\n)*", re.MULTILINE)
+    assert pattern.search(text), f"the shipped personality has no {tool} entry"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(pattern.sub(lambda _m: entry, text, count=1), encoding="utf-8")
+    return path
+
+
+def window_app(tmp_path: Path, brain_url: str, **kwargs) -> CompanionApp:
+    """The real window app (with her voice on the default devices), config in tmp_path/config."""
+    settings = with_overrides(Settings(), brain={"base_url": brain_url},
+                              tools={"workspace": str(tmp_path / "workspace")})
+    return CompanionApp(RunConfig(Paths.default(tmp_path / "config"), settings), **kwargs)
+
+
+@dataclass(frozen=True)
+class Frame:
+    at: float
+    expression: str
+    speech_level: float
+
+
+class FaceFilm:
+    """Every frame the face widget paints: its expression and mouth opening at that moment."""
+
+    def __init__(self, face) -> None:
+        self.face = face
+        self.frames: list[Frame] = []
+        face.painted.connect(self._painted)
+
+    def _painted(self, _shown_at: float) -> None:
+        shown = self.face.last_frame
+        level = shown.speech_level if shown is not None else 0.0
+        self.frames.append(Frame(time.monotonic(), self.face.expression, level))
+
+    def expressions(self, since: float = 0.0) -> list[str]:
+        """The expressions painted since `since`, each run of equal frames once."""
+        seen: list[str] = []
+        for frame in self.frames:
+            if frame.at >= since and (not seen or seen[-1] != frame.expression):
+                seen.append(frame.expression)
+        return seen
+
+    def stop(self) -> None:
+        self.face.painted.disconnect(self._painted)
+
+
+class SpeakerRecording:
+    """Records the virtual speaker from start() to stop(); `heard()` is Whisper's transcript."""
+
+    def __init__(self, pulse_audio, path: Path) -> None:
+        self.path = path
+        self._process = pulse_audio.record_speaker(path)
+
+    def stop(self) -> None:
+        if self._process.poll() is None:
+            self._process.send_signal(signal.SIGINT)
+        self._process.wait(10)
+
+    def audio(self) -> np.ndarray:
+        samples, rate = read_wav(self.path)
+        return resample(samples, rate, 16_000)
+
+    def heard(self, hearing) -> str:
+        return hearing.transcribe_sync(self.audio())
+
+
+async def flush_speaker(app: CompanionApp) -> None:
+    """Half a second of silence pushes the last of her words through PulseAudio's buffers."""
+    sink = app.voice.session.sink
+    await sink.play(np.zeros(sink.rate // 2, dtype=np.float32), sink.rate)
