@@ -123,3 +123,25 @@ def test_the_face_command_refuses_an_unknown_expression(tmp_path, capsys):
     assert code == 2
     assert "unknown expression 'smug'" in capsys.readouterr().err
     assert not (tmp_path / "x.png").exists()
+
+
+def test_only_the_idle_sway_left_means_half_the_frame_rate():
+    animator = FaceAnimator(0.0, rng=random.Random(3))
+    quiet = next(t / 100 for t in range(100, 1000) if not animator.lively(t / 100))
+    assert not animator.lively(quiet)
+    animator.set_expression("happy", quiet)
+    assert animator.lively(quiet + 0.1)  # a change is under way
+    animator.set_state("listening")
+    assert animator.lively(quiet + 0.3)  # the listening ring breathes at full rate
+
+
+def test_the_widget_goes_back_to_full_rate_when_her_face_changes(qtbot):
+    from companion.ui.face import FRAME_INTERVAL_MS, IDLE_FRAME_INTERVAL_MS
+
+    widget = FaceWidget()
+    qtbot.addWidget(widget)
+    widget.resize(200, 200)
+    widget.show()
+    qtbot.waitUntil(lambda: widget._timer.interval() == IDLE_FRAME_INTERVAL_MS, timeout=5000)
+    widget.set_expression("surprised")
+    assert widget._timer.interval() == FRAME_INTERVAL_MS

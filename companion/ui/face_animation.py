@@ -75,6 +75,12 @@ class FaceAnimator:
     def in_transition(self, now: float) -> bool:
         return now - self._changed_at < TRANSITION_S
 
+    def lively(self, now: float) -> bool:
+        """Something quick is moving (a change, a blink, speech, a ring or spinner): paint at
+        full rate. When only the slow idle sway is left, half the rate looks the same."""
+        return (self.in_transition(now) or self.state != "idle" or self._speech > 0.01
+                or now >= self._blink_at - 0.05)
+
     def frame(self, now: float) -> FaceFrame:
         dt = max(0.0, now - self._last)
         self._last = now
