@@ -18,7 +18,7 @@ from companion.config import VoiceSettings
 from companion.errors import CompanionError
 from companion.events import EventBus, TurnFinished
 from companion.runtime import Companion
-from companion.voice.audio import read_wav, resample
+from companion.voice.audio import read_wav, resample, write_wav
 from companion.voice.brain_port import CompanionBrain
 from companion.voice.devices import DeviceSink, DeviceSource
 from companion.voice.session import VoiceSession
@@ -98,3 +98,25 @@ def test_companion_voice_without_a_sound_device_says_so_and_carries_on_in_text(t
     assert done.returncode == 0, done.stderr
     assert "I can't find a microphone on this machine" in done.stderr
     assert "[say] Paris is the capital of France." in done.stdout
+
+
+async def test_a_microphone_running_at_another_rate_is_resampled_to_16_khz(tmp_path, pulse_audio):
+    tone = tmp_path / "tone.wav"
+    t = np.arange(int(1.5 * 44_100)) / 44_100
+    write_wav(tone, (0.5 * np.sin(2 * np.pi * 440 * t)).astype(np.float32), 44_100)
+    source = DeviceSource(rate=44_100)
+    player = pulse_audio.play_into_mic(tone)
+    frames = []
+    try:
+        while len(frames) < 60:  # ~1.9 s of 32 ms frames
+            frame = await asyncio.wait_for(source.read(), 10)
+            assert frame is not None and frame.shape == (512,)
+            frames.append(frame)
+    finally:
+        source.close()
+        player.wait(10)
+    audio = np.concatenate(frames)
+    loud = audio[np.abs(audio) > 0.1]
+    assert loud.size > 16_000  # a second of the tone came through
+    spectrum = np.abs(np.fft.rfft(audio))
+    assert abs(np.argmax(spectrum) * 16_000 / audio.size - 440) < 10

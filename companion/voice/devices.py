@@ -71,7 +71,9 @@ class DeviceSource:
 
     realtime = True
 
-    def __init__(self, device: str = "", *, loop: asyncio.AbstractEventLoop | None = None) -> None:
+    def __init__(self, device: str = "", *, loop: asyncio.AbstractEventLoop | None = None,
+                 rate: int | None = None) -> None:
+        """`rate` forces the device's sample rate (default: 16 kHz if it can, else its own)."""
         sd = _sounddevice()
         self._loop = loop or asyncio.get_running_loop()
         self._queue: asyncio.Queue[np.ndarray | None] = asyncio.Queue()
@@ -80,7 +82,7 @@ class DeviceSource:
         _require(sd, output=False)
         dev = _device(device)
         try:
-            self.rate = _pick_rate(sd, dev, SAMPLE_RATE, output=False)
+            self.rate = rate or _pick_rate(sd, dev, SAMPLE_RATE, output=False)
             self._resampler = soxr.ResampleStream(self.rate, SAMPLE_RATE, 1, dtype="float32") \
                 if self.rate != SAMPLE_RATE else None
             self._stream = sd.InputStream(
