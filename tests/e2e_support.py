@@ -3,10 +3,13 @@ what the speaker played (recorded and heard back with Whisper), and fuzzy in-ord
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import re
 import signal
+import subprocess
 import time
+import wave
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -114,7 +117,91 @@ class SpeakerRecording:
         return resample(samples, rate, 16_000)
 
     def heard(self, hearing) -> str:
-        return hearing.transcribe_sync(self.audio())
+        return heard_parts(hearing, self.audio())
+
+
+def voiced_spans(audio: np.ndarray, rate: int = 16_000, *, floor: float = 0.003,
+                 min_gap_s: float = 0.4) -> list[tuple[float, float]]:
+    """(start, end) seconds of each stretch of sound; quieter gaps shorter than `min_gap_s`
+    (between words and sentences) are part of it. The virtual devices' silence is all zeros."""
+    loud = np.flatnonzero(np.abs(audio) > floor)
+    if loud.size == 0:
+        return []
+    breaks = np.flatnonzero(np.diff(loud) > min_gap_s * rate)
+    starts = np.concatenate([[loud[0]], loud[breaks + 1]])
+    ends = np.concatenate([loud[breaks], [loud[-1]]])
+    return [(float(a) / rate, float(b + 1) / rate) for a, b in zip(starts, ends, strict=True)]
+
+
+def heard_parts(hearing, audio: np.ndarray) -> str:
+    """Whisper's transcript of each stretch of speech, joined: one clip would let Whisper stop
+    early at a sentence cut off mid-word (a barge-in) and miss what follows the silence."""
+    pad = int(0.2 * 16_000)
+    parts = [hearing.transcribe_sync(audio[max(0, int(a * 16_000) - pad):int(b * 16_000) + pad])
+             for a, b in voiced_spans(audio)]
+    return " ".join(part for part in parts if part)
+
+
+STAGE_MODULES = (
+    # Two channels on one clock: her voice on the left, the user's on the right.
+    "module-null-sink sink_name=stage rate=16000 channels=2 channel_map=front-left,front-right",
+    "module-remap-sink sink_name=stage_voice master=stage channels=1 channel_map=mono "
+    "master_channel_map=front-left remix=no",
+    "module-remap-sink sink_name=stage_user master=stage channels=1 channel_map=mono "
+    "master_channel_map=front-right remix=no",
+    # Her microphone hears the right channel (the user) only, as a headset would.
+    "module-remap-source source_name=stage_mic master=stage.monitor channels=1 channel_map=mono "
+    "master_channel_map=front-right remix=no",
+)
+
+
+class Stage:
+    """The private PulseAudio with a two-channel witness: `record()` captures what she says and
+    what the user says in one file, so the time between them is measured on the audio clock.
+    While it is up, the default speaker and microphone are hers (stage_voice, stage_mic)."""
+
+    def __init__(self, pulse_audio) -> None:
+        self.pulse = pulse_audio
+        self.modules: list[str] = []
+
+    def _pactl(self, *args: str) -> str:
+        done = subprocess.run(["pactl", *args], env=self.pulse.client_env(), check=True,
+                              capture_output=True, text=True, timeout=10)
+        return done.stdout.strip()
+
+    def start(self) -> Stage:
+        for module in STAGE_MODULES:
+            self.modules.append(self._pactl("load-module", *module.split()))
+        self._pactl("set-default-sink", "stage_voice")
+        self._pactl("set-default-source", "stage_mic")
+        return self
+
+    def stop(self) -> None:
+        with contextlib.suppress(subprocess.SubprocessError):
+            self._pactl("set-default-sink", "speaker")
+            self._pactl("set-default-source", "mic")
+        for module in reversed(self.modules):
+            with contextlib.suppress(subprocess.SubprocessError):
+                self._pactl("unload-module", module)
+        self.modules.clear()
+
+    def say(self, wav: Path) -> subprocess.Popen:
+        """The user says `wav` (into her microphone, and onto the witness's right channel)."""
+        return subprocess.Popen(["paplay", "--device=stage_user", str(wav)], env=self.pulse.client_env())
+
+    def record(self, wav: Path) -> subprocess.Popen:
+        return subprocess.Popen(
+            ["parecord", "--device=stage.monitor", "--rate=16000", "--channels=2", "--format=s16le",
+             "--file-format=wav", str(wav)], env=self.pulse.client_env())
+
+
+def read_stereo(path: Path) -> tuple[np.ndarray, np.ndarray]:
+    """(left, right) channels of a 16 kHz 16-bit stereo WAV as float32."""
+    with wave.open(str(path), "rb") as wav:
+        assert (wav.getnchannels(), wav.getsampwidth(), wav.getframerate()) == (2, 2, 16_000)
+        raw = wav.readframes(wav.getnframes())
+    samples = np.frombuffer(raw, dtype="<i2").astype(np.float32).reshape(-1, 2) / 32768.0
+    return samples[:, 0], samples[:, 1]
 
 
 async def flush_speaker(app: CompanionApp) -> None:

@@ -7,27 +7,39 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import signal
 import time
 from datetime import datetime, timedelta
 
+import pytest
 from audio_env import speech_wav
 from e2e_support import (
     FaceFilm,
     SpeakerRecording,
+    Stage,
     find_in_order,
     flush_speaker,
+    heard_parts,
     personality_with_tool_lines,
+    read_stereo,
+    voiced_spans,
     window_app,
     words,
 )
 from ui_loop import qt_loop_fixture, signal_future  # noqa: F401 (the qt_loop fixture)
 
 BARGE_IN_STOP_BOUND_S = 1.0
-"""From the first microphone frame carrying the user's voice to the last block of her voice
-handed to the speaker. The design needs ~250 ms of sustained speech (8 of the last 12 VAD
-frames of 32 ms), plus ~60 ms for Silero's probability to rise, one 32 ms input block and one
-20 ms output block: ~360 ms. The bound allows that plus ~0.6 s of scheduling delay on a loaded
-two-core machine. (The virtual audio path adds ~80 ms in and out on top, outside this clock.)"""
+"""From the user's first sound to her last, both as they were heard (the witness recording).
+The design: ~250 ms of sustained speech (8 of the last 12 VAD frames of 32 ms), ~60 ms for
+Silero's probability to rise, the virtual audio path in and out (~80 ms), one 32 ms input and
+one 20 ms output block: ~420 ms. The bound leaves ~0.6 s for a loaded two-core machine."""
+
+
+@pytest.fixture
+def stage(pulse_audio):
+    witness = Stage(pulse_audio).start()
+    yield witness
+    witness.stop()
 
 
 def tool_names(body: dict) -> list[str]:
@@ -174,74 +186,72 @@ STORY = [
 
 
 def test_talking_over_her_stops_her_voice_within_the_bound_and_the_history_keeps_only_what_she_said(
-        qtbot, tmp_path, scripted_brain, pulse_audio, piper_voice, hearing, qt_loop, record_property):
+        qtbot, tmp_path, scripted_brain, stage, piper_voice, hearing, qt_loop, record_property):
     scripted_brain.push({"text": "[happy] " + " ".join(STORY)}, {"text": "[neutral] Okay, I will stop."})
-    app = window_app(tmp_path, scripted_brain.url)
+    app = window_app(tmp_path, scripted_brain.url)  # her devices: the stage's speaker and microphone
     qtbot.addWidget(app.window)
     app.show()
     question = speech_wav(tmp_path / "question.wav", piper_voice, "Tell me a story.", tail_s=0.3)
     # One breath, no pause: "Wait, ..." would add its comma's pause to the measured time.
-    interruption = speech_wav(tmp_path / "stop.wav", piper_voice, "Please stop talking now.", lead_s=0.3)
-    mic: list[tuple[float, float]] = []  # (time, level) of each microphone frame she read
-    out: list[tuple[float, float]] = []  # (time, level) of each block of hers the speaker took
-    starts: list[float] = []  # when each of her lines started playing
+    interruption = speech_wav(tmp_path / "stop.wav", piper_voice, "Please stop talking now.", lead_s=1.0)
 
     async def scenario():
         await app.start()
         await app.voice_started.wait()
         assert app.voice is not None and app.voice.listening, app.window.banners.shown_keys()
-        sink = app.voice.session.sink
+        lines_started = 0
         second_line = asyncio.Event()
 
-        def started(when: float) -> None:
-            starts.append(when)
-            if len(starts) == 2:
+        def started(_when: float) -> None:
+            nonlocal lines_started
+            lines_started += 1
+            if lines_started == 2:
                 second_line.set()
 
-        sink.add_start_listener(started)
-        sink.add_level_listener(lambda level: out.append((time.monotonic(), level)))
-        app.bridge.mic_level.connect(lambda level: mic.append((time.monotonic(), level)))
-        recording = SpeakerRecording(pulse_audio, tmp_path / "said.wav")
-        players = [pulse_audio.play_into_mic(question)]
+        app.voice.session.sink.add_start_listener(started)
+        recording = stage.record(tmp_path / "stage.wav")
+        players = [stage.say(question)]
         try:
             # Once her first sentence has played to the end, the user talks over the second.
             await asyncio.wait_for(second_line.wait(), 60)
             answered = signal_future(app.bridge.turn_finished)
-            interrupting_at = time.monotonic()
-            players.append(pulse_audio.play_into_mic(interruption))
+            players.append(stage.say(interruption))
             await answered
             await app.voice.loop.wait_until_quiet()
             await flush_speaker(app)
         finally:
-            recording.stop()
+            recording.send_signal(signal.SIGINT)
+            await asyncio.to_thread(recording.wait, 10)
             for player in players:
                 await asyncio.to_thread(player.wait, 10)
         await app.close()
-        return recording, interrupting_at
 
     try:
-        recording, interrupting_at = qt_loop(scenario(), timeout=90)
+        qt_loop(scenario(), timeout=90)
     finally:
         qt_loop(app.close())
 
     loop = app.voice.loop
     assert loop.barge_ins == 1
     assert "stop" in words(loop.heard[1])
-    # The user's voice reached her microphone; her own voice stopped soon after.
-    onset = next(at for at, level in mic if at >= interrupting_at and level > 0.02)
-    next_line = next(at for at in starts if at > onset)  # her answer to the interruption
-    stopped = max(at for at, level in out if onset <= at < next_line and level > 0)
-    stop_s = stopped - onset
+    # On the witness recording: the user's voice starts; hers, already going, stops soon after.
+    hers, users = read_stereo(tmp_path / "stage.wav")
+    asked, interrupted = voiced_spans(users)
+    story = [span for span in voiced_spans(hers) if span[0] < interrupted[0]]
+    answer = [span for span in voiced_spans(hers) if span[0] > interrupted[0]]
+    stop_s = story[-1][1] - interrupted[0]
+    assert stop_s > 0  # she was speaking when the user began
     record_property("barge_in_stop_s", round(stop_s, 3))
     print(json.dumps({"barge_in_stop_s": round(stop_s, 3), "bound_s": BARGE_IN_STOP_BOUND_S}))
-    assert 0 < stop_s <= BARGE_IN_STOP_BOUND_S
+    assert stop_s <= BARGE_IN_STOP_BOUND_S
+    assert answer[0][0] > interrupted[1]  # she answered once the user had finished
 
     # The history (and so the brain's next request) keeps only the sentence she finished saying.
     kept = [m["content"] for m in app.companion.conversation.history if m["role"] == "assistant"]
     assert kept == [STORY[0], "[neutral] Okay, I will stop."]
     second = scripted_brain.bodies[1]["messages"]
     assert [m["content"] for m in second if m["role"] == "assistant"] == [STORY[0]]
-    # From the speaker: her first sentence, the start of the second, never the rest; then her answer.
-    said = recording.heard(hearing)
+    # What she said: her first sentence, perhaps the start of the second, never the rest; her answer.
+    said = heard_parts(hearing, hers)
     find_in_order(said, STORY[0], "Okay, I will stop.")
     assert not re.search(r"storm|lantern|sailors|spring", said.lower()), said
