@@ -40,8 +40,10 @@ async def window_shot() -> None:
     from companion.ui.app import CompanionApp
 
     with tempfile.TemporaryDirectory() as tmp, ScriptedBrain() as brain:
-        brain.push({"text": "[happy] Good morning! It's 9:14, and your calendar is clear until "
-                            "eleven. Want me to tidy the Downloads folder while you have coffee?"})
+        # A real turn: the scripted brain calls get_time, the tool runs, then she answers.
+        brain.push({"tool_calls": [{"name": "get_time", "arguments": {}}]},
+                   {"text": "[happy] Good morning! It's 9:14 on Monday. Shall I put anything "
+                            "on today's to-do list?"})
         settings = with_overrides(Settings(), brain={"base_url": brain.url},
                                   tools={"workspace": str(Path(tmp) / "workspace")})
         app = CompanionApp(RunConfig(Paths.default(Path(tmp)), settings), with_voice=False)
