@@ -22,9 +22,18 @@ from companion.ui.app import CompanionApp
 from companion.voice.audio import read_wav, resample
 
 
+CONTRACTIONS = (("n't", " not"), ("'m", " am"), ("'re", " are"), ("'ll", " will"), ("'ve", " have"),
+                ("'s", " is"))
+"""Whisper writes "Here's" or "Here is" as it likes; both become "here is" ("'s" as "is" is
+wrong for a possessive, but the same on both sides of a comparison)."""
+
+
 def words(text: str) -> list[str]:
-    """Lower-case words without punctuation ("I'm" -> "im"), as Whisper's text is compared."""
-    return re.sub(r"[^a-z0-9 ]+", "", text.lower().replace("-", " ")).split()
+    """Lower-case words without punctuation or contractions, as Whisper's text is compared."""
+    text = text.lower().replace("’", "'").replace("-", " ")
+    for short, long in CONTRACTIONS:
+        text = text.replace(short, long)
+    return re.sub(r"[^a-z0-9 ]+", "", text).split()
 
 
 def find_in_order(heard: str, *phrases: str, min_ratio: float = 0.75) -> list[int]:

@@ -170,7 +170,8 @@ def test_a_failing_tool_is_announced_then_she_says_its_fail_line_and_her_face_sh
     # Her shipped personality's announce for read_file, the module's FAIL line, then the reply.
     said = recording.heard(hearing)
     find_in_order(said, "Opening that file.", "I couldn't read that file.", "That file is outside my workspace.")
-    assert "here's what it says" not in " ".join(words(said))  # no COMPLETE line for a failure
+    complete = " ".join(words("Here's what it says."))  # read_file's COMPLETE line
+    assert complete not in " ".join(words(said))  # never said for a failure
     faces = film.expressions(since=turn_started)
     assert faces[-2:] == ["confused", "embarrassed"]  # read_file's fail face, then the reply's tag
 
