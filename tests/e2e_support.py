@@ -21,7 +21,6 @@ from companion.persona.store import shipped_default
 from companion.ui.app import CompanionApp
 from companion.voice.audio import read_wav, resample
 
-
 CONTRACTIONS = (("n't", " not"), ("'m", " am"), ("'re", " are"), ("'ll", " will"), ("'ve", " have"),
                 ("'s", " is"))
 """Whisper writes "Here's" or "Here is" as it likes; both become "here is" ("'s" as "is" is
