@@ -119,7 +119,10 @@ class Speaker:
         if not words:
             return None
         self.stats.synthesized += 1
-        return await self._synth.synthesize(words)
+        started = time.monotonic()
+        audio = await self._synth.synthesize(words)
+        log.debug("synthesized %r in %.0f ms", words[:40], (time.monotonic() - started) * 1000)
+        return audio
 
     async def _play_lines(self) -> None:
         while True:
