@@ -8,11 +8,13 @@ sounddevice after pointing PULSE_SERVER at the private daemon, and again when it
 
 from __future__ import annotations
 
-import contextlib
+import ctypes
+import ctypes.util
 import os
 import shutil
 import signal
 import subprocess
+import time
 from pathlib import Path
 
 import numpy as np
@@ -46,7 +48,7 @@ class PrivatePulseAudio:
             "PULSE_STATE_PATH": str(folder / "state"),
             "PULSE_CONFIG_PATH": str(folder / "config"),
         }
-        self.pid: int | None = None
+        self.process: subprocess.Popen | None = None
 
     def start(self) -> PrivatePulseAudio:
         for name in ("runtime", "state", "config"):
@@ -54,14 +56,19 @@ class PrivatePulseAudio:
         config = self.folder / "private.pa"
         config.write_text(PULSE_CONFIG.format(socket=self.socket))
         env = {**os.environ, **self.env, "HOME": str(self.folder)}
-        subprocess.run(
-            ["pulseaudio", "-n", "-F", str(config), "--daemonize=yes", "--exit-idle-time=-1",
-             "--use-pid-file=yes", "--log-target=stderr"],
-            env=env, check=True, capture_output=True, timeout=30,
+        # Not daemonized: a child that dies with us, so a killed test run leaves no daemon behind.
+        self.process = subprocess.Popen(
+            ["pulseaudio", "-n", "-F", str(config), "--daemonize=no", "--exit-idle-time=-1",
+             "--log-target=stderr"],
+            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=_die_with_parent,
         )
-        # --daemonize returns once the daemon is up; the pid file says who to stop.
-        self.pid = int((self.runtime / "pid").read_text().split()[0])
-        subprocess.run(["pactl", "info"], env=env, check=True, capture_output=True, timeout=10)
+        deadline = time.monotonic() + 30
+        while subprocess.run(["pactl", "info"], env=env, capture_output=True, timeout=10).returncode != 0:
+            # The daemon is an outside program with no readiness signal: ask until it answers.
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError("the private PulseAudio did not start")
+            time.sleep(0.05)
         return self
 
     def client_env(self) -> dict[str, str]:
@@ -79,10 +86,20 @@ class PrivatePulseAudio:
         )
 
     def stop(self) -> None:
-        if self.pid is not None:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(self.pid, signal.SIGTERM)
-            self.pid = None
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self.process = None
+
+
+def _die_with_parent() -> None:
+    """In the child before exec: ask Linux to SIGTERM it when the test process dies."""
+    libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+    libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
 def reinitialise_sounddevice() -> None:
