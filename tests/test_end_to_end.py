@@ -1,6 +1,7 @@
 """End to end, as a user meets her: a spoken question through the virtual microphone, the real
 window (offscreen), real Whisper and piper, a real tool, the scripted brain over HTTP; what she
-says is recorded from the virtual speaker and heard back with Whisper."""
+says is recorded from the virtual speaker and heard back with Whisper. The barge-in test records
+her voice and the user's on one two-channel witness, so her stop time is measured as heard."""
 
 from __future__ import annotations
 
@@ -37,6 +38,7 @@ one 20 ms output block: ~420 ms. The bound leaves ~0.6 s for a loaded two-core m
 
 @pytest.fixture
 def stage(pulse_audio):
+    """The private PulseAudio with her devices on a two-channel witness (see e2e_support.Stage)."""
     witness = Stage(pulse_audio).start()
     yield witness
     witness.stop()
