@@ -11,7 +11,7 @@ import argparse
 import logging
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from companion import __version__
@@ -80,8 +80,6 @@ def load_config(args: argparse.Namespace) -> RunConfig:
     if overrides:
         settings = with_overrides(settings, **overrides)
     if args.personality:
-        from dataclasses import replace
-
         settings = replace(settings, personality=str(args.personality.expanduser().resolve()))
     return RunConfig(paths=paths, settings=settings, notice=loaded.notice)
 
@@ -100,6 +98,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     if config.notice:
         print(f"companion: {config.notice}", file=sys.stderr)
+    if args.command:
+        # Terminal modes read a key saved by the Settings dialog too; the window looks it up
+        # itself, off the Qt thread.
+        from companion.api_keys import with_api_key
+
+        config = replace(config, settings=with_api_key(config.settings))
     module = COMMANDS[args.command][0] if args.command else app
     return int(module.run(args, config) or 0)
 

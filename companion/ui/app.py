@@ -17,11 +17,11 @@ from dataclasses import replace
 from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QApplication
 
+from companion.api_keys import with_api_key
 from companion.config import Settings
 from companion.errors import CompanionError
 from companion.events import EventBus
 from companion.tools.context import Channel
-from companion.ui.api_keys import load_api_key
 from companion.ui.bridge import EventBridge
 from companion.ui.settings_keeper import SettingsKeeper
 from companion.ui.tray import TrayIcon
@@ -30,14 +30,6 @@ from companion.ui.window import CompanionWindow
 log = logging.getLogger(__name__)
 
 RESTART_VOICE_FIELDS = ("input_device", "output_device", "hearing_model", "voice")
-
-
-def with_api_key(settings: Settings) -> Settings:
-    """The settings to run with: the API key from the keyring when the file holds none."""
-    if settings.brain.api_key:
-        return settings
-    key = load_api_key(settings.brain.base_url)
-    return replace(settings, brain=replace(settings.brain, api_key=key)) if key else settings
 
 
 class CompanionApp(QObject):

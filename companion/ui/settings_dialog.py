@@ -26,10 +26,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from companion.api_keys import store_api_key
 from companion.config import Settings
 from companion.safety.grants import GrantStore
 from companion.tools.registry import Registry
-from companion.ui.api_keys import store_api_key
 from companion.ui.settings_keeper import SettingsKeeper
 from companion.ui.settings_tabs import BrainTab, PersonalityTab, VoiceTab
 

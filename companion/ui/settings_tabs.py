@@ -25,8 +25,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from companion.api_keys import keyring_name, load_api_key
 from companion.config import BrainSettings, Paths, Settings, VoiceSettings
-from companion.ui.api_keys import keyring_name, load_api_key
 
 DEFAULT_DEVICE = "System default"
 
