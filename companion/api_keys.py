@@ -1,5 +1,9 @@
 """The brain's API key in the system keyring, one per brain URL, with a plain fallback.
 
+Order: `brain.api_key` in settings.toml, then COMPANION_API_KEY / OPENAI_API_KEY, then the
+keyring (where the Settings dialog stores it). Looking in the keyring is slow (~0.2 s) and
+may ask the desktop to unlock it, so front-ends call `with_api_key` off any UI thread.
+
 When no keyring is available (a bare server, a container) the key stays in settings.toml,
 which is written with owner-only permissions; the Settings dialog says which one is used.
 """
@@ -7,6 +11,10 @@ which is written with owner-only permissions; the Settings dialog says which one
 from __future__ import annotations
 
 import logging
+import os
+from dataclasses import replace
+
+from companion.config import Settings
 
 log = logging.getLogger(__name__)
 
@@ -57,3 +65,13 @@ def store_api_key(base_url: str, key: str) -> bool:
     except KeyringError:
         log.warning("could not save the API key in the keyring", exc_info=True)
         return False
+
+
+def with_api_key(settings: Settings) -> Settings:
+    """The settings to run with: the keyring's key when neither the file nor the environment has one."""
+    from companion.brain.client import API_KEY_VARIABLES
+
+    if settings.brain.api_key or any(os.environ.get(name) for name in API_KEY_VARIABLES):
+        return settings
+    key = load_api_key(settings.brain.base_url)
+    return replace(settings, brain=replace(settings.brain, api_key=key)) if key else settings
