@@ -7,6 +7,7 @@ import sys
 from companion.safety.code_scan import scan_code
 from companion.safety.jail import JailError, ensure_workspace
 from companion.safety.runner import run_process, safe_environment
+from companion.tools.action._timeout import TIMEOUT_PARAMETER, pick_timeout
 
 SCHEMA = {
     "type": "function",
@@ -20,11 +21,7 @@ SCHEMA = {
         "type": "object",
         "properties": {
             "code": {"type": "string", "description": "The complete Python program."},
-            "timeout": {
-                "type": "integer",
-                "description": "Seconds before it is stopped (default and maximum: this turn's budget).",
-                "minimum": 1,
-            },
+            "timeout": TIMEOUT_PARAMETER,
         },
         "required": ["code"],
         "additionalProperties": False,
@@ -39,7 +36,6 @@ COMPLETE = "The code ran."
 FAIL = "My code ran into a problem."
 EXPRESSIONS = {"focus": "determined", "done": "happy", "fail": "confused"}
 
-MAX_TIMEOUT_S = 600
 MAX_CODE_CHARS = 100_000
 
 
@@ -49,11 +45,10 @@ async def execute(args: dict, ctx) -> str:
         return ctx.fail("I need some Python code to run.")
     if len(code) > MAX_CODE_CHARS:
         return ctx.fail(f"That program is longer than {MAX_CODE_CHARS:,} characters, so I won't run it.")
-    budget = max(1, int(min(ctx.budget_s, MAX_TIMEOUT_S)))
-    wanted = args.get("timeout")
-    if wanted is not None and (not isinstance(wanted, int) or isinstance(wanted, bool) or wanted < 1):
-        return ctx.fail("timeout must be a whole number of seconds from 1 up.")
-    timeout = min(wanted or budget, budget)
+    try:
+        timeout, budget = pick_timeout(args, ctx.budget_s)
+    except ValueError as exc:
+        return ctx.fail(str(exc))
 
     scan = scan_code(code)
     if scan.syntax_error:

@@ -6,6 +6,7 @@ import shutil
 
 from companion.safety.jail import JailError, ensure_workspace
 from companion.safety.runner import run_process, safe_environment
+from companion.tools.action._timeout import TIMEOUT_PARAMETER, pick_timeout
 
 SCHEMA = {
     "type": "function",
@@ -19,11 +20,7 @@ SCHEMA = {
         "type": "object",
         "properties": {
             "command": {"type": "string", "description": "The command line, e.g. 'ls -la' or 'git status'."},
-            "timeout": {
-                "type": "integer",
-                "description": "Seconds before it is stopped (default and maximum: this turn's budget).",
-                "minimum": 1,
-            },
+            "timeout": TIMEOUT_PARAMETER,
         },
         "required": ["command"],
         "additionalProperties": False,
@@ -38,7 +35,6 @@ COMPLETE = "The command finished."
 FAIL = "The command didn't work."
 EXPRESSIONS = {"focus": "determined", "done": "happy", "fail": "confused"}
 
-MAX_TIMEOUT_S = 600
 MAX_COMMAND_CHARS = 10_000
 
 
@@ -52,11 +48,10 @@ async def execute(args: dict, ctx) -> str:
         return ctx.fail("I need a command to run.")
     if len(command) > MAX_COMMAND_CHARS or "\x00" in command:
         return ctx.fail("That command is too long or has a null character in it, so I won't run it.")
-    budget = max(1, int(min(ctx.budget_s, MAX_TIMEOUT_S)))
-    wanted = args.get("timeout")
-    if wanted is not None and (not isinstance(wanted, int) or isinstance(wanted, bool) or wanted < 1):
-        return ctx.fail("timeout must be a whole number of seconds from 1 up.")
-    timeout = min(wanted or budget, budget)
+    try:
+        timeout, budget = pick_timeout(args, ctx.budget_s)
+    except ValueError as exc:
+        return ctx.fail(str(exc))
 
     gate = ctx.services.get("gate")
     if gate is None:
@@ -77,7 +72,7 @@ async def execute(args: dict, ctx) -> str:
     except OSError as exc:  # e.g. the interpreter is missing
         return ctx.fail(f"I couldn't start it: {exc.strerror or exc}.")
     text = result.describe()
-    if wanted and wanted > budget:
+    if args.get("timeout", 0) > budget:
         text += f"\n[the timeout was lowered to {budget} s, this turn's limit]"
     if result.timed_out:
         return ctx.fail(f"It ran out of time after {timeout} s and I stopped it.\n{text}")
