@@ -50,18 +50,18 @@ class FaceWidget(QWidget):
     @Slot(str)
     def set_expression(self, name: str) -> None:
         self.animator.set_expression(name, self._clock())
-        self._timer.setInterval(FRAME_INTERVAL_MS)
+        self._pace(FRAME_INTERVAL_MS)
 
     @Slot(str)
     def set_state(self, state: str) -> None:
         self.animator.set_state(state)
-        self._timer.setInterval(FRAME_INTERVAL_MS)
+        self._pace(FRAME_INTERVAL_MS)
 
     @Slot(float)
     def set_speech_level(self, level: float) -> None:
         self.animator.set_speech_level(level)
         if level > 0.01:
-            self._timer.setInterval(FRAME_INTERVAL_MS)
+            self._pace(FRAME_INTERVAL_MS)
 
     @Slot(float)
     def set_listen_level(self, level: float) -> None:
@@ -90,8 +90,14 @@ class FaceWidget(QWidget):
         finally:
             if collecting:
                 gc.enable()
-        self._timer.setInterval(FRAME_INTERVAL_MS if self.animator.lively(now) else IDLE_FRAME_INTERVAL_MS)
+        self._pace(FRAME_INTERVAL_MS if self.animator.lively(now) else IDLE_FRAME_INTERVAL_MS)
         self.painted.emit(now)
+
+    def _pace(self, interval_ms: int) -> None:
+        # setInterval restarts a running timer: calling it on every frame or level update
+        # stretched each frame by the time it took to paint (p50 22 ms instead of 16).
+        if self._timer.interval() != interval_ms:
+            self._timer.setInterval(interval_ms)
 
 
 def render_expression(name: str, width: int, height: int, *, phase: float = 0.6,
