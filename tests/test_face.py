@@ -108,6 +108,21 @@ def test_the_face_widget_paints_frames_on_its_timer(qtbot):
     assert widget.expression == "angry"
 
 
+def test_lip_sync_updates_do_not_restart_the_frame_timer(qtbot):
+    # A restarted timer stretches every frame by the time between restarts (frames arrived
+    # every ~22 ms instead of 16 while she spoke).
+    widget = FaceWidget()
+    qtbot.addWidget(widget)
+    widget.show()
+    widget.set_speech_level(0.5)
+    timer = widget._timer
+    qtbot.waitUntil(lambda: 0 <= timer.remainingTime() < 10, timeout=2000)
+    before = timer.remainingTime()
+    widget.set_speech_level(0.6)
+    widget.set_state("speaking")
+    assert timer.remainingTime() <= before
+
+
 def test_the_face_command_writes_a_png_of_the_requested_size(tmp_path, qapp):
     out = tmp_path / "pics" / "sad.png"
     code = cli.main(["face", "--config-dir", str(tmp_path), "--expression", "sad",
