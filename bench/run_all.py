@@ -74,6 +74,36 @@ def flatten(prefix: str, value: object) -> list[tuple[str, object]]:
     return []
 
 
+HEADLINES = (
+    ("voice: end of speech → first reply audio, 300 ms silence (median / p95)",
+     "voice_latency.silence_300ms.speech_end_to_first_audio_ms", ("median", "p95"), "ms"),
+    ("voice: end of speech → first reply audio, 500 ms silence, the default (median / p95)",
+     "voice_latency.silence_500ms.speech_end_to_first_audio_ms", ("median", "p95"), "ms"),
+    ("voice stages at 300 ms (median): end-of-speech wait / transcription after it / brain first "
+     "token / first sentence synthesized / first audio out", "voice_latency.silence_300ms.stage_median_ms",
+     ("end_of_speech_wait", "transcription", "brain_first_token", "first_sentence_synthesized",
+      "first_audio_out"), "ms"),
+    ("narration: tool call → first ANNOUNCE sample (median / p95)", "narration_latency.cached_ms",
+     ("median", "p95"), "ms"),
+    ("face frame interval p99: idle / Whisper transcribing / piper speaking", "face_fps",
+     ("idle.interval_p99_ms", "while_transcribing.interval_p99_ms", "while_speaking.interval_p99_ms"), "ms"),
+    ("window start-up: shown / first face frame / core ready / ready to listen", "startup",
+     ("window_shown_ms", "first_frame_ms", "core_ready_ms", "ready_to_listen_ms"), "ms"),
+    ("`companion chat --once` cold start (median)", "brain_turn.brain_turn.chat_once_cold_start",
+     ("median_s",), "s"),
+    ("peak memory of the running voice loop (RSS)", "voice_latency.silence_300ms", ("peak_rss_mb",), "MB"),
+)
+"""The short table: (what, where in the summary, which values, unit); missing ones are skipped."""
+
+
+def lookup(tree: object, dotted: str) -> object:
+    for key in dotted.split("."):
+        if not isinstance(tree, dict) or key not in tree:
+            return None
+        tree = tree[key]
+    return tree
+
+
 def markdown(summary: dict) -> str:
     m = summary["machine"]
     lines = [
@@ -82,12 +112,23 @@ def markdown(summary: dict) -> str:
         f"Measured by `make bench` on {m['date']}: {m['cpu']}, {m['cores']} cores, "
         f"{m['memory_gib']} GiB, {m['os']}, Python {m['python']}.",
         "",
-        "| benchmark | metric | value |",
-        "|---|---|---|",
+        "| what | value |",
+        "|---|---|",
     ]
-    for name, result in summary["benches"].items():
+    benches = summary["benches"]
+    for label, where, keys, unit in HEADLINES:
+        values = [lookup(benches, f"{where}.{key}") for key in keys]
+        if all(v is not None for v in values):
+            lines.append(f"| {label} | {' / '.join(f'{v:g}' for v in values)} {unit} |")
+    failed = [f"{name}: {result['error']}" for name, result in benches.items() if "error" in result]
+    if failed:
+        lines += ["", "Failed: " + "; ".join(failed)]
+    lines += ["", "<details><summary>Every number</summary>", "", "| benchmark | metric | value |",
+              "|---|---|---|"]
+    for name, result in benches.items():
         for metric, value in flatten("", result):
             lines.append(f"| {name} | {metric} | {value} |")
+    lines += ["", "</details>"]
     return "\n".join(lines) + "\n"
 
 

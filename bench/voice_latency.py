@@ -135,12 +135,19 @@ async def measure(silence_ms: int) -> dict:
         }
 
 
+SHORT_SILENCE_MS = 300
+"""A short end-of-turn silence, measured beside the default: quicker answers, less room to pause."""
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--silence-ms", type=int, default=VoiceSettings().end_of_turn_silence_ms,
-                        help="end-of-turn silence (default: the setting's default)")
+    default = VoiceSettings().end_of_turn_silence_ms
+    parser.add_argument("--silence-ms", type=int, nargs="+", default=sorted({SHORT_SILENCE_MS, default}),
+                        help=f"end-of-turn silences to measure (default: {SHORT_SILENCE_MS} and the "
+                             f"setting's default, {default})")
     args = parser.parse_args()
-    print(json.dumps(asyncio.run(measure(args.silence_ms))))
+    results = {f"silence_{ms}ms": asyncio.run(measure(ms)) for ms in args.silence_ms}
+    print(json.dumps(results))
     return 0
 
 
