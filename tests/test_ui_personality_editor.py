@@ -117,3 +117,13 @@ def test_an_outside_change_never_overwrites_unsaved_edits(qtbot, store, registry
         store.path.write_text(_with_get_time_announce(mine, "Outside."), encoding="utf-8")
     qtbot.waitUntil(editor.reload_button.isVisible, timeout=5000)
     assert editor.text() == mine
+
+
+def test_a_good_save_announces_itself_so_her_narration_is_synthesized_again(qtbot, store, registry):
+    editor = _editor(qtbot, store, registry)
+    editor.editor.setPlainText(_with_get_time_announce(editor.text(), "Consulting the sundial."))
+    with qtbot.waitSignal(editor.applied, timeout=1000):
+        assert editor.save()
+    editor.editor.setPlainText("---\nname: [unclosed\n---\n")
+    with qtbot.assertNotEmitted(editor.applied):
+        assert not editor.save()

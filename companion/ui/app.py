@@ -277,8 +277,13 @@ class CompanionApp(QObject):
         if self._editor is None:
             self._editor = PersonalityEditor(self.companion.personality, self.companion.registry,
                                              preview=self._preview_lines, parent=self.window)
+            self._editor.applied.connect(self._personality_applied)
         self._editor.show()
         self._editor.raise_()
+
+    def _personality_applied(self) -> None:
+        if self.voice is not None:
+            self.voice.refresh_narration()
 
     def _preview_lines(self, lines: list[tuple[str, str]]) -> bool:
         return self.voice is not None and self.voice.say_preview(lines)

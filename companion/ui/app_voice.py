@@ -127,6 +127,11 @@ class WindowVoice:
         if self.session is not None:
             self.session.apply(replace(voice, muted=self._muted_by_user))
 
+    def refresh_narration(self) -> None:
+        """Synthesize changed narration lines now (in the background), not when first said."""
+        if self.session is not None:
+            self.session.refresh_narration()
+
     def say_preview(self, lines: list[tuple[str, str]]) -> bool:
         """Speak (kind, text) lines in her voice; False when she has no voice right now."""
         if self.session is None:

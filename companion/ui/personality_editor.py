@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import QFileSystemWatcher, Qt, QTimer
+from PySide6.QtCore import QFileSystemWatcher, Qt, QTimer, Signal
 from PySide6.QtGui import (
     QColor,
     QFont,
@@ -75,6 +75,9 @@ class PersonalityHighlighter(QSyntaxHighlighter):
 
 
 class PersonalityEditor(QDialog):
+    applied = Signal()
+    """A save put the new personality in use (her narration lines may have changed)."""
+
     def __init__(self, store: PersonalityStore, registry: Registry | None = None, *,
                  preview: Preview | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -175,6 +178,7 @@ class PersonalityEditor(QDialog):
                                 "personality until they are fixed.")
             return False
         self.status.setText("Saved. She uses it from now on.")
+        self.applied.emit()
         return True
 
     def revert_to_default(self) -> None:
