@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import importlib
 import logging
+import signal
 import sys
 import time
 from dataclasses import replace
@@ -378,6 +379,19 @@ def _empty_registry():
     return Registry()
 
 
+def quit_on_signals(loop: asyncio.AbstractEventLoop, request_quit) -> None:
+    """Ctrl-C or SIGTERM close her as the Quit menu does (settings saved, devices released).
+
+    Python's default SIGINT handler would raise KeyboardInterrupt inside whatever Qt
+    callback happens to run, which Qt reports and ignores.
+    """
+    def handle(_signum, _frame) -> None:
+        loop.call_soon_threadsafe(request_quit)
+
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, handle)
+
+
 def run(config, *, with_voice: bool = True) -> int:
     """Open the window and run until she is closed."""
     import qasync
@@ -399,6 +413,7 @@ def run(config, *, with_voice: bool = True) -> int:
     async def main() -> None:
         companion = CompanionApp(config, with_voice=with_voice, launched_at=launched)
         companion.window.install_push_to_talk(app)
+        quit_on_signals(loop, companion.request_quit)
         companion.show()
         await companion.start()
         await companion.closed.wait()
