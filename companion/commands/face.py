@@ -33,17 +33,12 @@ def run(args: argparse.Namespace, config) -> int:
         return 2
     # Rendering needs no screen: an offscreen Qt platform works on servers and in CI.
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    from PySide6.QtGui import QGuiApplication
+    from companion.ui.pictures import save_face_png
 
-    from companion.ui.face import render_expression
-    from companion.ui.pictures import contact_sheet
-
-    _app = QGuiApplication.instance() or QGuiApplication([])
     width, height = args.size
-    image = contact_sheet(width) if name == "all" else render_expression(name, width, height)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    if not image.save(str(args.out), "PNG"):
+    written = save_face_png(name, width, height, args.out)
+    if written is None:
         print(f"companion face: could not write {args.out}.", file=sys.stderr)
         return 1
-    print(f"wrote {args.out} ({image.width()}x{image.height()})")
+    print(f"wrote {args.out} ({written[0]}x{written[1]})")
     return 0

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from PySide6.QtCore import QRectF, Qt
-from PySide6.QtGui import QColor, QFont, QIcon, QImage, QPainter, QPixmap
+from PySide6.QtGui import QColor, QFont, QGuiApplication, QIcon, QImage, QPainter, QPixmap
 
 from companion.events import EXPRESSIONS
 from companion.ui.expressions import shape_for
@@ -50,3 +52,15 @@ def app_icon() -> QIcon:
         painter.end()
         icon.addPixmap(pixmap)
     return icon
+
+
+def save_face_png(name: str, width: int, height: int, out: Path) -> tuple[int, int] | None:
+    """Render `name` (or "all" for the labelled sheet) to a PNG; its size, or None if unwritable."""
+    from companion.ui.face import render_expression
+
+    _app = QGuiApplication.instance() or QGuiApplication([])  # noqa: F841 (painting needs one)
+    image = contact_sheet(width) if name == "all" else render_expression(name, width, height)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    if not image.save(str(out), "PNG"):
+        return None
+    return image.width(), image.height()
