@@ -264,3 +264,24 @@ def test_saving_the_personality_in_the_editor_changes_her_next_announce(
 
     qt_loop(scenario())
     assert ("narration", "Consulting my pocket watch.") in app.window.captions.entries()
+
+
+def test_closing_while_the_brain_probe_still_waits_ends_the_probe_with_her(
+        qtbot, tmp_path, make_app, qt_loop):
+    # A brain that accepts the connection and never answers: her start-up probe hangs.
+    import socket
+
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        app = make_app(_config(tmp_path, f"http://127.0.0.1:{silent.getsockname()[1]}/v1"))
+
+        async def scenario():
+            await app.start()
+            probes = [t for t in app._tasks if "_probe_brain" in repr(t.get_coro())]
+            assert probes and not probes[0].done()
+            await app.close()
+            return probes[0]
+
+        probe = qt_loop(scenario())
+    assert probe.cancelled()

@@ -338,6 +338,12 @@ class CompanionApp(QObject):
             await self.voice.close()
         if self.companion is not None:
             await self.companion.close()
+        # Background work still running (a start-up probe, a model download) ends with her,
+        # not half-way through a closed event loop.
+        pending = [task for task in self._tasks if task is not asyncio.current_task() and not task.done()]
+        for task in pending:
+            task.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
         self.bridge.detach()
         self.closed.set()
 
