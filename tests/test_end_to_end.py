@@ -61,22 +61,11 @@ def clock_readings(start: datetime, end: datetime) -> set[str]:
     return readings
 
 
-def test_a_spoken_question_runs_get_time_and_she_announces_it_then_answers_aloud_while_her_face_follows(
-        qtbot, tmp_path, scripted_brain, pulse_audio, piper_voice, hearing, qt_loop):
-    announce = "One moment, I am looking at my clock."
-    personality_with_tool_lines(tmp_path / "config" / "personality.md", "get_time", announce=announce)
-    scripted_brain.push(
-        {"tool_calls": [{"name": "get_time", "arguments": {}}]},
-        # A model takes a moment to read the tool's result: her face shows focus meanwhile.
-        {"delay": 2.5, "text": "[happy] It is a lovely time for a cup of tea."},
-    )
-    app = window_app(tmp_path, scripted_brain.url)
-    qtbot.addWidget(app.window)
-    app.show()
-    film = FaceFilm(app.window.face)
-    question = speech_wav(tmp_path / "question.wav", piper_voice, "What time is it?", tail_s=0.3)
-    asked_at = datetime.now().astimezone()
+def ask_aloud(app, pulse_audio, question, tmp_path, qt_loop):
+    """Start the window, play `question` into the mic, record her whole answer; closes the app.
 
+    Returns the speaker recording and when the turn started (after the question was heard).
+    """
     async def scenario():
         await app.start()
         await app.voice_started.wait()
@@ -98,9 +87,30 @@ def test_a_spoken_question_runs_get_time_and_she_announces_it_then_answers_aloud
         return recording, turn_started
 
     try:
-        recording, turn_started = qt_loop(scenario(), timeout=90)
+        return qt_loop(scenario(), timeout=90)
     finally:
         qt_loop(app.close())
+
+
+def test_a_spoken_question_runs_get_time_and_she_announces_it_then_answers_aloud_while_her_face_follows(
+        qtbot, tmp_path, scripted_brain, pulse_audio, piper_voice, hearing, qt_loop):
+    announce = "One moment, I am looking at my clock."
+    personality_with_tool_lines(tmp_path / "config" / "personality.md", "get_time", announce=announce)
+    scripted_brain.push(
+        {"tool_calls": [{"name": "get_time", "arguments": {}}]},
+        # A model takes a moment to read the tool's result: her face shows focus meanwhile.
+        {"delay": 2.5, "text": "[happy] It is a lovely time for a cup of tea."},
+    )
+    app = window_app(tmp_path, scripted_brain.url)
+    qtbot.addWidget(app.window)
+    app.show()
+    film = FaceFilm(app.window.face)
+    question = speech_wav(tmp_path / "question.wav", piper_voice, "What time is it?", tail_s=0.3)
+    asked_at = datetime.now().astimezone()
+
+    try:
+        recording, turn_started = ask_aloud(app, pulse_audio, question, tmp_path, qt_loop)
+    finally:
         film.stop()
     answered_at = datetime.now().astimezone()
 
@@ -138,30 +148,9 @@ def test_a_failing_tool_is_announced_then_she_says_its_fail_line_and_her_face_sh
     app.bridge.tool_finished.connect(lambda name, outcome, _detail: outcomes.append((name, outcome)))
     question = speech_wav(tmp_path / "question.wav", piper_voice, "Please read my password file.", tail_s=0.3)
 
-    async def scenario():
-        await app.start()
-        await app.voice_started.wait()
-        assert app.voice is not None and app.voice.listening, app.window.banners.shown_keys()
-        recording = SpeakerRecording(pulse_audio, tmp_path / "said.wav")
-        heard_at = signal_future(app.bridge.heard)
-        finished = signal_future(app.bridge.turn_finished)
-        player = pulse_audio.play_into_mic(question)
-        try:
-            await heard_at
-            turn_started = time.monotonic()
-            await finished
-            await app.voice.loop.wait_until_quiet()
-            await flush_speaker(app)
-        finally:
-            recording.stop()
-            await asyncio.to_thread(player.wait, 10)
-        await app.close()
-        return recording, turn_started
-
     try:
-        recording, turn_started = qt_loop(scenario(), timeout=90)
+        recording, turn_started = ask_aloud(app, pulse_audio, question, tmp_path, qt_loop)
     finally:
-        qt_loop(app.close())
         film.stop()
 
     first, second = scripted_brain.bodies[:2]

@@ -12,6 +12,7 @@ from companion.safety.jail import (
     shown_path,
     write_bytes_keeping_mode,
 )
+from companion.tools.action._files import MAX_WRITE_BYTES, file_error_sentence
 
 SCHEMA = {
     "type": "function",
@@ -40,7 +41,6 @@ COMPLETE = "The change is in."
 FAIL = "I couldn't make that change."
 EXPRESSIONS = {"focus": "determined", "done": "happy", "fail": "confused"}
 
-MAX_BYTES = 5 * 1024 * 1024
 
 
 async def execute(args: dict, ctx) -> str:
@@ -57,14 +57,8 @@ async def execute(args: dict, ctx) -> str:
     name = shown_path(ctx.workspace, path)
     try:
         return await asyncio.to_thread(_patch, path, name, old, new, ctx)
-    except FileNotFoundError:
-        return ctx.fail(f"There's no file called {name} in my workspace.")
-    except IsADirectoryError:
-        return ctx.fail(f"{name} is a folder, not a file.")
-    except PermissionError:
-        return ctx.fail(f"I'm not allowed to change {name}.")
     except OSError as exc:
-        return ctx.fail(f"I couldn't change {name}: {exc.strerror or exc}.")
+        return ctx.fail(file_error_sentence(exc, name, "change"))
 
 
 def _patch(path: Path, name: str, old: str, new: str, ctx) -> str:
@@ -73,7 +67,7 @@ def _patch(path: Path, name: str, old: str, new: str, ctx) -> str:
         return ctx.fail(f"{name} is a folder, not a file.")
     if not stat.S_ISREG(info.st_mode):
         return ctx.fail(f"{name} isn't a regular file, so I won't change it.")
-    if info.st_size > MAX_BYTES:
+    if info.st_size > MAX_WRITE_BYTES:
         return ctx.fail(f"{name} is over 5 MB; I only patch files up to that size.")
     try:
         text = path.read_bytes().decode("utf-8")
@@ -93,7 +87,7 @@ def _patch(path: Path, name: str, old: str, new: str, ctx) -> str:
         )
     updated = text.replace(old, new, 1)
     data = updated.encode("utf-8")
-    if len(data) > MAX_BYTES:
+    if len(data) > MAX_WRITE_BYTES:
         return ctx.fail(f"The change would make {name} larger than 5 MB, so I changed nothing.")
     write_bytes_keeping_mode(path, data)
     line = text[: text.index(old)].count("\n") + 1

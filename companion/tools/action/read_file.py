@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from companion.safety.jail import JailError, resolve_in_workspace, shown_path
+from companion.tools.action._files import file_error_sentence
 
 SCHEMA = {
     "type": "function",
@@ -57,12 +58,8 @@ async def execute(args: dict, ctx) -> str:
     name = shown_path(ctx.workspace, path)
     try:
         return await asyncio.to_thread(_read, path, name, start, min(limit, MAX_LINES), ctx)
-    except FileNotFoundError:
-        return ctx.fail(f"There's no file called {name} in my workspace.")
-    except PermissionError:
-        return ctx.fail(f"I'm not allowed to read {name}.")
     except OSError as exc:
-        return ctx.fail(f"I couldn't read {name}: {exc.strerror or exc}.")
+        return ctx.fail(file_error_sentence(exc, name, "read"))
 
 
 def _read(path: Path, name: str, start: int, limit: int, ctx) -> str:

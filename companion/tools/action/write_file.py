@@ -11,6 +11,7 @@ from companion.safety.jail import (
     shown_path,
     write_bytes_keeping_mode,
 )
+from companion.tools.action._files import MAX_WRITE_BYTES, file_error_sentence
 
 SCHEMA = {
     "type": "function",
@@ -38,7 +39,6 @@ COMPLETE = "The file is saved."
 FAIL = "I couldn't write that file."
 EXPRESSIONS = {"focus": "determined", "done": "happy", "fail": "sad"}
 
-MAX_BYTES = 5 * 1024 * 1024
 
 
 async def execute(args: dict, ctx) -> str:
@@ -52,7 +52,7 @@ async def execute(args: dict, ctx) -> str:
         return ctx.fail(exc.sentence)
     data = content.encode("utf-8")
     name = shown_path(ctx.workspace, path)
-    if len(data) > MAX_BYTES:
+    if len(data) > MAX_WRITE_BYTES:
         return ctx.fail(
             f"That's {len(data) / 1_048_576:.1f} MB of text; I only write files up to 5 MB, "
             f"so I left {name} alone."
@@ -63,12 +63,8 @@ async def execute(args: dict, ctx) -> str:
         return ctx.fail(f"{name} isn't a regular file, so I won't replace it.")
     try:
         existed = await asyncio.to_thread(_write, path, data)
-    except (NotADirectoryError, FileExistsError):
-        return ctx.fail(f"Part of the path {name} is a file, not a folder.")
-    except PermissionError:
-        return ctx.fail(f"I'm not allowed to write {name}.")
     except OSError as exc:
-        return ctx.fail(f"I couldn't write {name}: {exc.strerror or exc}.")
+        return ctx.fail(file_error_sentence(exc, name, "write"))
     lines = content.count("\n") + (1 if content and not content.endswith("\n") else 0)
     verb = "Replaced" if existed else "Created"
     return f"{verb} {name}: {len(data):,} bytes, {lines:,} line{'s' if lines != 1 else ''}."
