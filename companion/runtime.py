@@ -22,9 +22,11 @@ from typing import TYPE_CHECKING, Any
 
 from companion.brain.client import ChatModel, OpenAIChatModel
 from companion.brain.narration import VoiceLines, all_lines
-from companion.brain.turn import Conversation, TurnResult
+from companion.brain.turn import MAX_HISTORY_MESSAGES, Conversation, TurnResult
 from companion.brain.work import WorkManager
 from companion.config import Settings
+from companion.conversations import FILE_NAME as CONVERSATIONS_FILE
+from companion.conversations import ConversationStore, Entry, TurnRecorder
 from companion.events import ErrorOccurred, EventBus, Speak, SpeechKind, UserHeard
 from companion.persona import PersonalityStore
 from companion.tools import registry as tool_registry
@@ -71,6 +73,9 @@ class Companion:
         self.reminders: ReminderScheduler | None = None
         """Says due reminders (set by start()); tools reach it as ctx.services["reminders"]."""
         self._hold_notices = False
+        self.store: ConversationStore | None = None
+        """Her conversations on disk (set by start())."""
+        self.recorder: TurnRecorder | None = None
 
     # --- life cycle -----------------------------------------------------------------------
     @property
@@ -93,6 +98,7 @@ class Companion:
         )
         self.model = self._given_model or OpenAIChatModel(self.settings.brain)
         self.conversation = self._conversation(self.bus, Mode.COMPANION)
+        self._start_history()
         self.work = WorkManager(
             make_conversation=lambda bus: self._conversation(bus, Mode.WORK),
             bus=self.bus, is_quiet=self.is_quiet, remember=self._remember_said,
@@ -114,6 +120,8 @@ class Companion:
         close = getattr(self.model, "close", None)
         if close is not None and self._given_model is None:
             await close()
+        if self.store is not None:
+            self.store.close()
 
     # --- turns ----------------------------------------------------------------------------
     async def ask(self, text: str, channel: Channel = Channel.TEXT) -> TurnResult:
@@ -161,6 +169,52 @@ class Companion:
         """After a barge-in, keep only the part of her last reply that was actually played."""
         if self.conversation is not None:
             self.conversation.replace_last_reply(played_text.strip())
+            if self.recorder is not None:
+                self.recorder.replace_last_turn(_last_turn(self.conversation.history))
+
+    # --- conversations on disk --------------------------------------------------------------
+    @property
+    def conversation_id(self) -> int | None:
+        """The conversation being recorded (None before start())."""
+        return self.recorder.conversation_id if self.recorder is not None else None
+
+    async def new_conversation(self) -> int:
+        """Start afresh: the running turn stops (and is saved in the old conversation), the
+        history empties, and what follows is recorded in a new conversation."""
+        assert self.store is not None and self.recorder is not None, "call start() first"
+        await self._stop_turn()
+        conversation_id = self.store.new_conversation()
+        self.recorder.switch_to(conversation_id)
+        if self.conversation is not None:
+            self.conversation.history = []
+        return conversation_id
+
+    async def open_conversation(self, conversation_id: int) -> None:
+        """Carry on a past conversation: its recent turns become her history again."""
+        assert self.store is not None and self.recorder is not None, "call start() first"
+        await self._stop_turn()
+        self.recorder.switch_to(conversation_id)
+        if self.conversation is not None:
+            self.conversation.history = self.store.recent_messages(conversation_id, MAX_HISTORY_MESSAGES)
+
+    def transcript(self, conversation_id: int | None = None) -> list[Entry]:
+        """Every transcript line of a conversation (the current one by default), oldest first."""
+        if self.store is None:
+            return []
+        chosen = conversation_id if conversation_id is not None else self.conversation_id
+        if chosen is None:
+            return []
+        lines: list[Entry] = []
+        for turn in self.store.turns(chosen):
+            lines.extend(turn.entries)
+            if not turn.complete and turn.user_text is not None:
+                lines.append(Entry("notice", "(This turn was cut off when I closed.)", at=turn.started))
+        return lines
+
+    async def _stop_turn(self) -> None:
+        if self._turn is not None and not self._turn.done():
+            self.cancel_turn()
+            await asyncio.gather(self._turn, return_exceptions=True)
 
     # --- quiet moments (background job results) ---------------------------------------------
     def is_quiet(self) -> bool:
@@ -240,6 +294,20 @@ class Companion:
     def _remember_said(self, line: str) -> None:
         if self.conversation is not None:
             self.conversation.history.append({"role": "assistant", "content": line})
+        if self.recorder is not None:
+            self.recorder.remembered_aside(line)
+
+    def _start_history(self) -> None:
+        """Open her conversations and carry on the latest one (a broken file is set aside)."""
+        assert self.conversation is not None
+        self.store = ConversationStore(self.paths.data_dir / CONVERSATIONS_FILE)
+        if self.store.notice:
+            self.bus.emit(ErrorOccurred("history", "history_broken", self.store.notice))
+        conversation_id = self.store.latest_conversation() or self.store.new_conversation()
+        self.conversation.history = self.store.recent_messages(conversation_id, MAX_HISTORY_MESSAGES)
+        self.recorder = TurnRecorder(self.store, conversation_id)
+        self.conversation.remembered = self.recorder.remembered
+        self.bus.subscribe(self.recorder)
 
     def _report_personality(self) -> None:
         assert self.personality is not None
@@ -248,3 +316,10 @@ class Companion:
             self.bus.emit(ErrorOccurred("personality", "personality_problems", sentence))
             self.bus.emit(Speak(SpeechKind.SAY, sentence))
 
+
+def _last_turn(history: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The messages of the last user turn in a history (from its user message on)."""
+    for index in range(len(history) - 1, -1, -1):
+        if history[index]["role"] == "user":
+            return history[index:]
+    return []

@@ -75,6 +75,8 @@ class Conversation:
         self.session = session or Session()
         self.services = services if services is not None else {}
         self.history: list[dict[str, Any]] = []
+        self.remembered: Callable[[list[dict[str, Any]]], None] | None = None
+        """Called with the messages each turn adds to the history (the conversation store saves them)."""
         self._no_tools_model: str | None = None
         self._partial = ""
 
@@ -187,6 +189,8 @@ class Conversation:
         )
 
     def _remember(self, added: list[dict[str, Any]]) -> None:
+        if self.remembered is not None:
+            self.remembered(added)
         self.history.extend(added)
         if len(self.history) > MAX_HISTORY_MESSAGES:
             # Cut at a user message so no tool result loses the call it answers.

@@ -15,7 +15,7 @@ import sys
 import time
 from dataclasses import replace
 
-from PySide6.QtCore import QObject
+from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QApplication
 
 from companion.api_keys import with_api_key
@@ -35,6 +35,9 @@ RESTART_VOICE_FIELDS = ("input_device", "output_device", "hearing_model", "voice
 
 class CompanionApp(QObject):
     """One running companion with a window. `start()` after `show()`; `close()` to end."""
+
+    conversation_shown = Signal(int)
+    """A new or reopened conversation is in the transcript (its id)."""
 
     def __init__(self, config, *, model=None, registry=None, with_voice: bool = True,
                  launched_at: float | None = None) -> None:
@@ -62,6 +65,8 @@ class CompanionApp(QObject):
         self._editor = None
         self._closing = False
         self._waiting_text: list[str] = []
+        self.conversations_dialog = None
+        self.notes_dialog = None
         self._wire()
         if config.notice:
             self.window.banners.show_banner("settings", config.notice, kind="warning")
@@ -77,6 +82,9 @@ class CompanionApp(QObject):
         w.personality_requested.connect(self.open_personality_editor)
         w.always_on_top_toggled.connect(self._remember_on_top)
         w.quit_requested.connect(self.request_quit)
+        w.new_conversation_requested.connect(lambda: self._spawn(self.new_conversation()))
+        w.conversations_requested.connect(self.open_conversations)
+        w.notes_requested.connect(self.open_notes)
         self.tray.quit_requested.connect(self.request_quit)
         self.tray.mute_toggled.connect(w.set_muted)
         w.mute_toggled.connect(self.tray.show_muted)
@@ -110,6 +118,7 @@ class CompanionApp(QObject):
             self.window.face.set_expression("sad")
             return
         self._start_gate()
+        self.window.captions.load(self.companion.transcript())
         self.window.show_state("idle")
         self.times["core_ready"] = time.perf_counter()
         if self._waiting_text:
@@ -265,6 +274,47 @@ class CompanionApp(QObject):
                                 templates=shipped_templates(),
                                 on_edit_personality=self.open_personality_editor, parent=self.window)
         dialog.open()  # never exec(): a nested loop would stall asyncio
+
+    # --- conversations and notes ------------------------------------------------------------
+    async def new_conversation(self) -> None:
+        """☰ → New conversation: what she is saying stops, the transcript and history empty."""
+        if self.companion is None or self.companion.store is None:
+            return
+        if self.voice is not None:
+            self.voice.interrupt()
+        conversation_id = await self.companion.new_conversation()
+        self.window.captions.clear()
+        self.window.face.set_expression("neutral")
+        self.conversation_shown.emit(conversation_id)
+
+    async def reopen_conversation(self, conversation_id: int) -> None:
+        if self.companion is None or self.companion.store is None:
+            return
+        if self.voice is not None:
+            self.voice.interrupt()
+        await self.companion.open_conversation(conversation_id)
+        self.window.captions.load(self.companion.transcript())
+        self.conversation_shown.emit(conversation_id)
+
+    def open_conversations(self) -> None:
+        from companion.ui.conversations_dialog import ConversationsDialog
+
+        if self.companion is None or self.companion.store is None:
+            return
+        dialog = ConversationsDialog(self.companion.store.conversations, self.companion.conversation_id,
+                                     parent=self.window)
+        dialog.chosen.connect(lambda conversation_id: self._spawn(self.reopen_conversation(conversation_id)))
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.open()
+        self.conversations_dialog = dialog
+
+    def open_notes(self) -> None:
+        from companion.ui.notes_dialog import NotesDialog
+
+        dialog = NotesDialog(self.config.paths.data_dir, parent=self.window)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.open()
+        self.notes_dialog = dialog
 
     def open_personality_editor(self) -> None:
         from companion.ui.personality_editor import PersonalityEditor

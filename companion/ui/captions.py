@@ -70,6 +70,21 @@ class CaptionsView(QScrollArea):
         self._close_reply()
         self._add(NOTICE, text)
 
+    def clear(self) -> None:
+        """Empty the view (a new conversation)."""
+        self._open_reply = None
+        for _kind, _label, row in self._entries:
+            self._column.removeWidget(row)
+            row.deleteLater()
+        self._entries.clear()
+
+    def load(self, entries) -> None:
+        """Show a saved conversation's lines (companion.conversations.Entry), replacing what is shown."""
+        self.clear()
+        for entry in entries[-MAX_ENTRIES:]:
+            kind = {"heard": HEARD, "said": SAID, "notice": NOTICE}.get(entry.kind, NARRATION)
+            self._add(kind, entry.text)
+
     # --- reading back (tests, copy) -------------------------------------------------------
     def entries(self) -> list[tuple[str, str]]:
         return [(kind, label.text()) for kind, label, _row in self._entries]

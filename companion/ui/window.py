@@ -57,6 +57,9 @@ class CompanionWindow(QMainWindow):
     personality_requested = Signal()
     always_on_top_toggled = Signal(bool)
     quit_requested = Signal()
+    new_conversation_requested = Signal()
+    conversations_requested = Signal()
+    notes_requested = Signal()
 
     def __init__(self, *, brain: BrainSettings | None = None, push_to_talk_key: str = "F9",
                  parent: QWidget | None = None) -> None:
@@ -93,6 +96,10 @@ class CompanionWindow(QMainWindow):
     # --- building -------------------------------------------------------------------------
     def _build_menu(self) -> None:
         menu = QMenu(self)
+        menu.addAction("New conversation", QKeySequence.StandardKey.New, self.new_conversation_requested.emit)
+        menu.addAction("Conversations…", self.conversations_requested.emit)
+        menu.addAction("Her notes…", self.notes_requested.emit)
+        menu.addSeparator()
         menu.addAction("Settings…", self.settings_requested.emit)
         menu.addAction("Edit personality…", self.personality_requested.emit)
         self.on_top_action = QAction("Always on top", self, checkable=True)

@@ -1,0 +1,119 @@
+"""Writes the live conversation to the store, a finished turn at a time, from the core's events.
+
+The recorder listens on the event bus: the user's words open a turn (saved at once), her
+reply lines and one activity line per tool are collected, and the turn is completed in one
+write when it finishes. The exact messages the model got back as history come from the turn
+loop (`remembered`); without them the turn's words are kept as plain user/assistant text.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import replace
+from typing import Any
+
+from companion import events as ev
+from companion.conversations.store import ConversationStore, Entry
+
+log = logging.getLogger(__name__)
+
+
+class TurnRecorder:
+    """One per running companion; `conversation_id` is the conversation being recorded."""
+
+    def __init__(self, store: ConversationStore, conversation_id: int) -> None:
+        self.store = store
+        self.conversation_id = conversation_id
+        self._turn_id: int | None = None
+        self._last_turn_id: int | None = None
+        self._last_aside_id: int | None = None
+        self._user_text = ""
+        self._entries: list[Entry] = []
+        self._messages: list[dict[str, Any]] | None = None
+        self._announced: dict[str, str] = {}
+        self._running: dict[str, int] = {}
+
+    def switch_to(self, conversation_id: int) -> None:
+        """Record into another conversation from now on (New conversation, reopening one)."""
+        self._close_open_turn()
+        self.conversation_id = conversation_id
+        self._last_turn_id = None
+
+    # --- what the turn loop says -------------------------------------------------------------
+    def remembered(self, messages: list[dict[str, Any]]) -> None:
+        """The messages one turn added to her history (user, assistant, tool), just before it ends."""
+        self._messages = [dict(m) for m in messages]
+
+    def remembered_aside(self, line: str) -> None:
+        """The line she just said between turns joins her history (a background job's result)."""
+        if self._last_aside_id is not None:
+            self.store.replace_messages(self._last_aside_id, [{"role": "assistant", "content": line}])
+
+    def replace_last_turn(self, messages: list[dict[str, Any]]) -> None:
+        """After a barge-in her last turn keeps only what was heard: save that version."""
+        if self._last_turn_id is not None:
+            self.store.replace_messages(self._last_turn_id, [dict(m) for m in messages])
+
+    # --- the bus ----------------------------------------------------------------------------
+    def __call__(self, event: ev.Event) -> None:
+        match event:
+            case ev.UserHeard(text=text, spoken=spoken):
+                self._close_open_turn()
+                self._user_text = text
+                self._entries = [Entry("heard", text, at=time.time(), spoken=spoken)]
+                self._messages = None
+                self._turn_id = self.store.begin_turn(self.conversation_id, text, spoken=spoken,
+                                                      at=self._entries[0].at)
+            case ev.ReplyDone(text=text) if self._turn_id is not None and text.strip():
+                self._entries.append(Entry("said", text.strip(), at=time.time()))
+            case ev.Speak(kind=ev.SpeechKind.SAY, text=text):
+                if self._turn_id is not None:
+                    self._entries.append(Entry("said", text, at=time.time()))
+                else:
+                    # A reminder or a job's result, said between turns: shown again on reopening.
+                    self._last_aside_id = self.store.add_aside(
+                        self.conversation_id, Entry("said", text, at=time.time()))
+            case ev.Speak(kind=ev.SpeechKind.ANNOUNCE, text=text, tool=tool) if tool:
+                self._announced[tool] = text
+            case ev.ToolStarted(name=name, call_id=call_id) if self._turn_id is not None:
+                doing = self._announced.pop(name, "") or f"Using {name}"
+                self._running[call_id] = len(self._entries)
+                self._entries.append(Entry("activity", doing, at=time.time(), tool=name))
+            case ev.ToolFinished(name=name, call_id=call_id, outcome=outcome, detail=detail) \
+                    if self._turn_id is not None:
+                self._tool_finished(name, call_id, str(outcome), detail)
+            case ev.TurnFinished(emotion=emotion, interrupted=interrupted) if self._turn_id is not None:
+                self._finish(emotion, interrupted)
+
+    def _tool_finished(self, name: str, call_id: str, outcome: str, detail: str) -> None:
+        index = self._running.pop(call_id, None)
+        if index is None:  # refused before it ran: no start event
+            self._entries.append(Entry("activity", f"Using {name}", at=time.time(), tool=name,
+                                       outcome=outcome, detail=detail))
+            return
+        started = self._entries[index]
+        self._entries[index] = replace(started, outcome=outcome, detail=detail,
+                                       elapsed_s=round(time.time() - started.at, 2))
+
+    def _finish(self, emotion: str, interrupted: bool) -> None:
+        messages = self._messages if self._messages is not None else self._plain_messages()
+        entries = [e if e.kind != "activity" or e.outcome else replace(e, outcome="interrupted")
+                   for e in self._entries]
+        self.store.finish_turn(self._turn_id, messages=messages, entries=entries, emotion=emotion,
+                               interrupted=interrupted)
+        self._last_turn_id, self._turn_id = self._turn_id, None
+        self._running.clear()
+        self._announced.clear()
+
+    def _close_open_turn(self) -> None:
+        """A turn that never finished (its task was dropped) is closed as interrupted."""
+        if self._turn_id is not None:
+            self._finish("", True)
+
+    def _plain_messages(self) -> list[dict[str, Any]]:
+        said = " ".join(e.text for e in self._entries if e.kind == "said")
+        messages = [{"role": "user", "content": self._user_text}]
+        if said:
+            messages.append({"role": "assistant", "content": said})
+        return messages
