@@ -1,7 +1,8 @@
 """Safety and action-tool overhead; prints JSON.
 
 Measures: the gate's decision time per command line (over the decision table), the code
-scan of a 300-line program, the sandboxed runner's cost to start and reap a process, how long
+scan of a 300-line program, the cost to start and reap a process bare and inside the
+bubblewrap sandbox (through the gate's one door), how long
 a timed-out command takes to be stopped past its limit, a whole auto-safe `shell` call, and
 web_extract on a local 100 KB / 1 MB article (fetch + trafilatura).
 """
@@ -24,10 +25,10 @@ sys.path.insert(0, str(ROOT / "tests"))
 from test_gate_decisions import TABLE  # noqa: E402
 
 from companion.config import Settings, ToolSettings  # noqa: E402
+from companion.safety._runner import run_process  # noqa: E402
 from companion.safety.code_scan import scan_code  # noqa: E402
 from companion.safety.gate import Gate  # noqa: E402
 from companion.safety.grants import GrantStore  # noqa: E402
-from companion.safety.runner import run_process  # noqa: E402
 from companion.tools.action import shell  # noqa: E402
 from companion.tools.builtin import web_extract  # noqa: E402
 from companion.tools.context import ToolContext  # noqa: E402
@@ -74,13 +75,20 @@ async def runner(tmp: Path) -> dict[str, object]:
         overrun.append(result.duration_s - 0.2)
     workspace = tmp / "ws"
     gate = Gate(workspace, GrantStore(tmp / "approvals.toml"))
+    sandboxed = []
+    for _ in range(20):
+        verdict = await gate.review("echo hi")
+        start = time.perf_counter()
+        await gate.run(verdict, risk="exec", timeout_s=10)
+        sandboxed.append(time.perf_counter() - start)
     calls = []
     for _ in range(10):
-        ctx = ToolContext(workspace=workspace, data_dir=tmp, services={"gate": gate})
+        ctx = ToolContext(workspace=workspace, data_dir=tmp, services={"gate": gate}, risk="exec")
         start = time.perf_counter()
         await shell.execute({"command": "ls -la"}, ctx)
         calls.append(time.perf_counter() - start)
-    return {"spawn_true": stats_ms(spawn), "stop_after_timeout_overrun": stats_ms(overrun),
+    return {"spawn_true": stats_ms(spawn), "spawn_true_sandboxed": stats_ms(sandboxed),
+            "stop_after_timeout_overrun": stats_ms(overrun),
             "shell_auto_safe_ls": stats_ms(calls)}
 
 

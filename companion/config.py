@@ -73,6 +73,8 @@ class ToolSettings:
     """Let web_extract fetch loopback and private-network addresses."""
     search_url: str = ""
     """A SearXNG-compatible search endpoint; empty switches web_search off."""
+    run_without_sandbox: bool = False
+    """Where the kernel sandbox (bubblewrap) can't run, offer shell and execute_code anyway."""
 
     def workspace_path(self) -> Path:
         return Path(self.workspace).expanduser() if self.workspace else default_workspace()

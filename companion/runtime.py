@@ -117,6 +117,8 @@ class Companion:
             await self.work.close()
         if self.reminders is not None:
             await self.reminders.stop()
+        if self.gate is not None:
+            await self.gate.close()  # long-lived sandboxed processes end with her
         close = getattr(self.model, "close", None)
         if close is not None and self._given_model is None:
             await close()
@@ -238,6 +240,7 @@ class Companion:
         if self.gate is not None:
             self.gate.workspace = settings.tools.workspace_path()
         web_search.configure(settings.tools.search_url)
+        self._configure_sandbox()
         if self.registry is not None:
             for toolset in set(old.tools.disabled_toolsets) | set(settings.tools.disabled_toolsets):
                 self.registry.set_toolset_enabled(toolset, toolset not in settings.tools.disabled_toolsets)
@@ -274,10 +277,18 @@ class Companion:
         front-end attaches an approver: chat a TerminalApprover, the window a CardApprover."""
         from companion.safety.gate import build_gate
 
+        self._configure_sandbox()
         self.gate = build_gate(self.workspace, self.paths.approvals_file, self.paths.data_dir, bus=self.bus)
         self.services["gate"] = self.gate
         if self.gate.grants.notice:
             self.bus.emit(ErrorOccurred("safety", "approvals_broken", self.gate.grants.notice))
+
+    def _configure_sandbox(self) -> None:
+        from companion.safety import sandbox
+
+        sandbox.configure(allow_unsandboxed=self.settings.tools.run_without_sandbox)
+        if self.registry is not None:
+            self.registry.forget_checks()  # shell/execute_code's check() reads it: answer afresh
 
     def _start_reminders(self) -> None:
         """Reminders missed while closed are told now; due ones are said when quiet."""

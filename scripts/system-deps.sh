@@ -7,7 +7,7 @@ PACKAGES=(
   libportaudio2                                   # sounddevice
   pulseaudio pulseaudio-utils libasound2-plugins  # private virtual sound card for tests
   espeak-ng sox                                   # test speech
-  ripgrep                                         # fast search_files
+  bubblewrap                                      # the kernel sandbox every command runs in
   xvfb xauth libxcb-icccm4 libxcb-keysyms1 libxcb-cursor0 libxkbcommon-x11-0
   libegl1 libgl1 libxkbcommon0 libfontconfig1 libdbus-1-3  # Qt
 )

@@ -31,7 +31,8 @@ def setup(tmp_path: Path, *answers: Answer, granted: bool = False) -> tuple[Tool
     gate = Gate(workspace, GrantStore(tmp_path / "approvals.toml"), approver=approver)
     if granted:
         gate.grant_family(CODE_FAMILY)
-    ctx = ToolContext(workspace=workspace, data_dir=tmp_path / "data", budget_s=30, services={"gate": gate})
+    ctx = ToolContext(workspace=workspace, data_dir=tmp_path / "data", budget_s=30, services={"gate": gate},
+                      tool="execute_code", risk=execute_code.RISK)
     return ctx, approver
 
 

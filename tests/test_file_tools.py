@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
-import shutil
 import stat
 from pathlib import Path
 
 import pytest
 
 from companion.tools.action import patch, read_file, search_files, write_file
-from companion.tools.context import Channel, ToolContext
+from companion.tools.context import ToolContext
 
 OUTSIDE = "That path is outside my workspace."
 
@@ -276,19 +274,10 @@ async def test_patch_never_changes_a_file_outside_the_workspace(base, ws, raw):
     assert (base / "outside" / "secret.txt").read_text() == "the secret needle\n"
 
 
-# --- search_files (both backends) ----------------------------------------------------
+# --- search_files (in-process: a read tool starts no programs) ----------------------------------------------------
 
 
-@pytest.fixture(params=["ripgrep", "walk"])
-def backend(request, monkeypatch) -> str:
-    if request.param == "walk":
-        monkeypatch.setattr(search_files, "find_ripgrep", lambda: None)
-    else:
-        assert shutil.which("rg"), "ripgrep is a system dependency (scripts/system-deps.sh)"
-    return request.param
-
-
-async def test_search_finds_text_in_any_case_with_file_and_line(ws, backend):
+async def test_search_finds_text_in_any_case_with_file_and_line(ws):
     (ws / "notes").mkdir()
     (ws / "notes" / "a.md").write_text("nothing\nA Needle here\n")
     (ws / "b:odd.txt").write_text("needle: with a colon\n")
@@ -300,7 +289,7 @@ async def test_search_finds_text_in_any_case_with_file_and_line(ws, backend):
     assert not ctx.failed
 
 
-async def test_search_says_when_it_shows_only_part_of_the_matches(ws, backend):
+async def test_search_says_when_it_shows_only_part_of_the_matches(ws):
     for i in range(3):
         (ws / f"f{i}.txt").write_text("match\n" * 71)
     answer = await search_files.execute({"query": "MATCH"}, _ctx(ws))
@@ -310,7 +299,7 @@ async def test_search_says_when_it_shows_only_part_of_the_matches(ws, backend):
     assert lines[0] == "f0.txt:1: match" and lines[-1] == "f1.txt:9: match"
 
 
-async def test_search_can_look_in_one_folder(ws, backend):
+async def test_search_can_look_in_one_folder(ws):
     (ws / "a").mkdir()
     (ws / "b").mkdir()
     (ws / "a" / "x.txt").write_text("word\n")
@@ -319,7 +308,7 @@ async def test_search_can_look_in_one_folder(ws, backend):
     assert answer == "Found 1 match for 'word':\nb/y.txt:1: word"
 
 
-async def test_search_never_follows_a_link_out_of_the_workspace(base, ws, backend):
+async def test_search_never_follows_a_link_out_of_the_workspace(base, ws):
     (ws / "mine.txt").write_text("my needle\n")
     answer = await search_files.execute({"query": "needle"}, _ctx(ws))
     assert answer == "Found 1 match for 'needle':\nmine.txt:1: my needle"
@@ -329,7 +318,7 @@ async def test_search_never_follows_a_link_out_of_the_workspace(base, ws, backen
     assert await search_files.execute({"query": "needle", "path": str(base / "outside")}, _ctx(ws)) == OUTSIDE
 
 
-async def test_search_skips_hidden_and_binary_files(ws, backend):
+async def test_search_skips_hidden_and_binary_files(ws):
     (ws / ".git").mkdir()
     (ws / ".git" / "config").write_text("needle\n")
     (ws / ".hidden.txt").write_text("needle\n")
@@ -340,14 +329,14 @@ async def test_search_skips_hidden_and_binary_files(ws, backend):
     )
 
 
-async def test_search_takes_the_query_as_plain_text(ws, backend):
+async def test_search_takes_the_query_as_plain_text(ws):
     (ws / "flags.txt").write_text("run with --verbose (a.b)*\n")
     answer = await search_files.execute({"query": "--verbose (a.b)*"}, _ctx(ws))
     assert answer == "Found 1 match for '--verbose (a.b)*':\nflags.txt:1: run with --verbose (a.b)*"
     assert await search_files.execute({"query": "a.b.c"}, _ctx(ws)) == "No matches for 'a.b.c'."
 
 
-async def test_search_cuts_very_long_lines(ws, backend):
+async def test_search_cuts_very_long_lines(ws):
     (ws / "wide.txt").write_text("needle" + "z" * 5_000 + "\n")
     answer = await search_files.execute({"query": "needle"}, _ctx(ws))
     assert len(answer.splitlines()[1]) < 400
@@ -363,63 +352,13 @@ async def test_search_cuts_very_long_lines(ws, backend):
         ({"query": "x", "path": "../outside"}, OUTSIDE),
     ],
 )
-async def test_search_answers_problems_with_a_sentence(ws, backend, args, expected):
+async def test_search_answers_problems_with_a_sentence(ws, args, expected):
     ctx = _ctx(ws)
     assert await search_files.execute(args, ctx) == expected
     assert ctx.failed
 
 
-class _Spawned:
-    """Records the ripgrep process search_files starts, and says when it has started."""
-
-    def __init__(self, monkeypatch) -> None:
-        self.processes: list[asyncio.subprocess.Process] = []
-        self.started = asyncio.Event()
-        real = asyncio.create_subprocess_exec
-
-        async def spawn(*args, **kwargs):
-            process = await real(*args, **kwargs)
-            self.processes.append(process)
-            self.started.set()
-            return process
-
-        monkeypatch.setattr(asyncio, "create_subprocess_exec", spawn)
-
-
-async def test_ripgrep_is_stopped_and_killed_when_the_budget_runs_out(ws, monkeypatch):
-    # A named pipe nobody writes to: ripgrep blocks on it for ever.
-    os.mkfifo(ws / "stuck.pipe")
-    spawned = _Spawned(monkeypatch)
-    ctx = _ctx(ws, budget_s=0.5)
-    answer = await search_files.execute({"query": "x", "path": "stuck.pipe"}, ctx)
-    assert answer.startswith("I stopped searching after 0.5 s; showing 0 of at least 0 matches")
-    assert [p.returncode for p in spawned.processes] == [-9]
-
-
-async def test_ripgrep_is_killed_when_the_turn_is_cancelled(ws, monkeypatch):
-    os.mkfifo(ws / "stuck.pipe")
-    spawned = _Spawned(monkeypatch)
-    ctx = _ctx(ws, budget_s=60, channel=Channel.VOICE)
-    search = asyncio.create_task(search_files.execute({"query": "x", "path": "stuck.pipe"}, ctx))
-    await spawned.started.wait()
-    ctx.cancel.set()
-    assert await search == "I stopped the search."
-    assert [p.returncode for p in spawned.processes] == [-9]
-
-
-async def test_ripgrep_is_killed_when_the_tool_task_itself_is_cancelled(ws, monkeypatch):
-    os.mkfifo(ws / "stuck.pipe")
-    spawned = _Spawned(monkeypatch)
-    search = asyncio.create_task(search_files.execute({"query": "x", "path": "stuck.pipe"}, _ctx(ws)))
-    await spawned.started.wait()
-    search.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await search
-    assert [p.returncode for p in spawned.processes] == [-9]
-
-
 async def test_the_walk_stops_at_the_budget_and_says_it_did_not_finish(ws, monkeypatch):
-    monkeypatch.setattr(search_files, "find_ripgrep", lambda: None)
     ticks = iter(range(0, 10_000, 2))
     monkeypatch.setattr(search_files, "_clock", lambda: float(next(ticks)))
     for name in ("a.txt", "b.txt", "c.txt"):
@@ -431,7 +370,6 @@ async def test_the_walk_stops_at_the_budget_and_says_it_did_not_finish(ws, monke
 
 
 async def test_the_walk_stops_when_the_turn_is_cancelled(ws, monkeypatch):
-    monkeypatch.setattr(search_files, "find_ripgrep", lambda: None)
     (ws / "a.txt").write_text("needle\n")
     ctx = _ctx(ws)
     ctx.cancel.set()

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from companion.safety.runner import OUTPUT_LIMIT, TIMEOUT_EXIT, run_process, safe_environment
+from companion.safety._runner import OUTPUT_LIMIT, TIMEOUT_EXIT, run_process, safe_environment
 
 PY = sys.executable
 

@@ -35,7 +35,7 @@ def workspace(tmp_path: Path) -> Path:
 def context(workspace: Path, gate: Gate | None, budget_s: float = 30.0) -> ToolContext:
     services = {"gate": gate} if gate is not None else {}
     return ToolContext(workspace=workspace, data_dir=workspace.parent / "data", budget_s=budget_s,
-                       channel=Channel.TEXT, services=services)
+                       channel=Channel.TEXT, services=services, tool="shell", risk=shell.RISK)
 
 
 def gate_for(workspace: Path, approver=None) -> Gate:

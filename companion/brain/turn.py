@@ -186,6 +186,7 @@ class Conversation:
         return ToolContext(
             workspace=self.workspace, data_dir=self.data_dir, mode=self.mode, channel=channel,
             budget_s=budget, session=self.session, services=self.services,
+            tool=spec.name, risk=spec.risk,
         )
 
     def _remember(self, added: list[dict[str, Any]]) -> None:

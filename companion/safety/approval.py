@@ -124,6 +124,14 @@ class AuditLog:
             "decision": decision,
             "how": how,
         }
+        self._append(entry)
+
+    def record_run(self, command: str, tool: str, **outcome: object) -> None:
+        """Append what happened to a process the gate let through (exit code, sandboxed, network…)."""
+        self._append({"time": datetime.now(UTC).isoformat(timespec="seconds"), "tool": tool,
+                      "command": command, "ran": outcome})
+
+    def _append(self, entry: dict) -> None:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             with self.path.open("a", encoding="utf-8") as f:
@@ -132,6 +140,14 @@ class AuditLog:
             log.warning("could not write the approvals audit log %s", self.path, exc_info=True)
 
     def entries(self) -> list[dict]:
+        """The decisions, oldest first."""
+        return [entry for entry in self._all() if "decision" in entry]
+
+    def runs(self) -> list[dict]:
+        """The outcomes of the processes that ran, oldest first."""
+        return [entry for entry in self._all() if "ran" in entry]
+
+    def _all(self) -> list[dict]:
         try:
             text = self.path.read_text(encoding="utf-8")
         except FileNotFoundError:

@@ -1,14 +1,18 @@
-"""The approval gate: the one door every command (and every piece of code) passes before it runs.
+"""The approval gate: the one door every command (and every piece of code) passes to run.
 
 Decision order for a command line: a saved grant for this exact line → a saved grant for its
 family (the first word) → auto-safe → ask the user → deny. Lines that always ask skip the
 grants and can never be saved. Silence is never consent: an unanswered question expires.
+A line that needs the internet always asks, and only that answer gives it the network.
 
-Tools reach the gate as `ctx.services["gate"]`:
+Tools reach the gate as `ctx.services["gate"]`; an allowed verdict carries a one-time permit
+for exactly what was judged, and only `Gate.run` / `Gate.start` turn a permit into a process
+(inside the kernel sandbox, for exec tools only):
 
     verdict = await gate.review(command, tool="shell", channel=ctx.channel)
     if not verdict.allowed:
         return verdict.sentence
+    result = await gate.run(verdict, risk=ctx.risk, timeout_s=30, cancel=ctx.cancel)
 
 The window answers approval cards with `gate.answer(request_id, "approved", always=False)`.
 """
@@ -16,8 +20,10 @@ The window answers approval cards with `gate.answer(request_id, "approved", alwa
 from __future__ import annotations
 
 import asyncio
+import shlex
+import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,15 +38,19 @@ from companion.safety.approval import (
     Decision,
     UnavailableApprover,
 )
+from companion.safety.door import LiveProcess, Permit, ProcessDoor, ProcessRefused, RunResult
 from companion.safety.grants import GrantError, GrantStore
 from companion.safety.rules import review_line
 
-__all__ = ["CODE_FAMILY", "Gate", "Precheck", "Verdict", "build_gate"]
+__all__ = ["CODE_FAMILY", "NEEDS_INTERNET", "Gate", "Precheck", "ProcessRefused", "Verdict", "build_gate"]
 
 CODE_FAMILY = "execute_code"
 """The family name a grant uses to let harmless Python from execute_code run without asking."""
 
 Hold = Callable[[float], None]
+
+NEEDS_INTERNET = "This needs the internet."
+"""Said on the card of a request that asks for the network (and so is asked every time)."""
 
 REFUSALS = {
     Decision.DECLINED: "You said no, so I didn't run it.",
@@ -69,6 +79,13 @@ class Verdict:
     how: str
     sentence: str = ""
     """For a refusal: what to tell the user and the model."""
+    permit: Permit | None = None
+    """For an allowed verdict: what may run, once, through `Gate.run` or `Gate.start`."""
+
+    @property
+    def network(self) -> bool:
+        """The permit shares the network (the user was just asked, and the card said so)."""
+        return self.permit is not None and self.permit.network
 
 
 class Gate:
@@ -84,7 +101,9 @@ class Gate:
         audit: AuditLog | None = None,
         voice_expiry_s: float = VOICE_EXPIRY_S,
         text_expiry_s: float = TEXT_EXPIRY_S,
+        hidden: tuple[Path, ...] = (),
     ) -> None:
+        """`hidden`: her own folders (config, data), never visible to a sandboxed process."""
         self.workspace = Path(workspace)
         self.voice_expiry_s = voice_expiry_s
         self.text_expiry_s = text_expiry_s
@@ -94,6 +113,7 @@ class Gate:
         self.bus = bus
         self.audit = audit
         self._asking: asyncio.Lock | None = None
+        self.door = ProcessDoor(lambda: self.workspace, lambda: self.audit, hidden)
 
     # --- deciding ---------------------------------------------------------------------
     def precheck(self, command: str) -> Precheck:
@@ -122,26 +142,71 @@ class Gate:
                         "files, programs, network or secrets run without asking.", saveable=True)
 
     async def review(self, command: str, *, tool: str = "shell", channel: str = "text",
-                     timeout_s: float | None = None, hold: Hold | None = None) -> Verdict:
-        """Decide whether `command` may run, asking the user when the rules say so.
+                     timeout_s: float | None = None, hold: Hold | None = None,
+                     network: bool = False) -> Verdict:
+        """Decide whether the bash line `command` may run, asking the user when the rules say so.
 
         `timeout_s` overrides the card's expiry (60 s on voice, 180 s typed); `hold` (the
-        tool's ctx.hold_budget) keeps the time spent asking off the tool's budget.
+        tool's ctx.hold_budget) keeps the time spent asking off the tool's budget; `network`
+        asks for the internet (always asked, never saved).
         """
         line = command.strip()
-        return await self._finish(line, self.precheck(line), tool, channel, timeout_s, hold)
+        argv = ("bash", "--noprofile", "--norc", "-c", line)
+        return await self._finish(line, self.precheck(line), tool, channel, timeout_s, hold,
+                                  argv=argv, network=network)
 
     async def review_code(self, code: str, findings: list[str], *, channel: str = "text",
                           timeout_s: float | None = None, hold: Hold | None = None) -> Verdict:
-        """Decide whether Python `code` (with its static-scan `findings`) may run."""
+        """Decide whether Python `code` (with its static-scan `findings`) may run; never with network."""
+        # -E -s: ignore PYTHON* variables and the user site; the program arrives on stdin.
+        argv = (sys.executable, "-E", "-s", "-")
         return await self._finish(code, self.precheck_code(code, findings), "execute_code",
-                                  channel, timeout_s, hold)
+                                  channel, timeout_s, hold, argv=argv, stdin=code.encode("utf-8"))
+
+    async def review_argv(self, argv: Sequence[str], *, tool: str, channel: str = "text",
+                          timeout_s: float | None = None, hold: Hold | None = None,
+                          network: bool = False) -> Verdict:
+        """Decide whether the program `argv` may run (an MCP stdio server, say), judged and
+        shown as its shell-quoted line; `network` as for `review`."""
+        argv = tuple(str(a) for a in argv)
+        line = shlex.join(argv)
+        return await self._finish(line, self.precheck(line), tool, channel, timeout_s, hold,
+                                  argv=argv, network=network)
+
+    # --- the one door ---------------------------------------------------------------------
+    async def run(self, verdict: Verdict, *, risk: str, timeout_s: float,
+                  cancel: asyncio.Event | None = None, env: Mapping[str, str] | None = None) -> RunResult:
+        """Run what an allowed `verdict` permits, once, in the sandbox, to its end or `timeout_s`.
+
+        `risk` is the calling tool's RISK (ctx.risk): only `exec` tools may start programs.
+        Raises ProcessRefused (with a sentence) for anything else, before anything starts.
+        """
+        return await self.door.run(_permit_of(verdict), risk=risk, timeout_s=timeout_s,
+                                   cancel=cancel, env=env)
+
+    async def start(self, verdict: Verdict, *, risk: str, env: Mapping[str, str] | None = None) -> LiveProcess:
+        """Start what `verdict` permits as a long-lived sandboxed process with stdin/stdout pipes.
+
+        Stop it with `await process.stop()`; `close()` stops whatever is left. `env` is added
+        as given (a token the user configured for that server), after the secret filter.
+        """
+        return await self.door.start(_permit_of(verdict), risk=risk, env=env)
+
+    async def close(self) -> None:
+        """Stop every long-lived process the gate started."""
+        await self.door.close()
 
     async def _finish(self, command: str, pre: Precheck, tool: str, channel: str,
-                      timeout_s: float | None, hold: Hold | None) -> Verdict:
+                      timeout_s: float | None, hold: Hold | None, *, argv: tuple[str, ...],
+                      stdin: bytes | None = None, network: bool = False) -> Verdict:
+        if network:
+            # Grants and auto-safe never reach the network: the user sees this very line.
+            reason = pre.reason if not pre.approve else "I need your OK to go online."
+            pre = Precheck(False, "ask", f"{reason} {NEEDS_INTERNET}", saveable=False)
         if pre.approve:
             self._record(command, tool, Decision.APPROVED, pre.how)
-            return Verdict(True, Decision.APPROVED, pre.how)
+            permit = self.door.issue(argv, command, tool, stdin=stdin, network=False, how=pre.how)
+            return Verdict(True, Decision.APPROVED, pre.how, permit=permit)
         if timeout_s is None:
             timeout_s = self.voice_expiry_s if str(channel) == "voice" else self.text_expiry_s
         request = ApprovalRequest(command, pre.reason, pre.saveable, timeout_s, tool)
@@ -170,7 +235,8 @@ class Gate:
                 note = " (not saveable)"
         self._record(command, tool, answer.decision, "asked" + note)
         if answer.decision is Decision.APPROVED:
-            return Verdict(True, Decision.APPROVED, "asked")
+            permit = self.door.issue(argv, command, tool, stdin=stdin, network=network, how="asked")
+            return Verdict(True, Decision.APPROVED, "asked", permit=permit)
         return Verdict(False, answer.decision, "asked", REFUSALS[answer.decision])
 
     async def _ask(self, request: ApprovalRequest) -> Answer:
@@ -219,4 +285,11 @@ def build_gate(workspace: Path, config_dir_file: Path, data_dir: Path, *, bus: E
                approver: Approver | None = None) -> Gate:
     """The gate a running companion uses: grants in `config_dir_file` (approvals.toml), audit in data_dir."""
     return Gate(workspace, GrantStore(config_dir_file), approver=approver, bus=bus,
-                audit=AuditLog(Path(data_dir) / "approvals.log"))
+                audit=AuditLog(Path(data_dir) / "approvals.log"),
+                hidden=(Path(config_dir_file).parent, Path(data_dir)))
+
+
+def _permit_of(verdict: Verdict) -> Permit:
+    if not isinstance(verdict, Verdict) or not verdict.allowed or verdict.permit is None:
+        raise ProcessRefused("not_allowed", "That wasn't approved, so I won't run it.")
+    return verdict.permit

@@ -47,6 +47,10 @@ class ToolContext:
     """Shared services by name: "gate" (approval gate), "personality", "work", "settings"…"""
     failure: str | None = None
     refusal: str | None = None
+    tool: str = ""
+    """The name of the tool this call runs (set by the turn loop from the registry)."""
+    risk: str = "read"
+    """That tool's RISK from the registry; the gate starts programs only for `exec`."""
     hold_budget: Callable[[float], None] = field(default=lambda seconds: None)
     """Move the turn loop's deadline for this call by `seconds` (negative gives time back);
     the approval gate uses it so time spent waiting for the user is not counted."""

@@ -201,6 +201,10 @@ class Registry:
         self._check_cache[spec.name] = (now, ok)
         return ok
 
+    def forget_checks(self) -> None:
+        """Drop the cached check() answers (a setting they read has changed)."""
+        self._check_cache.clear()
+
     def offered(self, mode: str, *, exclude: Iterable[str] = ()) -> list[ToolSpec]:
         """Tools to offer the model in `mode` ("companion" or "work"), sorted by name."""
         excluded = set(exclude)

@@ -1,21 +1,22 @@
-"""execute_code — run a Python snippet in a separate process in the workspace, after the gate says yes."""
+"""execute_code — run a Python snippet in the kernel sandbox in the workspace, after the gate says yes."""
 
 from __future__ import annotations
 
 import sys
 
+from companion.safety import sandbox
 from companion.safety.code_scan import scan_code
-from companion.safety.jail import JailError, ensure_workspace
-from companion.safety.runner import run_process, safe_environment
+from companion.safety.gate import ProcessRefused
 from companion.tools.action._timeout import TIMEOUT_PARAMETER, pick_timeout
 
 SCHEMA = {
     "type": "function",
     "name": "execute_code",
     "description": (
-        "Run a Python 3 program in a fresh process, in the workspace folder, and return what it "
-        "prints. Use print() for results. The user is asked first; code that deletes or writes "
-        "files, starts programs, uses the network or reads secrets always needs their OK."
+        "Run a Python 3 program in a fresh sandboxed process, in the workspace folder, and return "
+        "what it prints. Use print() for results. It can change files only in the workspace and "
+        "has no internet. The user is asked first; code that deletes or writes files, starts "
+        "programs or reads secrets always needs their OK."
     ),
     "parameters": {
         "type": "object",
@@ -39,6 +40,11 @@ EXPRESSIONS = {"focus": "determined", "done": "happy", "fail": "confused"}
 MAX_CODE_CHARS = 100_000
 
 
+def check() -> bool:
+    # Not offered where the sandbox can't run, unless the user chose to run code without it.
+    return bool(sys.executable) and sandbox.commands_allowed()
+
+
 async def execute(args: dict, ctx) -> str:
     code = args.get("code") if isinstance(args, dict) else None
     if not isinstance(code, str) or not code.strip():
@@ -60,16 +66,10 @@ async def execute(args: dict, ctx) -> str:
     if not verdict.allowed:
         return ctx.refuse(verdict.sentence)
     try:
-        workspace = ensure_workspace(ctx.workspace)
-    except JailError as exc:
-        return ctx.fail(exc.sentence)
-    # -E -s: ignore PYTHON* variables and the user site; the program arrives on stdin.
-    try:
-        result = await run_process(
-            [sys.executable, "-E", "-s", "-"], cwd=workspace, timeout_s=timeout,
-            env=safe_environment({"PYTHONIOENCODING": "utf-8"}), cancel=ctx.cancel,
-            stdin_data=code.encode("utf-8"),
-        )
+        result = await gate.run(verdict, risk=ctx.risk, timeout_s=timeout, cancel=ctx.cancel,
+                                env={"PYTHONIOENCODING": "utf-8"})
+    except ProcessRefused as exc:
+        return ctx.refuse(exc.sentence)
     except OSError as exc:  # e.g. the interpreter is missing
         return ctx.fail(f"I couldn't start it: {exc.strerror or exc}.")
     text = result.describe()

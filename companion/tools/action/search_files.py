@@ -1,16 +1,13 @@
-"""search_files — find text across workspace files (ripgrep when installed, a Python walk otherwise).
+"""search_files — find text across workspace files, in-process (a read tool starts no programs).
 
 At most 80 matching lines are returned and a cut list says so ("showing 80 of 213 matches").
-The search is bounded by the call's time budget and stops at once when the turn is cancelled;
-ripgrep is killed then, never left running.
+The search is bounded by the call's time budget and stops at once when the turn is cancelled.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
-import shutil
 import threading
 import time
 from collections.abc import Iterator
@@ -71,11 +68,6 @@ class _Found:
             self.shown.append((path, line_number, text))
 
 
-def find_ripgrep() -> str | None:
-    """The rg executable, or None to use the Python walk."""
-    return shutil.which("rg")
-
-
 async def execute(args: dict, ctx) -> str:
     args = args if isinstance(args, dict) else {}
     query = args.get("query")
@@ -91,11 +83,7 @@ async def execute(args: dict, ctx) -> str:
     if not target.exists():
         return ctx.fail(f"There's nothing called {shown_path(ctx.workspace, target)} in my workspace.")
     budget = max(float(ctx.budget_s), 0.5)
-    rg = find_ripgrep()
-    if rg is not None:
-        found = await _search_with_ripgrep(rg, query, target, budget, ctx.cancel)
-    else:
-        found = await _search_with_walk(query, target, budget, ctx.cancel)
+    found = await _search_with_walk(query, target, budget, ctx.cancel)
     return _report(found, query, ctx, budget)
 
 
@@ -126,43 +114,6 @@ def _clip(text: str) -> str:
     return text if len(text) <= MAX_LINE_CHARS else text[:MAX_LINE_CHARS] + "…"
 
 
-async def _search_with_ripgrep(
-    rg: str, query: str, target: Path, budget: float, cancel: asyncio.Event
-) -> _Found:
-    found = _Found()
-    process = await asyncio.create_subprocess_exec(
-        rg, "--no-config", "--fixed-strings", "--ignore-case", "--line-number",
-        "--with-filename", "--null", "--no-heading", "--color", "never", "--sort", "path",
-        "--max-columns", str(MAX_LINE_CHARS), "--max-columns-preview",
-        "--max-filesize", str(MAX_FILE_BYTES), "--", query, str(target),
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.DEVNULL,
-        stdin=asyncio.subprocess.DEVNULL,
-        limit=1 << 20,
-    )
-
-    async def consume() -> None:
-        assert process.stdout is not None
-        async for raw in process.stdout:
-            # --null: "<path>\0<line>:<text>", so a ':' in a file name cannot confuse us.
-            name, _, rest = raw.decode("utf-8", errors="replace").partition("\0")
-            number, _, text = rest.partition(":")
-            if number.isdigit():
-                found.add(Path(name), int(number), text)
-        # Exit 1 means no match; 2 means some files could not be read.
-        found.unreadable = await process.wait() == 2
-        found.finished = True
-
-    try:
-        await _race(consume(), cancel, budget)
-    finally:
-        if process.returncode is None:
-            with contextlib.suppress(ProcessLookupError):
-                process.kill()
-            await process.wait()
-    return found
-
-
 async def _search_with_walk(
     query: str, target: Path, budget: float, cancel: asyncio.Event
 ) -> _Found:
@@ -181,22 +132,6 @@ async def _search_with_walk(
         _discard(cancelled)
     walker.result()
     return found
-
-
-async def _race(work, cancel: asyncio.Event, budget: float) -> None:
-    """Run `work` until it ends, the budget runs out or `cancel` is set, whichever is first."""
-    task = asyncio.ensure_future(work)
-    cancelled = asyncio.ensure_future(cancel.wait())
-    try:
-        await asyncio.wait({task, cancelled}, timeout=budget, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        _discard(cancelled)
-        if not task.done():
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
-    if task.done() and not task.cancelled() and task.exception() is not None:
-        raise task.exception()  # type: ignore[misc]
 
 
 def _discard(waiter: asyncio.Future) -> None:

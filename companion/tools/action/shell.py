@@ -1,11 +1,11 @@
-"""shell — run one command line in the workspace, through the approval gate and the sandboxed runner."""
+"""shell — run one command line in the workspace, through the approval gate, inside the kernel sandbox."""
 
 from __future__ import annotations
 
 import shutil
 
-from companion.safety.jail import JailError, ensure_workspace
-from companion.safety.runner import run_process, safe_environment
+from companion.safety import sandbox
+from companion.safety.gate import ProcessRefused
 from companion.tools.action._timeout import TIMEOUT_PARAMETER, pick_timeout
 
 SCHEMA = {
@@ -13,14 +13,20 @@ SCHEMA = {
     "name": "shell",
     "description": (
         "Run a shell command (bash) in the workspace folder and return its output and exit code. "
-        "Read-only commands inside the workspace run at once; anything else asks the user first. "
-        "Output is capped at 200 KB."
+        "It runs in a sandbox: only the workspace can be changed, and there is no internet "
+        "unless you set network. Read-only commands inside the workspace run at once; anything "
+        "else asks the user first. Output is capped at 200 KB."
     ),
     "parameters": {
         "type": "object",
         "properties": {
             "command": {"type": "string", "description": "The command line, e.g. 'ls -la' or 'git status'."},
             "timeout": TIMEOUT_PARAMETER,
+            "network": {
+                "type": "boolean",
+                "description": "True only if the command must use the internet (e.g. git clone, "
+                               "pip install); the user is then asked every time. Default: no network.",
+            },
         },
         "required": ["command"],
         "additionalProperties": False,
@@ -39,7 +45,8 @@ MAX_COMMAND_CHARS = 10_000
 
 
 def check() -> bool:
-    return shutil.which("bash") is not None
+    # Not offered where the sandbox can't run, unless the user chose to run commands without it.
+    return shutil.which("bash") is not None and sandbox.commands_allowed()
 
 
 async def execute(args: dict, ctx) -> str:
@@ -57,19 +64,16 @@ async def execute(args: dict, ctx) -> str:
     if gate is None:
         # Never run a command that no gate has seen.
         return ctx.refuse("I can't run commands right now: there's no approval gate to ask.")
-    verdict = await gate.review(command, tool="shell", channel=str(ctx.channel), hold=ctx.hold_budget)
+    network = args.get("network") is True
+    verdict = await gate.review(command, tool="shell", channel=str(ctx.channel), hold=ctx.hold_budget,
+                                network=network)
     if not verdict.allowed:
         return ctx.refuse(verdict.sentence)
     try:
-        workspace = ensure_workspace(ctx.workspace)
-    except JailError as exc:
-        return ctx.fail(exc.sentence)
-    try:
-        result = await run_process(
-            ["bash", "--noprofile", "--norc", "-c", command],
-            cwd=workspace, timeout_s=timeout, env=safe_environment(), cancel=ctx.cancel,
-        )
-    except OSError as exc:  # e.g. the interpreter is missing
+        result = await gate.run(verdict, risk=ctx.risk, timeout_s=timeout, cancel=ctx.cancel)
+    except ProcessRefused as exc:
+        return ctx.refuse(exc.sentence)
+    except OSError as exc:  # e.g. bwrap or bash is missing
         return ctx.fail(f"I couldn't start it: {exc.strerror or exc}.")
     text = result.describe()
     if args.get("timeout", 0) > budget:

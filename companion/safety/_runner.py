@@ -1,4 +1,8 @@
-"""The sandboxed process runner: own process group, time limit, output cap, clean environment.
+"""The raw process runner under the gate: own process group, time limit, output cap, clean environment.
+
+Private to companion.safety: tools and plugins start processes only through `Gate.run` and
+`Gate.start`, which wrap the command in the kernel sandbox first (a test checks that nothing
+else imports this module).
 
 Every command runs in a new session (its own process group) with the workspace as its
 working directory and an allowlisted environment with anything secret-looking removed. At
@@ -20,7 +24,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["OUTPUT_LIMIT", "TIMEOUT_EXIT", "RunResult", "run_process", "safe_environment"]
+__all__ = ["OUTPUT_LIMIT", "TIMEOUT_EXIT", "LiveProcess", "RunResult", "run_process", "safe_environment",
+           "start_process"]
 
 OUTPUT_LIMIT = 200 * 1024
 TIMEOUT_EXIT = 124
@@ -221,3 +226,84 @@ def _is_live_member(pid: int, pgid: int) -> bool:
     # Fields after the command name: state ppid pgrp ...
     fields = stat.rsplit(")", 1)[-1].split()
     return len(fields) > 2 and int(fields[2]) == pgid and fields[0] != "Z"
+
+
+STDERR_TAIL = 64 * 1024
+
+
+class LiveProcess:
+    """A long-lived process with stdin/stdout pipes (an MCP stdio server, say), in its own group.
+
+    stderr is kept, last 64 KB, for `stderr_tail()`; `stop()` closes stdin, sends SIGTERM to
+    the group and SIGKILL after the grace period. `async with` stops it on the way out.
+    """
+
+    def __init__(self, proc: asyncio.subprocess.Process) -> None:
+        self._proc = proc
+        self.pid = proc.pid
+        self._stderr = bytearray()
+        self._drain = asyncio.ensure_future(self._keep_stderr())
+        self.watcher: asyncio.Future[None] | None = None
+        """Set by whoever records its end (the door)."""
+
+    @property
+    def stdin(self) -> asyncio.StreamWriter:
+        assert self._proc.stdin is not None
+        return self._proc.stdin
+
+    @property
+    def stdout(self) -> asyncio.StreamReader:
+        assert self._proc.stdout is not None
+        return self._proc.stdout
+
+    @property
+    def returncode(self) -> int | None:
+        return self._proc.returncode
+
+    def stderr_tail(self) -> str:
+        return self._stderr.decode("utf-8", errors="replace")
+
+    async def wait(self) -> int:
+        return await self._proc.wait()
+
+    async def stop(self, grace_s: float = 2.0) -> int:
+        """End it (and everything it started); returns its exit code."""
+        if self._proc.stdin is not None and not self._proc.stdin.is_closing():
+            self._proc.stdin.close()
+        if self._proc.returncode is None:
+            await _terminate_group(self.pid, grace_s)
+        else:
+            _kill_group(self.pid, signal.SIGKILL)
+        code = await self._proc.wait()
+        with contextlib.suppress(asyncio.CancelledError, TimeoutError):
+            await asyncio.wait_for(self._drain, timeout=1.0)
+        return code
+
+    async def __aenter__(self) -> LiveProcess:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+    async def _keep_stderr(self) -> None:
+        stream = self._proc.stderr
+        if stream is None:
+            return
+        while chunk := await stream.read(65536):
+            self._stderr.extend(chunk)
+            del self._stderr[:-STDERR_TAIL]
+
+
+async def start_process(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str] | None = None) -> LiveProcess:
+    """Start `argv` with piped stdin/stdout/stderr in its own process group, and return at once."""
+    proc = await asyncio.create_subprocess_exec(
+        *argv,
+        cwd=str(cwd),
+        env=dict(env) if env is not None else safe_environment(),
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        start_new_session=True,
+        limit=1 << 20,
+    )
+    return LiveProcess(proc)
