@@ -124,3 +124,36 @@ def test_nothing_but_the_door_imports_the_raw_runner_or_starts_processes() -> No
                    for n in names):
                 offenders.append(f"{path.relative_to(package)}:{node.lineno}")
     assert offenders == []
+
+
+class Counts:
+    """Approves, and counts the questions."""
+
+    def __init__(self) -> None:
+        self.asked = 0
+
+    async def ask(self, request: ApprovalRequest) -> Answer:
+        self.asked += 1
+        return Answer(Decision.APPROVED, always=True)
+
+
+async def test_grants_and_auto_safe_never_give_the_network_only_a_question_does(gate: Gate) -> None:
+    gate.approver = Counts()
+    gate.grant_family("git")
+    gate.grants.add_line("make fetch")
+    assert not (await gate.review("git status")).network and gate.approver.asked == 0  # family grant
+    assert not (await gate.review("ls")).network and gate.approver.asked == 0  # auto-safe
+    assert not (await gate.review("make fetch")).network and gate.approver.asked == 0  # line grant
+    for line in ("git pull", "ls", "make fetch"):
+        verdict = await gate.review(line, network=True)
+        assert verdict.allowed and verdict.network and verdict.how == "asked"
+    assert gate.approver.asked == 3
+    # "Always" on an internet card saves nothing: the next time asks again.
+    assert "git pull" not in gate.grants.current().lines
+    await gate.review("git pull", network=True)
+    assert gate.approver.asked == 4
+
+
+async def test_code_never_gets_the_network_even_when_approved(gate: Gate) -> None:
+    verdict = await gate.review_code("print(1)", [])
+    assert verdict.allowed and not verdict.network and verdict.how == "asked"

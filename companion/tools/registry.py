@@ -26,6 +26,8 @@ COMPANION_TOOLSETS: frozenset[str] = frozenset(
 """Families offered on a live conversation turn; every other family is work mode only."""
 
 RISKS = ("read", "write", "exec", "network")
+"""What a tool may do: read and write tools never start a process; exec tools start them only
+through the gate (Gate.run / Gate.start), which checks ctx.risk; network is refused for now."""
 CHECK_TTL_S = 30.0
 PLUGIN_GROUP = "companion.tools"
 PLUGIN_PREFIX = "plugin:"
@@ -77,6 +79,9 @@ def spec_from_module(module: ModuleType, *, toolset: str | None = None) -> ToolS
     risk = getattr(module, "RISK", "read")
     if risk not in RISKS:
         raise ValueError(f"tool {name}: RISK must be one of {RISKS}, not {risk!r}")
+    if risk == "network":
+        # Named in the contract but not enforced by anything yet: a tool may not claim it.
+        raise ValueError(f"tool {name}: RISK 'network' is not supported yet; use read, write or exec")
     heartbeat = getattr(module, "HEARTBEAT", None) or GENERIC_HEARTBEAT
     if isinstance(heartbeat, str):
         heartbeat = (heartbeat,)  # one line, not a tuple of its characters
