@@ -11,7 +11,7 @@ from ui_loop import qt_gc_fixture, qt_loop_fixture, signal_future  # noqa: F401 
 from companion import events as ev
 from companion.safety.approval import CardApprover, Decision
 from companion.safety.gate import build_gate
-from companion.ui.approval_card import spoken_answer
+from companion.ui.approval_card import spoken_answer, typed_answer
 from companion.ui.bridge import EventBridge
 from companion.ui.window import CompanionWindow
 
@@ -32,6 +32,8 @@ def setup(qtbot, tmp_path):
     qtbot.addWidget(window)
     window.connect_bridge(bridge)
     window.show()
+    window.activateWindow()
+    qtbot.waitUntil(window.isActiveWindow)
     gate = build_gate(tmp_path, tmp_path / "approvals.toml", tmp_path / "data", bus=bus,
                       approver=CardApprover())
     window.approvals.set_answer(lambda rid, decision, always: gate.answer(rid, decision, always=always))
@@ -46,6 +48,12 @@ def _ask(gate, bridge, *, channel="text", timeout_s=None, command=COMMAND):
     return verdict, shown
 
 
+async def _armed(card) -> None:
+    """A card ignores keys and clicks for its first second: wait until it takes them."""
+    if not card.is_armed():
+        await signal_future(card.armed)
+
+
 def _decisions(gate) -> list[str]:
     return [entry["decision"] for entry in gate.audit.entries()]
 
@@ -58,6 +66,7 @@ def test_approve_once_runs_it_and_saves_nothing(setup, qt_loop):
         (request,) = await shown
         card = window.approvals.cards[request.request_id]
         assert card.command_label.text() == COMMAND
+        await _armed(card)
         card.approve_button.click()
         resolved = signal_future(bridge.approval_resolved)
         result = await verdict
@@ -77,20 +86,24 @@ def test_always_allow_saves_the_exact_command(setup, qt_loop):
     async def scenario():
         verdict, shown = _ask(gate, bridge)
         (request,) = await shown
-        window.approvals.cards[request.request_id].always_button.click()
+        card = window.approvals.cards[request.request_id]
+        await _armed(card)
+        card.always_button.click()
         return await verdict
 
     assert qt_loop(scenario()).allowed
     assert gate.grants.current().lines == (COMMAND,)
 
 
-def test_decline_by_keyboard_refuses_it(setup, qtbot, qt_loop):
+def test_escape_declines_the_open_card(setup, qtbot, qapp, qt_loop):
     window, bridge, _bus, gate = setup
+    window.install_push_to_talk(qapp)
 
     async def scenario():
         verdict, shown = _ask(gate, bridge)
         (request,) = await shown
-        qtbot.keyClick(window.approvals.cards[request.request_id], Qt.Key.Key_N)
+        await _armed(window.approvals.cards[request.request_id])
+        qtbot.keyClick(window.text_box, Qt.Key.Key_Escape)
         return await verdict
 
     verdict = qt_loop(scenario())
@@ -141,6 +154,7 @@ def test_a_line_that_always_asks_offers_no_always_button(setup, qt_loop):
         (request,) = await shown
         card = window.approvals.cards[request.request_id]
         visible = card.always_button.isVisibleTo(card)
+        await _armed(card)
         card.decline_button.click()
         await verdict
         return visible
@@ -155,3 +169,133 @@ def test_a_line_that_always_asks_offers_no_always_button(setup, qt_loop):
 ])
 def test_spoken_answers_are_understood(text, expected):
     assert spoken_answer(text) == expected
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("yes", ("approved", False)), ("Yes, always.", ("approved", True)), ("no, don't", ("declined", False)),
+    ("yes and by the way", None), ("sure, what's that?", None), ("oh and by the way", None),
+])
+def test_a_typed_message_answers_only_when_it_is_nothing_but_an_answer(text, expected):
+    assert typed_answer(text) == expected
+
+
+def test_typing_a_sentence_while_a_card_appears_never_answers_it(setup, qtbot, qapp, qt_loop):
+    window, bridge, _bus, gate = setup
+    window.install_push_to_talk(qapp)
+    window.text_box.setFocus()
+
+    async def scenario():
+        qtbot.keyClicks(window.text_box, "oh and b")
+        verdict, shown = _ask(gate, bridge)
+        (request,) = await shown
+        card = window.approvals.cards[request.request_id]
+        qtbot.keyClicks(window.text_box, "y the way")  # the "y" lands just as the card appears
+        await _armed(card)
+        qtbot.keyClicks(window.text_box, ", yes a y n")  # and again once it takes clicks
+        assert window.text_box.hasFocus()
+        assert window.text_box.text() == "oh and by the way, yes a y n"
+        assert not verdict.done() and card.outcome is None and not card._answered
+        return verdict
+
+    verdict = qt_loop(scenario())
+    assert _decisions(gate) == []
+    verdict.cancel()
+
+
+def test_ctrl_enter_approves_only_once_armed_and_never_while_a_message_is_typed(setup, qtbot, qt_loop):
+    window, bridge, _bus, gate = setup
+    window.text_box.setFocus()
+    ctrl = Qt.KeyboardModifier.ControlModifier
+
+    async def scenario():
+        verdict, shown = _ask(gate, bridge)
+        (request,) = await shown
+        card = window.approvals.cards[request.request_id]
+        qtbot.keyClick(window.text_box, Qt.Key.Key_Return, ctrl)  # too soon: ignored
+        assert not card._answered
+        await _armed(card)
+        qtbot.keyClicks(window.text_box, "one more thing")
+        qtbot.keyClick(window.text_box, Qt.Key.Key_Return, ctrl)  # "send", not an OK
+        assert not card._answered
+        window.text_box.clear()
+        qtbot.keyClick(window.text_box, Qt.Key.Key_Return, ctrl)
+        return await verdict
+
+    assert qt_loop(scenario()).allowed
+    assert gate.grants.current().lines == ()
+
+
+def test_a_destructive_command_defaults_to_no_and_approves_only_by_click(setup, qtbot, qt_loop):
+    window, bridge, _bus, gate = setup
+    window.text_box.setFocus()
+    ctrl = Qt.KeyboardModifier.ControlModifier
+
+    async def scenario():
+        verdict, shown = _ask(gate, bridge, command="rm -rf build")
+        (request,) = await shown
+        card = window.approvals.cards[request.request_id]
+        await _armed(card)
+        qtbot.keyClick(window.text_box, Qt.Key.Key_Return, ctrl)
+        qtbot.keyClick(window.text_box, Qt.Key.Key_Return, ctrl | Qt.KeyboardModifier.ShiftModifier)
+        assert not card._answered
+        assert card.decline_button.property("defaultChoice") is True
+        assert "Ctrl+Enter" not in card.hint.text() and "always" not in card.hint.text().lower()
+        card.approve_button.click()
+        return await verdict
+
+    assert qt_loop(scenario()).allowed
+
+
+def test_the_hint_names_only_the_shortcuts_the_card_has(setup, qt_loop):
+    window, bridge, _bus, gate = setup
+
+    async def scenario():
+        verdict, shown = _ask(gate, bridge)
+        (request,) = await shown
+        hint = window.approvals.cards[request.request_id].hint.text()
+        verdict.cancel()
+        return hint
+
+    hint = qt_loop(scenario())
+    assert "Ctrl+Enter: approve once" in hint and "Ctrl+Shift+Enter: always allow" in hint
+    assert "Esc: decline" in hint and "Y /" not in hint
+
+
+def test_after_a_decision_the_text_box_has_focus_and_the_transcript_keeps_a_line(setup, qt_loop):
+    window, bridge, _bus, gate = setup
+    window.send_button.setFocus()  # anywhere but the text box
+
+    async def scenario():
+        verdict, shown = _ask(gate, bridge)
+        (request,) = await shown
+        card = window.approvals.cards[request.request_id]
+        await _armed(card)
+        resolved = signal_future(bridge.approval_resolved)
+        card.decline_button.click()
+        await verdict
+        await resolved
+
+    qt_loop(scenario())
+    assert window.text_box.hasFocus()
+    assert ("notice", f"Declined `{COMMAND}`") in window.captions.entries()
+
+
+def test_a_long_command_fits_the_current_width_and_never_resizes_the_window(setup, qtbot, qt_loop):
+    window, bridge, _bus, gate = setup
+    window.resize(360, 560)
+    qtbot.waitUntil(lambda: window.size().width() == 360)
+    before = window.size()
+    command = "touch " + "a" * 300 + "\n" + "\n".join(f"echo line{i}" for i in range(12))
+
+    async def scenario():
+        verdict, shown = _ask(gate, bridge, command=command)
+        (request,) = await shown
+        card = window.approvals.cards[request.request_id]
+        qtbot.waitUntil(lambda: card.isVisible() and card.command_label.height() > 0)
+        verdict.cancel()
+        return card
+
+    card = qt_loop(scenario())
+    assert window.size() == before
+    assert card.command_label.text() == command  # exactly what would run, all of it
+    assert card.geometry().right() <= window.centralWidget().width()

@@ -232,17 +232,18 @@ class CompanionApp(QObject):
 
     # --- what the user does ---------------------------------------------------------------
     def send_text(self, text: str) -> None:
-        if self._answers_a_card(text):
+        if self._answers_a_card(text, typed=True):
             return
         if self.companion is None or self.companion.conversation is None:
             self._waiting_text.append(text)  # typed while she was still starting: asked once ready
             return
         self._spawn(self.companion.ask(text, Channel.TEXT))
 
-    def _answers_a_card(self, text: str) -> bool:
+    def _answers_a_card(self, text: str, *, typed: bool = False) -> bool:
         """A "yes" or "no" (typed, or heard by the voice loop) while a card is open answers the
-        card: it must not start a new turn, which would cancel the one waiting for the answer."""
-        if not self.window.approvals.answer_words(text):
+        card: it must not start a new turn, which would cancel the one waiting for the answer.
+        A typed message counts only when it is nothing but the answer."""
+        if not self.window.approvals.answer_words(text, typed=typed):
             return False
         self.window.captions.add_heard(text)
         return True

@@ -1,8 +1,13 @@
-"""Approval cards: the exact command, Approve once / Always allow / Decline, by click, key or voice.
+"""Approval cards: the exact command, Approve once / Always allow / Decline, by click, shortcut or voice.
 
 A card answers through a callback (the gate's `answer(request_id, decision, always=...)`).
 The gate owns the clock: the card counts down alongside it, and when the gate says the
 question is over (approved, declined, expired) the card shows that and goes away.
+
+A card can never be answered by accident: it never takes keyboard focus (the user may be
+typing when it appears), it ignores every key and click for its first second, bare letters
+never answer it, approving takes a click or Ctrl+Enter (a click only, for commands that can
+destroy data), and Esc declines.
 """
 
 from __future__ import annotations
@@ -12,8 +17,17 @@ import time
 from collections.abc import Callable
 
 from PySide6.QtCore import Qt, QTimer, Signal, Slot
-from PySide6.QtGui import QKeyEvent
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtGui import QFontDatabase, QKeyEvent, QResizeEvent, QTextOption
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QPlainTextEdit,
+    QPushButton,
+    QSizePolicy,
+    QVBoxLayout,
+    QWidget,
+)
 
 from companion.events import ApprovalNeeded
 
@@ -23,15 +37,24 @@ Answer = Callable[[str, str, bool], bool]
 APPROVED, DECLINED, EXPIRED = "approved", "declined", "expired"
 LINGER_MS = 1500
 """How long a finished card stays to show how it ended."""
+ARM_MS = 1000
+"""A new card ignores keys and clicks this long: a keystroke or click meant for something
+else, landing just as the card appears, must not answer it."""
+COMMAND_LINES = 4
+"""The command box grows to this many lines, then scrolls (the window never grows)."""
 
 _YES = re.compile(r"^(yes|yeah|yep|yup|sure|ok(ay)?|go ahead|do it|approve[d]?|run it)\b")
 _NO = re.compile(r"^(no|nope|nah|don'?t|do not|stop|cancel|decline[d]?)\b")
 _ALWAYS = re.compile(r"\balways\b")
+_WHOLE_ANSWER = re.compile(
+    r"^(yes|yeah|yep|yup|sure|ok(ay)?|go ahead|do it|approve[d]?|run it|always|no|nope|nah"
+    r"|don'?t|do not|stop|cancel|decline[d]?)( (please|go ahead|do it|run it|always|allow it"
+    r"|always allow( it)?|thanks|thank you|don'?t|do not))*$")
 
 
 def spoken_answer(text: str) -> tuple[str, bool] | None:
     """Read a spoken reply to a card: ("approved"|"declined", always) or None if it isn't one."""
-    words = re.sub(r"[^a-z' ]+", " ", text.lower()).strip()
+    words = _words(text)
     if _NO.match(words):
         return DECLINED, False
     if _YES.match(words) or words.startswith("always"):
@@ -39,43 +62,123 @@ def spoken_answer(text: str) -> tuple[str, bool] | None:
     return None
 
 
+def typed_answer(text: str) -> tuple[str, bool] | None:
+    """Read a typed message as a card's answer only when it is nothing but an answer ("yes",
+    "no, don't"): a sentence that merely starts with "yes" is a message to her, not an OK."""
+    words = _words(text)
+    return spoken_answer(words) if _WHOLE_ANSWER.match(words) else None
+
+
+def _words(text: str) -> str:
+    return re.sub(r" +", " ", re.sub(r"[^a-z' ]+", " ", text.lower())).strip()
+
+
+def decision_line(command: str, decision: str, always: bool) -> str:
+    """The transcript's record of how a question ended."""
+    if decision == APPROVED:
+        return f"{'Always allowed' if always else 'Approved'} `{command}`"
+    if decision == DECLINED:
+        return f"Declined `{command}`"
+    if decision == EXPIRED:
+        return f"Nobody answered in time, so I didn't run `{command}`"
+    return f"Nobody could answer, so I didn't run `{command}`"
+
+
+class CommandView(QPlainTextEdit):
+    """The exact command, selectable, wrapped anywhere to the card's width (never wider)."""
+
+    def __init__(self, command: str, parent: QWidget | None = None) -> None:
+        super().__init__(command, parent)
+        self.setObjectName("approvalCommand")
+        self.setReadOnly(True)
+        self.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        self.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
+        self.setWordWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
+        self.setMinimumWidth(40)
+        self._fit()
+
+    def text(self) -> str:
+        return self.toPlainText()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt name)
+        super().resizeEvent(event)
+        self._fit()
+
+    def _fit(self) -> None:
+        # Tall enough for the wrapped command, up to COMMAND_LINES lines; then it scrolls.
+        lines = 0
+        block = self.document().firstBlock()
+        while block.isValid():
+            layout = block.layout()
+            lines += max(1, layout.lineCount() if layout is not None else 1)
+            block = block.next()
+        shown = min(max(lines, 1), COMMAND_LINES)
+        margins = self.contentsMargins()
+        height = shown * self.fontMetrics().lineSpacing() + 2 * int(self.document().documentMargin()) \
+            + margins.top() + margins.bottom()
+        if self.height() != height:
+            self.setFixedHeight(height)
+
+
 class ApprovalCard(QFrame):
-    """One question. Keys: Y approve once, A always allow, N decline (Alt+letter also works)."""
+    """One question. Click a button, Ctrl+Enter to approve once (not for destructive commands),
+    Ctrl+Shift+Enter to always allow (when offered), Esc to decline."""
 
     answered = Signal(str, str, bool)  # request_id, decision, always
+    armed = Signal()
+    """Emitted once the card starts taking keys and clicks."""
 
     def __init__(self, request: ApprovalNeeded, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.request = request
         self.outcome: str | None = None
+        self.always = False
         self._answered = False
+        self.destructive = not request.saveable
+        """The gate never lets these be remembered (rm -r, dd, …): No is the default."""
         self.setObjectName("approvalCard")
-        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        self.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # never takes focus from the text box
+        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Maximum)
         layout = QVBoxLayout(self)
         title = QLabel(request.reason or "May I run this?")
         title.setWordWrap(True)
         title.setTextFormat(Qt.TextFormat.PlainText)
+        title.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         layout.addWidget(title)
-        self.command_label = QLabel(request.command)
-        self.command_label.setObjectName("approvalCommand")
-        self.command_label.setTextFormat(Qt.TextFormat.PlainText)  # exactly what will run
-        self.command_label.setWordWrap(True)
-        self.command_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.command_label = CommandView(request.command)  # exactly what will run
         layout.addWidget(self.command_label)
         row = QHBoxLayout()
-        self.approve_button = QPushButton("&Yes, approve once")
-        self.always_button = QPushButton("&Always allow this exact command")
-        self.decline_button = QPushButton("&No, decline")
-        self.always_button.setVisible(request.saveable)
+        layout.addLayout(row)  # first, so the buttons get a parent as they are added
+        # No mnemonics (&Y): on some platforms a bare letter triggers them.
+        self.approve_button = QPushButton("Yes, run it" if self.destructive else "Yes, approve once")
+        self.always_button = QPushButton("Always allow this exact command")
+        self.decline_button = QPushButton("No, decline")
         self.approve_button.clicked.connect(lambda: self.answer(APPROVED))
         self.always_button.clicked.connect(lambda: self.answer(APPROVED, always=True))
         self.decline_button.clicked.connect(lambda: self.answer(DECLINED))
         for button in (self.approve_button, self.always_button, self.decline_button):
-            button.setFocusPolicy(Qt.FocusPolicy.TabFocus)  # Enter must never approve by accident
+            button.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # Space or Enter must never answer
+            button.setEnabled(False)  # until armed
+            button.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
             row.addWidget(button)
-        layout.addLayout(row)
+        # Hidden only once it has a parent: setVisible(True) on a parentless button would show it
+        # as a window of its own and take the activation (and the keyboard) from hers.
+        self.always_button.setVisible(request.saveable)
+        self.decline_button.setProperty("defaultChoice", self.destructive)
+        self.hint = QLabel(self._hint_text())
+        self.hint.setObjectName("approvalHint")
+        self.hint.setWordWrap(True)
+        self.hint.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        layout.addWidget(self.hint)
         self.status = QLabel()
+        self.status.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.status.setWordWrap(True)
         layout.addWidget(self.status)
+        self._armed = False
+        QTimer.singleShot(ARM_MS, self, self._arm)
         self._deadline = time.monotonic() + request.timeout_s
         self._ticker = QTimer(self)
         self._ticker.setInterval(250)
@@ -83,11 +186,24 @@ class ApprovalCard(QFrame):
         self._ticker.start()
         self._tick()
 
-    def answer(self, decision: str, *, always: bool = False) -> None:
+    def is_armed(self) -> bool:
+        return self._armed
+
+    def keyboard_approvable(self) -> bool:
+        """Ctrl+Enter approves only commands that cannot destroy data; those need a click."""
+        return not self.destructive
+
+    def answer(self, decision: str, *, always: bool = False, deliberate: bool = False) -> bool:
+        """Answer once. Keys and clicks (not `deliberate`) count only once the card is armed;
+        a spoken answer is `deliberate`. True when this call answered the card."""
         if self.outcome is not None or self._answered:
-            return  # one answer per card, however many keys, clicks or words arrive
+            return False  # one answer per card, however many keys, clicks or words arrive
+        if not deliberate and not self.is_armed():
+            return False
         self._answered = True
-        self.answered.emit(self.request.request_id, decision, always and self.request.saveable)
+        self.always = always and self.request.saveable
+        self.answered.emit(self.request.request_id, decision, self.always)
+        return True
 
     @Slot(str)
     def resolve(self, decision: str) -> None:
@@ -96,6 +212,7 @@ class ApprovalCard(QFrame):
         self._ticker.stop()
         for button in (self.approve_button, self.always_button, self.decline_button):
             button.setEnabled(False)
+        self.hint.setVisible(False)
         self.status.setText({
             APPROVED: "Approved.",
             DECLINED: "Declined: I won't run it.",
@@ -103,20 +220,29 @@ class ApprovalCard(QFrame):
         }.get(decision, "Nobody could answer this, so I won't run it."))
 
     def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 (Qt name)
-        key = event.key()
-        if key == Qt.Key.Key_Y:
-            self.answer(APPROVED)
-        elif key == Qt.Key.Key_A and self.request.saveable:
-            self.answer(APPROVED, always=True)
-        elif key == Qt.Key.Key_N:
-            self.answer(DECLINED)
-        else:
-            super().keyPressEvent(event)
+        # The card never holds focus, but a stray key that reaches it is swallowed, not passed on.
+        event.accept()
+
+    def _arm(self) -> None:
+        self._armed = True
+        if self.outcome is None and not self._answered:
+            for button in (self.approve_button, self.always_button, self.decline_button):
+                button.setEnabled(True)
+        self.armed.emit()
+
+    def _hint_text(self) -> str:
+        # Only the shortcuts that exist for this card.
+        keys = ["Click Yes to run it" if self.destructive else "Ctrl+Enter: approve once"]
+        if self.request.saveable:
+            keys.append("Ctrl+Shift+Enter: always allow")
+        keys.append("Esc: decline")
+        keys.append("or say yes or no")
+        return " · ".join(keys)
 
     def _tick(self) -> None:
         left = max(0, round(self._deadline - time.monotonic()))
         if left > 0:
-            self.status.setText(f"Waiting for your answer: {left} s left (Y / A / N, or say yes or no).")
+            self.status.setText(f"Waiting for your answer: {left} s left.")
         else:
             self.status.setText("Time is up: I won't run it.")
             self._ticker.stop()
@@ -125,11 +251,17 @@ class ApprovalCard(QFrame):
 class ApprovalPanel(QWidget):
     """The stack of open cards above the text box."""
 
+    decided = Signal(str)
+    """A line for the transcript each time a question ends ("Declined `rm -r notes`")."""
+    finished = Signal()
+    """A card was answered or went away: the window gives the text box its focus back."""
+
     def __init__(self, answer: Answer | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._answer = answer
         self._layout = QVBoxLayout(self)
         self._layout.setContentsMargins(0, 0, 0, 0)
+        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Maximum)
         self.cards: dict[str, ApprovalCard] = {}
         self.setVisible(False)
 
@@ -138,20 +270,37 @@ class ApprovalPanel(QWidget):
 
     @Slot(object)
     def add_request(self, request: ApprovalNeeded) -> ApprovalCard:
-        card = ApprovalCard(request)
+        card = ApprovalCard(request, self)
         card.answered.connect(self._send)
         self.cards[request.request_id] = card
         self._layout.addWidget(card)
-        self.setVisible(True)
-        card.setFocus()
+        self.setVisible(True)  # shown, never focused
         return card
+
+    def newest_open(self) -> ApprovalCard | None:
+        open_cards = [c for c in self.cards.values() if c.outcome is None and not c._answered]
+        return open_cards[-1] if open_cards else None
+
+    def approve_by_shortcut(self, *, always: bool) -> bool:
+        """Ctrl+Enter / Ctrl+Shift+Enter: True when the newest card took it."""
+        card = self.newest_open()
+        if card is None or not card.keyboard_approvable() or (always and not card.request.saveable):
+            return False
+        return card.answer(APPROVED, always=always)
+
+    def decline_by_shortcut(self) -> bool:
+        """Esc: True when the newest card took it."""
+        card = self.newest_open()
+        return card is not None and card.answer(DECLINED)
 
     @Slot(str, str)
     def resolve(self, request_id: str, decision: str) -> None:
         card = self.cards.get(request_id)
-        if card is None:
+        if card is None or card.outcome is not None:
             return
         card.resolve(decision)
+        self.decided.emit(decision_line(card.request.command, decision, card.always))
+        self.finished.emit()
         # A timer owned by the panel dies with it: no callback into a closed window.
         linger = QTimer(self, singleShot=True, interval=LINGER_MS)
         linger.timeout.connect(lambda: self._drop(request_id))
@@ -163,20 +312,26 @@ class ApprovalPanel(QWidget):
         """A spoken "yes" or "no" answers the newest open card; True when it did."""
         return spoken and self.answer_words(text)
 
-    def answer_words(self, text: str) -> bool:
-        """Answer the newest open card if `text` is a yes or a no; True when it was."""
-        open_cards = [c for c in self.cards.values() if c.outcome is None and not c._answered]
-        reply = spoken_answer(text) if open_cards else None
-        if reply is None:
+    def answer_words(self, text: str, *, typed: bool = False) -> bool:
+        """Answer the newest open card if `text` is a yes or a no; True when it was.
+        Typed text must be nothing but the answer, and the card must be armed."""
+        card = self.newest_open()
+        reply = (typed_answer(text) if typed else spoken_answer(text)) if card else None
+        if card is None or reply is None:
             return False
-        open_cards[-1].answer(reply[0], always=reply[1])
-        return True
+        if typed and not card.is_armed():
+            # Typed before the question was on screen: not an answer, and not a new turn either
+            # (which would cancel the one waiting for this card).
+            self.decided.emit(f"I didn't take “{text}” as an answer: it came before the question "
+                              "was on screen. Please answer on the card.")
+            return True
+        return card.answer(reply[0], always=reply[1], deliberate=not typed)
 
     def _send(self, request_id: str, decision: str, always: bool) -> None:
         if self._answer is None or not self._answer(request_id, decision, always):
             card = self.cards.get(request_id)
             if card is not None and card.outcome is None:
-                card.resolve("unavailable")
+                self.resolve(request_id, "unavailable")
 
     def _drop(self, request_id: str) -> None:
         card = self.cards.pop(request_id, None)
@@ -184,3 +339,4 @@ class ApprovalPanel(QWidget):
             self._layout.removeWidget(card)
             card.deleteLater()
         self.setVisible(bool(self.cards))
+        self.finished.emit()

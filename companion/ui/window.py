@@ -7,7 +7,7 @@ those signals to the core. `connect_bridge` wires the core's events (via the bri
 from __future__ import annotations
 
 from PySide6.QtCore import QByteArray, QEvent, QObject, Qt, Signal, Slot
-from PySide6.QtGui import QAction, QCloseEvent, QKeyEvent, QKeySequence
+from PySide6.QtGui import QAction, QCloseEvent, QKeyEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QApplication,
     QHBoxLayout,
@@ -91,7 +91,9 @@ class CompanionWindow(QMainWindow):
         self.mute_button.toggled.connect(self._on_mute)
         self._build_menu()
         self._layout()
+        self._approval_shortcuts()
         self.resize(460, 720)
+        self.text_box.setFocus()
 
     # --- building -------------------------------------------------------------------------
     def _build_menu(self) -> None:
@@ -112,6 +114,25 @@ class CompanionWindow(QMainWindow):
         self.menu_button.setToolTip("Menu")
         self.menu_button.setMenu(menu)
         self.menu_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+
+    def _approval_shortcuts(self) -> None:
+        # Modified keys only: a bare letter typed into the text box never answers a card.
+        for keys, always in (("Ctrl+Return", False), ("Ctrl+Enter", False),
+                             ("Ctrl+Shift+Return", True), ("Ctrl+Shift+Enter", True)):
+            shortcut = QShortcut(QKeySequence(keys), self)
+            shortcut.activated.connect(lambda always=always: self._approve_by_shortcut(always))
+        self.approvals.decided.connect(self.captions.add_notice)
+        self.approvals.finished.connect(self.focus_text_box)
+
+    def _approve_by_shortcut(self, always: bool) -> None:
+        if self.text_box.hasFocus() and self.text_box.text().strip():
+            return  # Ctrl+Enter with a message typed is "send" in many apps, never an OK
+        self.approvals.approve_by_shortcut(always=always)
+
+    @Slot()
+    def focus_text_box(self) -> None:
+        """Give the text box the keyboard back (after a card, a popup, or on activation)."""
+        self.text_box.setFocus(Qt.FocusReason.OtherFocusReason)
 
     def _layout(self) -> None:
         top = QHBoxLayout()
@@ -250,6 +271,8 @@ class CompanionWindow(QMainWindow):
                     self.push_to_talk.emit(down)
                 return True
             if kind == QEvent.Type.KeyPress and key_event.key() == Qt.Key.Key_Escape:
+                if self.approvals.decline_by_shortcut():
+                    return True  # Esc with a card open declines it
                 self.stop_requested.emit()
         return False
 
