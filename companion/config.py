@@ -23,6 +23,7 @@ from companion.paths import (
     default_data_dir,
     default_workspace,
 )
+from companion.voice.remote_address import check_address
 
 log = logging.getLogger(__name__)
 
@@ -89,6 +90,10 @@ class VoiceSettings:
     """A path or a model name; empty means the installed offline pack."""
     voice: str = ""
     """A path to a piper .onnx or a voice name; empty means the installed offline pack."""
+    hearing: str = "local"
+    """Where she hears: "local" (Whisper on this computer) or a Wyoming server, tcp://host:10300."""
+    speaking: str = "local"
+    """Where her voice is made: "local" (piper on this computer) or a Wyoming server, tcp://host:10200."""
     speed: float = 1.0
     barge_in: bool = True
     end_of_turn_silence_ms: int = 500
@@ -99,6 +104,8 @@ class VoiceSettings:
             raise ValueError("voice.speed must be between 0.5 and 2.0")
         if not 100 <= self.end_of_turn_silence_ms <= 3000:
             raise ValueError("voice.end_of_turn_silence_ms must be between 100 and 3000")
+        check_address(self.hearing, "hearing")
+        check_address(self.speaking, "speaking")
 
 
 @dataclass(frozen=True)

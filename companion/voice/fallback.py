@@ -1,0 +1,152 @@
+"""When a Wyoming server fails: a banner naming it, one spoken sentence, and her own engine (or text).
+
+`RemoteHearing` and `RemoteVoice` wrap a Wyoming engine behind the same interface. The first
+ServerError (at start or mid-turn) emits an ErrorOccurred with the server and the fix,
+loads the local engine if it is installed (never a download in the middle of a conversation)
+and hands the request that failed to it, so nothing the user said is lost. Without a local
+engine she stops hearing (typing still works) or shows her replies without a voice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from typing import Generic, TypeVar
+from urllib.parse import urlparse
+
+import numpy as np
+
+from companion.errors import Stage
+from companion.events import ErrorOccurred, EventBus
+from companion.voice.audio import resample
+from companion.voice.remote import ServerError
+from companion.voice.remote_stt import WyomingTranscriber
+from companion.voice.remote_tts import WyomingSynthesizer
+from companion.voice.stt import Transcriber
+from companion.voice.tts import Synthesizer
+
+log = logging.getLogger(__name__)
+
+Engine = TypeVar("Engine")
+LocalLoader = Callable[[], object]
+"""Loads and warms the local engine (blocking, run in a worker thread); None when it is not installed."""
+
+
+class _Fallback(Generic[Engine]):
+    def __init__(self, remote, load_local: LocalLoader | None, bus: EventBus, stage: Stage) -> None:
+        self.remote = remote
+        self._load_local = load_local
+        self._bus = bus
+        self._stage = stage
+        self.local: Engine | None = None
+        self.failed: ServerError | None = None
+        """The error that ended the remote engine for this session (None while it works)."""
+        self.notice: str | None = None
+        """The sentence she says once about the switch (taken by whoever speaks it)."""
+        self._switching = asyncio.Lock()
+
+    @property
+    def using_remote(self) -> bool:
+        return self.failed is None
+
+    async def _switch(self, error: ServerError) -> Engine | None:
+        """Leave the server for good (this session): say so once, load the local engine if there is one."""
+        async with self._switching:
+            if self.failed is not None:
+                return self.local
+            self.failed = error
+            if self._load_local is not None:
+                try:
+                    self.local = await asyncio.to_thread(self._load_local)
+                except Exception as exc:  # a damaged local model: say so in the banner, carry on without
+                    log.warning("the local engine could not take over: %s", exc)
+            role = "hearing" if self._stage is Stage.HEARING else "voice"
+            host = urlparse(error.uri).hostname or error.uri
+            if self.local is not None:
+                then = f"I'm using my own {role} on this computer until you fix it."
+                self.notice = f"My {role} server on {host} isn't answering, so I'm using my own {role} on this computer."
+            elif self._stage is Stage.HEARING:
+                then = "Until then I can't hear you: type to me instead."
+                self.notice = f"My hearing server on {host} isn't answering, so I can't hear you. Please type to me."
+            else:
+                then = "Until then my replies appear as text only."
+                self.notice = None  # she has no voice to say it with
+            log.warning("%s %s", error.sentence, then)
+            self._bus.emit(ErrorOccurred(str(self._stage), error.code, f"{error.sentence} {then}"))
+            return self.local
+
+    def take_notice(self) -> str | None:
+        notice, self.notice = self.notice, None
+        return notice
+
+
+class RemoteHearing(_Fallback[Transcriber]):
+    """A Transcriber: the Wyoming server until it fails, then the local Whisper or nothing."""
+
+    def __init__(self, remote: WyomingTranscriber, load_local: LocalLoader | None, bus: EventBus) -> None:
+        super().__init__(remote, load_local, bus, Stage.HEARING)
+
+    async def start(self) -> None:
+        """Read the server's info and time a test clip; a failure switches over at once."""
+        try:
+            await self.remote.start()
+        except ServerError as exc:
+            await self._switch(exc)
+
+    async def transcribe(self, audio: np.ndarray) -> str:
+        if self.failed is None:
+            try:
+                return await self.remote.transcribe(audio)
+            except ServerError as exc:
+                await self._switch(exc)
+        if self.local is None:
+            return ""
+        return await self.local.transcribe(audio)
+
+
+class RemoteVoice(_Fallback[Synthesizer]):
+    """A Synthesizer: the Wyoming server until it fails, then the local piper or silence (text only)."""
+
+    def __init__(self, remote: WyomingSynthesizer, load_local: LocalLoader | None, bus: EventBus) -> None:
+        super().__init__(remote, load_local, bus, Stage.SPEAKING)
+        self._speed = remote.speed
+
+    async def start(self) -> None:
+        try:
+            await self.remote.start()
+        except ServerError as exc:
+            await self._switch(exc)
+            if self.local is not None:
+                self.remote.sample_rate = self.local.sample_rate
+
+    @property
+    def sample_rate(self) -> int:
+        # Fixed once started: the sink was opened at this rate, so a local voice is resampled to it.
+        return self.remote.sample_rate
+
+    @property
+    def speed(self) -> float:
+        return self._speed
+
+    @speed.setter
+    def speed(self, value: float) -> None:
+        self._speed = self.remote.speed = value
+        if self.local is not None:
+            self.local.speed = value
+
+    @property
+    def synth_count(self) -> int:
+        return self.remote.synth_count + (getattr(self.local, "synth_count", 0) if self.local else 0)
+
+    async def synthesize(self, text: str) -> np.ndarray:
+        if self.failed is None:
+            try:
+                return await self.remote.synthesize(text)
+            except ServerError as exc:
+                await self._switch(exc)
+        if self.local is None:
+            return np.zeros(0, dtype=np.float32)
+        self.local.speed = self._speed
+        audio = await self.local.synthesize(text)
+        return resample(audio, self.local.sample_rate, self.sample_rate)
