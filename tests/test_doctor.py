@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -90,3 +91,29 @@ def doctor_default_personality() -> str:
     from companion.persona.store import shipped_default
 
     return shipped_default().read_text(encoding="utf-8")
+
+
+def test_doctor_reports_running_wyoming_servers_with_their_models_and_round_trips(
+        tmp_path, wyoming_hearing, wyoming_voice):
+    settings = with_overrides(Settings(), voice={"hearing": wyoming_hearing.uri, "speaking": wyoming_voice.uri})
+    hearing, voice = doctor.check_voice_servers(settings, Paths.default(tmp_path))
+    assert hearing.ok and voice.ok
+    assert hearing.detail.startswith(f"{wyoming_hearing.uri} answers: faster-whisper ")
+    assert voice.detail.startswith(f"{wyoming_voice.uri} answers: piper ")
+    for check in (hearing, voice):
+        assert re.search(r"test round trip \d+ ms$", check.detail)
+    report = doctor.format_report([hearing, voice])
+    assert f"[ok  ] Hearing server: {wyoming_hearing.uri} answers" in report
+
+
+def test_doctor_reports_a_missing_wyoming_server_and_that_her_own_engine_stands_in(tmp_path, unused_port):
+    uri = f"tcp://127.0.0.1:{unused_port}"
+    settings = with_overrides(Settings(), voice={"speaking": uri})
+    [voice] = doctor.check_voice_servers(settings, Paths.default(tmp_path))
+    assert not voice.ok and not voice.essential  # the installed piper voice takes over
+    assert voice.detail.startswith(f"I can't reach my voice server at {uri} (nothing answers there).")
+    assert "python -m wyoming_piper --uri tcp://0.0.0.0:10200" in voice.detail
+    report = doctor.format_report([voice])
+    assert f"[warn] Voice server: I can't reach my voice server at {uri}" in report
+    assert "fix: Until then she uses her own engine on this computer." in report
+    assert "She can hold a spoken conversation." in report

@@ -27,6 +27,12 @@ SENTENCE_TIMEOUT_S = 30.0
 TEST_SENTENCE = "Hello, how are you today?"
 
 
+def server_voice(setting: str) -> str:
+    """The voice name to ask a server for: voice.voice when it names a voice, not a local file."""
+    setting = setting.strip()
+    return "" if not setting or "/" in setting or setting.endswith(".onnx") else setting
+
+
 def float_samples(data: bytes, width: int, channels: int) -> np.ndarray:
     """PCM bytes (8, 16 or 32 bit) as mono float32 in [-1, 1]."""
     dtype = {1: np.uint8, 2: "<i2", 4: "<i4"}[width]
