@@ -116,6 +116,54 @@ class UiSettings:
     """Saved window geometry (base64 of Qt's saveGeometry)."""
 
 
+_SERVER_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_-")
+
+
+@dataclass(frozen=True)
+class McpServerSettings:
+    """One Model Context Protocol server; its tools form the family `mcp:<name>`."""
+
+    name: str = ""
+    """Lower-case letters, digits, `-` and `_`: the family is called `mcp:<name>`."""
+    command: str = ""
+    """The program of a stdio server (started in the sandbox, in the workspace)."""
+    args: tuple[str, ...] = ()
+    env: dict[str, str] = field(default_factory=dict)
+    """Extra environment for a stdio server (nothing of the app's own environment is passed)."""
+    url: str = ""
+    """The address of a streamable-HTTP server instead of a command."""
+    network: bool = False
+    """A stdio server that needs the internet (otherwise its sandbox has no network)."""
+    timeout_s: float = 30.0
+    """How long one call (or starting the server) may take."""
+
+    def __post_init__(self) -> None:
+        where = f"mcp server {self.name!r}"
+        if not self.name or not set(self.name) <= _SERVER_NAME_CHARS:
+            raise ValueError(f"{where}: a name needs lower-case letters, digits, '-' or '_'")
+        if bool(self.command) == bool(self.url):
+            raise ValueError(f"{where}: give either a command (stdio) or a url (streamable HTTP)")
+        if self.url and not self.url.startswith(("http://", "https://")):
+            raise ValueError(f"{where}: the url must start with http:// or https://")
+        if self.timeout_s <= 0:
+            raise ValueError(f"{where}: timeout_s must be positive")
+
+    @property
+    def family(self) -> str:
+        return f"mcp:{self.name}"
+
+
+@dataclass(frozen=True)
+class McpSettings:
+    servers: tuple[McpServerSettings, ...] = ()
+
+    def __post_init__(self) -> None:
+        names = [server.name for server in self.servers]
+        duplicates = sorted({name for name in names if names.count(name) > 1})
+        if duplicates:
+            raise ValueError(f"mcp server {duplicates[0]!r} is declared twice")
+
+
 @dataclass(frozen=True)
 class Settings:
     brain: BrainSettings = field(default_factory=BrainSettings)
@@ -123,6 +171,7 @@ class Settings:
     tools: ToolSettings = field(default_factory=ToolSettings)
     voice: VoiceSettings = field(default_factory=VoiceSettings)
     ui: UiSettings = field(default_factory=UiSettings)
+    mcp: McpSettings = field(default_factory=McpSettings)
     personality: str = ""
     """Path of the personality file; empty means personality.md in the config dir."""
 
@@ -186,6 +235,16 @@ def _from_dict(cls: type, data: Any, where: str) -> Any:
 
 def _coerce(hint: Any, value: Any, where: str) -> Any:
     origin = getattr(hint, "__origin__", None)
+    if origin is tuple and is_dataclass(hint.__args__[0]):
+        if not isinstance(value, list | tuple):
+            raise ValueError(f"{where} must be a list of tables")
+        return tuple(_from_dict(hint.__args__[0], item, f"{where}[{i}]") for i, item in enumerate(value))
+    if origin is dict:
+        if not isinstance(value, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+        ):
+            raise ValueError(f"{where} must be a table of strings")
+        return dict(value)
     if origin is tuple:
         if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
             raise ValueError(f"{where} must be a list of strings")
@@ -206,8 +265,8 @@ def settings_to_dict(settings: Settings) -> dict[str, Any]:
     def clean(value: Any) -> Any:
         if isinstance(value, dict):
             return {k: clean(v) for k, v in value.items()}
-        if isinstance(value, tuple):
-            return list(value)
+        if isinstance(value, tuple | list):
+            return [clean(v) for v in value]
         return value
 
     return clean(dataclasses.asdict(settings))

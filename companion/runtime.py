@@ -27,7 +27,15 @@ from companion.brain.work import WorkManager
 from companion.config import Settings
 from companion.conversations import FILE_NAME as CONVERSATIONS_FILE
 from companion.conversations import ConversationStore, Entry, TurnRecorder
-from companion.events import ErrorOccurred, EventBus, Speak, SpeechKind, UserHeard
+from companion.events import (
+    ErrorOccurred,
+    Event,
+    EventBus,
+    Speak,
+    SpeechKind,
+    UserHeard,
+    WorkChanged,
+)
 from companion.persona import PersonalityStore
 from companion.tools import registry as tool_registry
 from companion.tools.builtin import web_search
@@ -36,6 +44,7 @@ from companion.tools.registry import Registry
 
 if TYPE_CHECKING:
     from companion.cli import RunConfig
+    from companion.mcp import McpManager
     from companion.reminders import ReminderScheduler
     from companion.safety.gate import Gate
 
@@ -72,6 +81,8 @@ class Companion:
         """The approval gate (set by start()); front-ends attach their approver to it."""
         self.reminders: ReminderScheduler | None = None
         """Says due reminders (set by start()); tools reach it as ctx.services["reminders"]."""
+        self.mcp: McpManager | None = None
+        """The MCP servers' tool families (set by start() when servers are configured)."""
         self._hold_notices = False
         self.store: ConversationStore | None = None
         """Her conversations on disk (set by start())."""
@@ -106,6 +117,7 @@ class Companion:
         self.services.update(work=self.work, personality=self.personality, session=self.session)
         self._start_safety()
         self._start_reminders()
+        self._start_mcp()
         self._report_personality()
 
     async def close(self) -> None:
@@ -117,6 +129,8 @@ class Companion:
             await self.work.close()
         if self.reminders is not None:
             await self.reminders.stop()
+        if self.mcp is not None:
+            await self.mcp.close()
         if self.gate is not None:
             await self.gate.close()  # long-lived sandboxed processes end with her
         close = getattr(self.model, "close", None)
@@ -241,6 +255,11 @@ class Companion:
             self.gate.workspace = settings.tools.workspace_path()
         web_search.configure(settings.tools.search_url)
         self._configure_sandbox()
+        if settings.mcp != old.mcp:
+            if self.mcp is None:
+                self._start_mcp()
+            else:
+                asyncio.ensure_future(self.mcp.reconfigure(settings.mcp.servers))
         if self.registry is not None:
             for toolset in set(old.tools.disabled_toolsets) | set(settings.tools.disabled_toolsets):
                 self.registry.set_toolset_enabled(toolset, toolset not in settings.tools.disabled_toolsets)
@@ -301,6 +320,24 @@ class Companion:
         self.reminders = ReminderScheduler(store, self.bus, is_quiet=self.is_quiet)
         self.services["reminders"] = self.reminders
         self.reminders.start()
+
+    def _start_mcp(self) -> None:
+        """Servers whose family is on start in the background; their tools appear when up."""
+        if not self.settings.mcp.servers or self.registry is None:
+            return
+        from companion.mcp import McpManager
+        from companion.mcp.launch import stdio_launcher
+
+        self.mcp = McpManager(self.settings.mcp.servers, self.registry,
+                              stdio_launcher(self.workspace), bus=self.bus)
+        self.services["mcp"] = self.mcp
+        self.bus.subscribe(self._release_job_families)
+        self.mcp.start()
+
+    def _release_job_families(self, event: Event) -> None:
+        """A family a job switched on for itself goes off again when the job ends."""
+        if isinstance(event, WorkChanged) and event.status != "running" and self.mcp is not None:
+            self.mcp.release_job_activations()
 
     def _remember_said(self, line: str) -> None:
         if self.conversation is not None:

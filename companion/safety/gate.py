@@ -173,6 +173,34 @@ class Gate:
         return await self._finish(line, self.precheck(line), tool, channel, timeout_s, hold,
                                   argv=argv, network=network)
 
+    async def review_tool_call(self, shown: str, *, server: str, tool: str, destructive: bool,
+                               channel: str = "text", timeout_s: float | None = None,
+                               hold: Hold | None = None) -> Verdict:
+        """Decide whether a tool of an MCP server that changes things may run (no process
+        starts: the server is already running in its sandbox). The card shows `shown`; a
+        destructive tool asks every time, for any other "always" covers that tool of that server."""
+        key = f"mcp:{server}/{tool}"
+        if destructive:
+            pre = Precheck(False, "ask", f"{tool} from the MCP server '{server}' may delete or "
+                           "overwrite things, so I ask every time.", saveable=False)
+        elif self.grants.has_line(key):
+            pre = Precheck(True, "line grant", f"you said always for {key}", True)
+        else:
+            pre = Precheck(False, "ask", f"I need your OK: {tool} from the MCP server '{server}' "
+                           "changes things.", saveable=True)
+        return await self._finish(shown, pre, key, channel, timeout_s, hold, argv=None, grant=key)
+
+    def declared(self, argv: Sequence[str], *, tool: str, network: bool = False) -> Verdict:
+        """A program the user declared in their own settings (an MCP server): writing it there
+        was the approval, so nobody is asked; it still runs only in the sandbox, with the
+        network only when the declaration says so."""
+        argv = tuple(str(a) for a in argv)
+        line = shlex.join(argv)
+        self._record(line, tool, Decision.APPROVED, "declared in settings")
+        permit = self.door.issue(argv, line, tool, stdin=None, network=network,
+                                 how="declared in settings")
+        return Verdict(True, Decision.APPROVED, "declared in settings", permit=permit)
+
     # --- the one door ---------------------------------------------------------------------
     async def run(self, verdict: Verdict, *, risk: str, timeout_s: float,
                   cancel: asyncio.Event | None = None, env: Mapping[str, str] | None = None) -> RunResult:
@@ -197,15 +225,19 @@ class Gate:
         await self.door.close()
 
     async def _finish(self, command: str, pre: Precheck, tool: str, channel: str,
-                      timeout_s: float | None, hold: Hold | None, *, argv: tuple[str, ...],
-                      stdin: bytes | None = None, network: bool = False) -> Verdict:
+                      timeout_s: float | None, hold: Hold | None, *, argv: tuple[str, ...] | None,
+                      stdin: bytes | None = None, network: bool = False,
+                      grant: str | None = None) -> Verdict:
+        """Ask when `pre` says so; an approval carries a permit for `argv` (None: a decision
+        that starts no process). "Always" saves `grant`, or the command itself."""
         if network:
             # Grants and auto-safe never reach the network: the user sees this very line.
             reason = pre.reason if not pre.approve else "I need your OK to go online."
             pre = Precheck(False, "ask", f"{reason} {NEEDS_INTERNET}", saveable=False)
         if pre.approve:
             self._record(command, tool, Decision.APPROVED, pre.how)
-            permit = self.door.issue(argv, command, tool, stdin=stdin, network=False, how=pre.how)
+            permit = None if argv is None else self.door.issue(
+                argv, command, tool, stdin=stdin, network=False, how=pre.how)
             return Verdict(True, Decision.APPROVED, pre.how, permit=permit)
         if timeout_s is None:
             timeout_s = self.voice_expiry_s if str(channel) == "voice" else self.text_expiry_s
@@ -229,13 +261,14 @@ class Gate:
                 if tool == "execute_code":
                     self.grants.add_family(CODE_FAMILY)
                 else:
-                    self.grants.add_line(command)
+                    self.grants.add_line(grant or command)
                 note = " (saved)"
             except GrantError:
                 note = " (not saveable)"
         self._record(command, tool, answer.decision, "asked" + note)
         if answer.decision is Decision.APPROVED:
-            permit = self.door.issue(argv, command, tool, stdin=stdin, network=network, how="asked")
+            permit = None if argv is None else self.door.issue(
+                argv, command, tool, stdin=stdin, network=network, how="asked")
             return Verdict(True, Decision.APPROVED, "asked", permit=permit)
         return Verdict(False, answer.decision, "asked", REFUSALS[answer.decision])
 

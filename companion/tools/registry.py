@@ -130,6 +130,7 @@ class Registry:
         self._clock = clock
         self._pending_plugins: dict[str, Callable[[], ModuleType]] = {}
         self._plugin_modules: dict[str, ModuleType] = {}
+        self._offered_families: dict[str, Callable[[bool], None]] = {}
 
     # --- registration -------------------------------------------------------------------
     def register(self, spec: ToolSpec, *, allow_override: bool = False) -> None:
@@ -153,7 +154,24 @@ class Registry:
         return dict(self._tools)
 
     # --- families -----------------------------------------------------------------------
+    def offer_family(self, toolset: str, switched: Callable[[bool], None]) -> None:
+        """A family whose tools arrive at runtime (an MCP server): it is listed even while it
+        has no tools, and `switched(on)` is told every time it is switched."""
+        self._offered_families[toolset] = switched
+
+    def withdraw_family(self, toolset: str) -> None:
+        """An offered family that no longer exists (its server was removed from the settings)."""
+        self._offered_families.pop(toolset, None)
+
     def set_toolset_enabled(self, toolset: str, enabled: bool) -> None:
+        switched = self._offered_families.get(toolset)
+        if switched is not None:
+            if enabled:
+                self._disabled.discard(toolset)
+            else:
+                self._disabled.add(toolset)
+            switched(enabled)
+            return
         if enabled:
             self._disabled.discard(toolset)
             loader = self._pending_plugins.pop(toolset, None)
@@ -169,7 +187,9 @@ class Registry:
 
     def all_toolsets(self) -> dict[str, list[str]]:
         """Every family, registered or waiting as a switched-off plugin, with its tool names."""
-        families: dict[str, list[str]] = {name: [] for name in self._pending_plugins}
+        families: dict[str, list[str]] = {
+            name: [] for name in [*self._pending_plugins, *self._offered_families]
+        }
         for spec in self._tools.values():
             families.setdefault(spec.toolset, []).append(spec.name)
         return {name: sorted(tools) for name, tools in sorted(families.items())}
@@ -293,6 +313,7 @@ _REGISTRY = Registry()
 def builtin_modules() -> list[ModuleType]:
     """The conversational tools in tools/builtin/, imported by name (never from a string)."""
     from companion.tools.builtin import (  # noqa: F401  (the list below is the registration)
+        activate_tools,
         cancel_work,
         get_time,
         memory_recall,
@@ -305,7 +326,7 @@ def builtin_modules() -> list[ModuleType]:
     )
 
     return [get_time, todo, memory_write, memory_recall, start_work, cancel_work, web_extract,
-            web_search, reminder]
+            web_search, reminder, activate_tools]
 
 
 def action_modules() -> list[ModuleType]:

@@ -1,0 +1,78 @@
+"""An MCP server's tools as ToolSpecs of the family `mcp:<server>`.
+
+RISK comes from the server's annotations: a read-only hint is `read`, a destructive hint is
+`exec` (asks every time, never saveable), anything else is `write` (asks; "Always" may be
+saved for that tool). The narration lines are the generic ones unless the personality file
+names the tool; check() is False while the server is down.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from companion.mcp.connection import McpConnection, ToolInfo
+from companion.tools.registry import ToolSpec
+
+__all__ = ["DESCRIPTION_LIMIT", "risk_of", "tool_spec"]
+
+DESCRIPTION_LIMIT = 400
+"""Characters of a server's tool description the model is offered (some servers write essays)."""
+
+ARGUMENTS_SHOWN = 600
+"""Characters of a call's arguments shown on the approval card."""
+
+
+def risk_of(tool: ToolInfo) -> str:
+    if tool.read_only:
+        return "read"
+    return "exec" if tool.destructive else "write"
+
+
+def tool_spec(connection: McpConnection, tool: ToolInfo) -> ToolSpec:
+    """The spec the registry holds for `tool`; its execute() calls the server."""
+    risk = risk_of(tool)
+    server = connection.name
+    description = tool.description[:DESCRIPTION_LIMIT] or f"The {tool.name} tool."
+    schema = {
+        "type": "function",
+        "name": tool.name,
+        "description": f"{description} (from the MCP server '{server}')",
+        "parameters": _object_schema(tool.input_schema),
+    }
+
+    async def execute(args: dict[str, Any], ctx: Any) -> str:
+        if risk != "read":
+            refusal = await _approval(ctx, server, tool.name, args, risk)
+            if refusal is not None:
+                return ctx.refuse(refusal)
+        outcome = await connection.call(tool.name, args, ctx.budget_s)
+        return outcome.text if outcome.ok else ctx.fail(outcome.text)
+
+    return ToolSpec(
+        name=tool.name, schema=schema, execute=execute, toolset=connection.server.family,
+        risk=risk, check=lambda: connection.up, module=f"mcp:{server}",
+    )
+
+
+async def _approval(ctx: Any, server: str, tool: str, args: dict[str, Any], risk: str) -> str | None:
+    """None when the user approved the call; otherwise the sentence saying why it did not run."""
+    gate = ctx.services.get("gate")
+    if gate is None:
+        return f"I can't use {tool} from '{server}' right now: there's no approval gate to ask."
+    shown = json.dumps(args, ensure_ascii=False, sort_keys=True)
+    if len(shown) > ARGUMENTS_SHOWN:
+        shown = shown[:ARGUMENTS_SHOWN] + "…"
+    verdict = await gate.review_tool_call(
+        f"mcp:{server} {tool} {shown}", server=server, tool=tool, destructive=risk == "exec",
+        channel=str(ctx.channel), hold=ctx.hold_budget,
+    )
+    return None if verdict.allowed else verdict.sentence
+
+
+def _object_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """The parameters schema a chat API accepts: an object, without the `title` noise."""
+    cleaned = {k: v for k, v in schema.items() if k != "title"}
+    cleaned.setdefault("type", "object")
+    cleaned.setdefault("properties", {})
+    return cleaned

@@ -1,0 +1,183 @@
+"""The configured MCP servers as switchable tool families of the registry.
+
+Switching `mcp:<name>` on starts its server and registers its tools; switching it off ends
+the server and its tools are not dispatchable from that moment. A background job can switch
+a family on for itself (activate_tools); it goes off again when the job ends. A tool name
+that already exists is never replaced: that tool is left out and the family says why.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from companion.config import McpServerSettings
+from companion.events import ErrorOccurred, EventBus
+from companion.mcp.connection import McpConnection, PrepareCommand, ServerState
+from companion.mcp.family import tool_spec
+from companion.tools.registry import Registry
+
+log = logging.getLogger(__name__)
+
+__all__ = ["FamilyStatus", "McpManager"]
+
+
+@dataclass(frozen=True)
+class FamilyStatus:
+    """What Settings and activate_tools show about one server."""
+
+    family: str
+    state: ServerState
+    reason: str
+    tools: tuple[tuple[str, str, str], ...]
+    """(name, description, risk) of each tool she can use from it."""
+    skipped: tuple[str, ...] = ()
+    """Tools left out because another tool already has that name."""
+
+
+class McpManager:
+    def __init__(self, servers: Iterable[McpServerSettings], registry: Registry,
+                 prepare: PrepareCommand, bus: EventBus | None = None) -> None:
+        self._registry = registry
+        self._prepare = prepare
+        self._bus = bus
+        self._connections: dict[str, McpConnection] = {}
+        self._registered: dict[str, list[str]] = {}
+        self._skipped: dict[str, list[str]] = {}
+        self._job_activated: set[str] = set()
+        self._tasks: set[asyncio.Task[None]] = set()
+        for server in servers:
+            self._add(server)
+
+    @property
+    def families(self) -> list[str]:
+        return sorted(self._connections)
+
+    def connection(self, family: str) -> McpConnection | None:
+        return self._connections.get(family)
+
+    # --- life cycle -------------------------------------------------------------------
+    def start(self) -> None:
+        """Start every server whose family is switched on (in the background)."""
+        disabled = self._registry.disabled_toolsets()
+        for family in self._connections:
+            if family not in disabled:
+                self._spawn(self._start(family))
+
+    async def close(self) -> None:
+        """Quit: end every server."""
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await asyncio.gather(*(self._stop(family) for family in self._connections))
+
+    async def reconfigure(self, servers: Iterable[McpServerSettings]) -> None:
+        """New settings: servers removed or changed are ended, new or changed ones start."""
+        wanted = {server.family: server for server in servers}
+        for family, connection in list(self._connections.items()):
+            if wanted.get(family) != connection.server:
+                await self._stop(family)
+                self._registry.withdraw_family(family)
+                del self._connections[family], self._registered[family], self._skipped[family]
+        disabled = self._registry.disabled_toolsets()
+        for family, server in wanted.items():
+            if family not in self._connections:
+                self._add(server)
+                if family not in disabled:
+                    self._spawn(self._start(family))
+
+    async def activate(self, family: str) -> FamilyStatus | str:
+        """Switch `family` on for the running job and wait until its server is up."""
+        connection = self._connections.get(family)
+        if connection is None:
+            known = ", ".join(self.families) or "none are configured"
+            return f"There is no MCP family called {family!r} (families: {known})."
+        if family in self._registry.disabled_toolsets():
+            self._job_activated.add(family)
+            self._registry.set_toolset_enabled(family, True)  # calls back: starts the server
+        await self._start(family)
+        return self.status(family)
+
+    def release_job_activations(self) -> None:
+        """The job ended: families it switched on go off again."""
+        for family in sorted(self._job_activated):
+            self._registry.set_toolset_enabled(family, False)
+        self._job_activated.clear()
+
+    # --- what it looks like -----------------------------------------------------------
+    def status(self, family: str) -> FamilyStatus:
+        connection = self._connections[family]
+        tools = self._registry.tools()
+        listed = tuple(
+            (name, tools[name].schema.get("description", ""), tools[name].risk)
+            for name in self._registered[family] if name in tools
+        )
+        return FamilyStatus(family, connection.state, connection.reason, listed,
+                            tuple(self._skipped[family]))
+
+    def statuses(self) -> list[FamilyStatus]:
+        return [self.status(family) for family in self.families]
+
+    # --- internals --------------------------------------------------------------------
+    def _add(self, server: McpServerSettings) -> None:
+        family = server.family
+        self._connections[family] = McpConnection(server, self._prepare, on_change=self._changed)
+        self._registered[family], self._skipped[family] = [], []
+        self._registry.offer_family(family, self._switch_callback(family))
+
+    def _switch_callback(self, family: str) -> Callable[[bool], None]:
+        def switched(on: bool) -> None:
+            if on:
+                self._spawn(self._start(family))
+            else:
+                self._job_activated.discard(family)
+                self._unregister(family)
+                self._spawn(self._stop(family))
+
+        return switched
+
+    async def _start(self, family: str) -> None:
+        connection = self._connections[family]
+        if connection.up:
+            return
+        if not await connection.start():
+            if self._bus is not None:
+                self._bus.emit(ErrorOccurred("tools", "mcp_down", connection.reason))
+            return
+        if family in self._registry.disabled_toolsets():  # switched off while it started
+            await connection.stop()
+            return
+        self._register(family)
+
+    async def _stop(self, family: str) -> None:
+        self._unregister(family)
+        await self._connections[family].stop()
+
+    def _register(self, family: str) -> None:
+        connection = self._connections[family]
+        self._unregister(family)
+        taken = self._registry.tools()
+        for tool in connection.tools:
+            if tool.name in taken:
+                self._skipped[family].append(tool.name)
+                log.warning("MCP tool %s from %s would replace a tool; left out", tool.name, family)
+                continue
+            self._registry.register(tool_spec(connection, tool))
+            self._registered[family].append(tool.name)
+
+    def _unregister(self, family: str) -> None:
+        for name in self._registered[family]:
+            self._registry.deregister(name)
+        self._registered[family] = []
+        self._skipped[family] = []
+
+    def _changed(self, connection: McpConnection) -> None:
+        # check() answers are cached; a server going down must disappear from the offer now.
+        self._registry.forget_checks()
+
+    def _spawn(self, coroutine) -> None:
+        task = asyncio.ensure_future(coroutine)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
