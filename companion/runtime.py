@@ -326,10 +326,11 @@ class Companion:
         if not self.settings.mcp.servers or self.registry is None:
             return
         from companion.mcp import McpManager
-        from companion.mcp.launch import stdio_launcher
+        from companion.mcp.launch import sandboxed_starter
 
+        assert self.gate is not None, "the gate starts before the servers"
         self.mcp = McpManager(self.settings.mcp.servers, self.registry,
-                              stdio_launcher(self.workspace), bus=self.bus)
+                              sandboxed_starter(self.gate), bus=self.bus)
         self.services["mcp"] = self.mcp
         self.bus.subscribe(self._release_job_families)
         self.mcp.start()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import socket
 import sys
 from pathlib import Path
 
@@ -15,7 +16,7 @@ from brain_harness import Recorder, make_config, registry_with, start_companion,
 from companion.config import McpServerSettings, Settings, settings_from_dict, settings_to_dict
 from companion.events import ApprovalNeeded, EventBus, WorkChanged
 from companion.mcp import McpManager, ServerState
-from companion.mcp.launch import stdio_launcher
+from companion.mcp.launch import sandboxed_starter
 from companion.safety.approval import Answer, Decision
 from companion.tools.builtin import activate_tools, start_work
 from companion.tools.context import Mode, ToolContext
@@ -77,10 +78,18 @@ def workspace(tmp_path: Path) -> Path:
     return folder
 
 
+def sandbox_gate(workspace: Path, approver=None, bus: EventBus | None = None):
+    from companion.safety.gate import build_gate
+
+    return build_gate(workspace, workspace.parent / "approvals.toml", workspace.parent, bus=bus,
+                      approver=approver)
+
+
 async def started_manager(workspace: Path, *servers: McpServerSettings, registry: Registry | None = None,
-                          bus: EventBus | None = None) -> tuple[McpManager, Registry]:
+                          bus: EventBus | None = None, gate=None) -> tuple[McpManager, Registry]:
+    """The servers started through the sandbox's door, as the app starts them."""
     registry = registry or Registry()
-    manager = McpManager(servers, registry, stdio_launcher(workspace), bus=bus)
+    manager = McpManager(servers, registry, sandboxed_starter(gate or sandbox_gate(workspace)), bus=bus)
     manager.start()
     for server in servers:
         await wait_until(lambda server=server: manager.connection(server.family).state
@@ -182,17 +191,15 @@ async def test_switching_the_family_off_ends_the_server_process_and_its_tools_at
 
 # --- safety -------------------------------------------------------------------------------
 
-async def test_a_destructive_tool_asks_and_runs_nothing_when_declined(workspace, tmp_path):
-    from companion.safety.gate import build_gate
-
+async def test_a_destructive_tool_asks_and_runs_nothing_when_declined(workspace):
     note = workspace / "keep.md"
     note.write_text("precious\n", encoding="utf-8")
     approver = ScriptedApprover(Decision.DECLINED)
     bus = EventBus()
     recorder = Recorder()
     bus.subscribe(recorder)
-    gate = build_gate(workspace, tmp_path / "approvals.toml", tmp_path, bus=bus, approver=approver)
-    manager, registry = await started_manager(workspace, notes_server())
+    gate = sandbox_gate(workspace, approver, bus)
+    manager, registry = await started_manager(workspace, notes_server(), gate=gate)
     try:
         ctx = context(workspace, gate)
         answer = await registry.dispatchable("delete_note").execute({"name": "keep.md"}, ctx)
@@ -210,13 +217,11 @@ async def test_a_destructive_tool_asks_and_runs_nothing_when_declined(workspace,
         await manager.close()
 
 
-async def test_a_tool_that_changes_things_asks_but_may_be_allowed_always(workspace, tmp_path):
-    from companion.safety.gate import build_gate
-
+async def test_a_tool_that_changes_things_asks_but_may_be_allowed_always(workspace):
     approver = ScriptedApprover(Decision.APPROVED)
-    gate = build_gate(workspace, tmp_path / "approvals.toml", tmp_path, approver=approver)
     approver.ask = _always(approver)
-    manager, registry = await started_manager(workspace, notes_server())
+    gate = sandbox_gate(workspace, approver)
+    manager, registry = await started_manager(workspace, notes_server(), gate=gate)
     try:
         for line in ("one", "two"):
             ctx = context(workspace, gate)
@@ -234,6 +239,33 @@ def _always(approver: ScriptedApprover):
         return Answer(Decision.APPROVED, always=True)
 
     return ask
+
+
+async def test_a_server_runs_in_the_sandbox_writing_only_in_the_workspace_and_offline(workspace):
+    outside = NOTES_SERVER.parent / f"outside-{workspace.parent.name}.md"  # the read-only system
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    approver = ScriptedApprover(Decision.APPROVED)
+    manager, registry = await started_manager(workspace, notes_server(), gate=sandbox_gate(workspace, approver))
+    try:
+        ctx = context(workspace, sandbox_gate(workspace, approver))
+        answer = await registry.dispatchable("append_note").execute({"name": str(outside), "text": "x"}, ctx)
+        assert ctx.failed and not outside.exists()
+        await registry.dispatchable("append_note").execute({"name": "inside.md", "text": "x"}, context(workspace, sandbox_gate(workspace, approver)))
+        assert (workspace / "inside.md").read_text(encoding="utf-8") == "x\n"
+        offline = await registry.dispatchable("connect").execute({"port": port}, context(workspace))
+        assert offline.startswith("no connection")
+    finally:
+        await manager.close()
+
+    online_server = notes_server(network=True)
+    manager, registry = await started_manager(workspace, online_server)
+    try:
+        assert await registry.dispatchable("connect").execute({"port": port}, context(workspace)) == "connected"
+    finally:
+        await manager.close()
+        listener.close()
+    assert answer  # the refusal came back as a sentence for the model
 
 
 # --- failure ------------------------------------------------------------------------------

@@ -2,9 +2,9 @@
 
 The official `mcp` SDK speaks the protocol. Its client must be entered and left in one task
 (anyio cancel scopes), so each connection owns a task that holds the session open until
-`stop()`; calls from any other task go through that session. A stdio server's process is
-started by the SDK's own stdio transport from the command line the sandbox prepared, so
-it runs sandboxed and ends with the session.
+`stop()` or until the server's process ends; calls from any other task go through that
+session. A stdio server's process is started through the sandbox's one door and ends with
+the session.
 """
 
 from __future__ import annotations
@@ -18,13 +18,14 @@ from enum import StrEnum
 from typing import Any
 
 from mcp import Client
-from mcp.client.stdio import StdioServerParameters
 
 from companion.config import McpServerSettings
+from companion.mcp.pipes import process_transport
+from companion.safety.door import LiveProcess
 
 log = logging.getLogger(__name__)
 
-__all__ = ["CallOutcome", "McpConnection", "PrepareCommand", "ServerState", "ToolInfo"]
+__all__ = ["CallOutcome", "McpConnection", "ServerState", "StartServer", "ToolInfo"]
 
 RESULT_LIMIT = 16_000
 """Characters of one tool result the model reads; the rest is cut and the cut is said."""
@@ -55,22 +56,24 @@ class CallOutcome:
     ok: bool
 
 
-PrepareCommand = Callable[[McpServerSettings], Awaitable[StdioServerParameters]]
-"""Turns a stdio server's declaration into the sandboxed command the SDK starts."""
+StartServer = Callable[[McpServerSettings], Awaitable[LiveProcess]]
+"""Starts a stdio server's process (through the sandbox's door) from its declaration."""
 
 
 class McpConnection:
     """A server's session, its tools, and whether it is up (with the reason when it is not)."""
 
-    def __init__(self, server: McpServerSettings, prepare: PrepareCommand,
+    def __init__(self, server: McpServerSettings, start_server: StartServer,
                  on_change: Callable[[McpConnection], None] = lambda _c: None) -> None:
         self.server = server
-        self._prepare = prepare
+        self._start_server = start_server
         self._on_change = on_change
         self.state = ServerState.STOPPED
         self.reason = ""
         """Why the server is down, as a sentence naming it."""
         self.tools: tuple[ToolInfo, ...] = ()
+        self.pid: int | None = None
+        """The server's process (its sandbox) while it runs; None for a server at a URL."""
         self._client: Client | None = None
         self._owner: asyncio.Task[None] | None = None
         self._stop = asyncio.Event()
@@ -116,29 +119,45 @@ class McpConnection:
             self._set(ServerState.STOPPED, "")
 
     async def _hold_session(self, ready: asyncio.Event) -> None:
+        process: LiveProcess | None = None
         try:
-            target = await self._target()
+            if self.server.url:
+                target: Any = self.server.url
+            else:
+                process = await self._start_server(self.server)
+                self.pid = process.pid
+                target = process_transport(process)
             async with Client(target, read_timeout_seconds=self.server.timeout_s) as client:
                 listing = await client.list_tools()
                 self.tools = tuple(_tool_info(tool) for tool in listing.tools)
                 self._client = client
                 self._set(ServerState.UP, "")
                 ready.set()
-                await self._stop.wait()
+                await self._until_stopped_or_ended(process)
         except asyncio.CancelledError:
             raise
         except BaseException as exc:  # anyio wraps failures in ExceptionGroups
             log.warning("MCP server %s failed", self.name, exc_info=True)
             if not self._stop.is_set():
-                self._fail(self._start_failure(exc))
+                self._fail(self._start_failure(exc, process))
         finally:
             self._client = None
+            self.pid = None
             ready.set()
 
-    async def _target(self) -> StdioServerParameters | str:
-        if self.server.url:
-            return self.server.url
-        return await self._prepare(self.server)
+    async def _until_stopped_or_ended(self, process: LiveProcess | None) -> None:
+        stopped = asyncio.ensure_future(self._stop.wait())
+        waiters: set[asyncio.Future[Any]] = {stopped}
+        if process is not None:
+            waiters.add(asyncio.ensure_future(process.wait()))
+        try:
+            await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for waiter in waiters:
+                waiter.cancel()
+        if not self._stop.is_set() and process is not None:
+            self._fail(f"The MCP server '{self.name}' stopped (exit code {process.returncode})"
+                       f"{_last_words(process)}; its tools are unavailable until it is restarted.")
 
     # --- calls ------------------------------------------------------------------------
     async def call(self, tool: str, arguments: dict[str, Any], timeout_s: float) -> CallOutcome:
@@ -174,9 +193,10 @@ class McpConnection:
         self.state, self.reason = state, reason
         self._on_change(self)
 
-    def _start_failure(self, exc: BaseException) -> str:
+    def _start_failure(self, exc: BaseException, process: LiveProcess | None) -> str:
         what = self.server.url or self.server.command
-        return f"The MCP server '{self.name}' ({what}) could not start: {_short(exc)}."
+        why = getattr(_innermost(exc), "sentence", None) or _short(exc)
+        return f"The MCP server '{self.name}' ({what}) could not start: {why}{_last_words(process)}."
 
 
 def _tool_info(tool: Any) -> ToolInfo:
@@ -206,9 +226,22 @@ def _result_text(result: Any) -> str:
     return text
 
 
-def _short(exc: BaseException) -> str:
-    """The innermost message of an exception (anyio wraps failures in groups)."""
+def _innermost(exc: BaseException) -> BaseException:
+    """anyio wraps failures in exception groups: the first real one."""
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
+    return exc
+
+
+def _short(exc: BaseException) -> str:
+    exc = _innermost(exc)
     message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     return message[:200]
+
+
+def _last_words(process: LiveProcess | None) -> str:
+    """The server's last line on stderr, which usually says what went wrong."""
+    if process is None:
+        return ""
+    lines = [line for line in process.stderr_tail().splitlines() if line.strip()]
+    return f' (it said: "{lines[-1].strip()[:200]}")' if lines else ""

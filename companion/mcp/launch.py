@@ -1,21 +1,20 @@
-"""How a stdio MCP server is started: the sandbox prepares its command line."""
+"""How a stdio MCP server starts: through the sandbox's one door, as the user declared it."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from mcp.client.stdio import StdioServerParameters
-
 from companion.config import McpServerSettings
-from companion.mcp.connection import PrepareCommand
-from companion.safety.runner import safe_environment
+from companion.mcp.connection import StartServer
+from companion.safety.door import LiveProcess
+from companion.safety.gate import Gate
 
 
-def stdio_launcher(workspace: Path) -> PrepareCommand:
-    async def prepare(server: McpServerSettings) -> StdioServerParameters:
-        return StdioServerParameters(
-            command=server.command, args=list(server.args),
-            env=safe_environment(server.env), cwd=str(workspace),
-        )
+def sandboxed_starter(gate: Gate) -> StartServer:
+    """Servers run sandboxed like every process: the workspace is their only writable place
+    and they get the network only when their declaration says `network = true`."""
 
-    return prepare
+    async def start(server: McpServerSettings) -> LiveProcess:
+        verdict = gate.declared((server.command, *server.args), tool=server.family,
+                                network=server.network)
+        return await gate.start(verdict, risk="exec", env=server.env)
+
+    return start

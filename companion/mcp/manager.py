@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from companion.config import McpServerSettings
 from companion.events import ErrorOccurred, EventBus
-from companion.mcp.connection import McpConnection, PrepareCommand, ServerState
+from companion.mcp.connection import McpConnection, ServerState, StartServer
 from companion.mcp.family import tool_spec
 from companion.tools.registry import Registry
 
@@ -39,9 +39,9 @@ class FamilyStatus:
 
 class McpManager:
     def __init__(self, servers: Iterable[McpServerSettings], registry: Registry,
-                 prepare: PrepareCommand, bus: EventBus | None = None) -> None:
+                 start_server: StartServer, bus: EventBus | None = None) -> None:
         self._registry = registry
-        self._prepare = prepare
+        self._start_server = start_server
         self._bus = bus
         self._connections: dict[str, McpConnection] = {}
         self._registered: dict[str, list[str]] = {}
@@ -123,7 +123,7 @@ class McpManager:
     # --- internals --------------------------------------------------------------------
     def _add(self, server: McpServerSettings) -> None:
         family = server.family
-        self._connections[family] = McpConnection(server, self._prepare, on_change=self._changed)
+        self._connections[family] = McpConnection(server, self._start_server, on_change=self._changed)
         self._registered[family], self._skipped[family] = [], []
         self._registry.offer_family(family, self._switch_callback(family))
 

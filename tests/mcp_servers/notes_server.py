@@ -2,13 +2,14 @@
 
 It works on the files of its working directory (the workspace): `read_note` is read-only,
 `append_note` only adds, `delete_note` is destructive, `slow_echo` answers after a wait (to be
-killed mid-call), and `get_time` collides with one of her own tools.
+killed mid-call), `connect` tries the network, and `get_time` collides with one of her own tools.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import socket
 from pathlib import Path
 
 from mcp.server.mcpserver import MCPServer
@@ -44,6 +45,16 @@ async def slow_echo(text: str, seconds: float) -> str:
     Path("slow_echo.started").write_text(str(os.getpid()), encoding="utf-8")
     await asyncio.sleep(seconds)
     return text
+
+
+@server.tool(annotations=ToolAnnotations(read_only_hint=True))
+def connect(port: int) -> str:
+    """Try to reach a TCP port on the machine's loopback."""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=3):
+            return "connected"
+    except OSError as exc:
+        return f"no connection: {exc}"
 
 
 @server.tool(annotations=ToolAnnotations(read_only_hint=True))
