@@ -96,6 +96,11 @@ class VoiceSettings:
     """Where her voice is made: "local" (piper on this computer) or a Wyoming server, tcp://host:10200."""
     speed: float = 1.0
     barge_in: bool = True
+    echo_cancellation: bool = True
+    """Remove her own voice from the microphone, so she can be interrupted on open speakers
+    (switch off for a headset or a speakerphone that cancels echo itself)."""
+    noise_suppression: bool = False
+    high_pass_filter: bool = True
     end_of_turn_silence_ms: int = 500
     muted: bool = False
 

@@ -2,6 +2,9 @@
 
 PortAudio callbacks run on their own threads; they touch nothing but a thread-safe queue or
 buffer, and hand results to the event loop through call_soon_threadsafe (the one door).
+With an EchoWorker, the speaker hands it every block it plays (with the block's DAC time) and
+the microphone every block it hears (with its ADC time); the microphone then reads the
+worker's cleaned audio instead of its own.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import soxr
 
 from companion.errors import CompanionError, Stage
 from companion.voice.audio import LEVEL_BLOCK_S, _Levels, resample
+from companion.voice.echo_worker import EchoWorker
 from companion.voice.vad import FRAME_SAMPLES, SAMPLE_RATE, rms
 
 log = logging.getLogger(__name__)
@@ -66,25 +70,39 @@ def list_devices() -> list[dict]:
     return [dict(d) for d in sd.query_devices()]
 
 
+def _stamp(stamp: float, stream, *, output: bool) -> float:
+    """A block's DAC/ADC time; host APIs that leave it 0 get the stream's clock and latency."""
+    if stamp:
+        return stamp
+    return stream.time + stream.latency if output else stream.time - stream.latency
+
+
 class DeviceSource:
-    """The microphone at 16 kHz mono; resampled with soxr when the device runs at another rate."""
+    """The microphone at 16 kHz mono; resampled with soxr when the device runs at another rate.
+
+    With `echo`, every block goes through the echo canceller's thread, which resamples it, and
+    what is read is the cleaned audio.
+    """
 
     realtime = True
 
     def __init__(self, device: str = "", *, loop: asyncio.AbstractEventLoop | None = None,
-                 rate: int | None = None) -> None:
+                 rate: int | None = None, echo: EchoWorker | None = None) -> None:
         """`rate` forces the device's sample rate (default: 16 kHz if it can, else its own)."""
         sd = _sounddevice()
         self._loop = loop or asyncio.get_running_loop()
         self._queue: asyncio.Queue[np.ndarray | None] = asyncio.Queue()
         self._pending = np.zeros(0, dtype=np.float32)
         self._closed = False
+        self._echo = echo
         _require(sd, output=False)
         dev = _device(device)
         try:
             self.rate = rate or _pick_rate(sd, dev, SAMPLE_RATE, output=False)
             self._resampler = soxr.ResampleStream(self.rate, SAMPLE_RATE, 1, dtype="float32") \
-                if self.rate != SAMPLE_RATE else None
+                if self.rate != SAMPLE_RATE and echo is None else None
+            if echo is not None:
+                echo.connect(self._cleaned)
             self._stream = sd.InputStream(
                 device=dev, samplerate=self.rate, channels=1, dtype="float32",
                 blocksize=int(self.rate * 0.032), callback=self._callback,
@@ -99,7 +117,16 @@ class DeviceSource:
     def _callback(self, indata, frames, time_info, status) -> None:
         if status:
             log.debug("input status: %s", status)
-        self._loop.call_soon_threadsafe(self._queue.put_nowait, indata[:, 0].copy())
+        if self._echo is not None:
+            self._echo.capture(indata[:, 0].copy(), self.rate,
+                               _stamp(time_info.inputBufferAdcTime, self._stream, output=False))
+        else:
+            self._loop.call_soon_threadsafe(self._queue.put_nowait, indata[:, 0].copy())
+
+    def _cleaned(self, block: np.ndarray) -> None:
+        """From the echo canceller's thread: cleaned 16 kHz audio."""
+        if not self._closed:
+            self._loop.call_soon_threadsafe(self._queue.put_nowait, block)
 
     async def read(self) -> np.ndarray | None:
         while self._pending.size < FRAME_SAMPLES:
@@ -132,12 +159,17 @@ class _Playback:
 
 
 class DeviceSink(_Levels):
-    """The speaker: one output stream kept open; sentences are queued into its callback."""
+    """The speaker: one output stream kept open; sentences are queued into its callback.
+
+    With `echo`, each block handed to the device, silence included, goes to the echo
+    canceller as the far end, stamped with its DAC time.
+    """
 
     def __init__(self, device: str = "", *, loop: asyncio.AbstractEventLoop | None = None,
-                 preferred_rate: int = 22_050) -> None:
+                 preferred_rate: int = 22_050, echo: EchoWorker | None = None) -> None:
         super().__init__()
         sd = _sounddevice()
+        self._echo = echo
         self._loop = loop or asyncio.get_running_loop()
         self._lock = threading.Lock()
         self._queue: deque[_Playback] = deque()
@@ -174,6 +206,9 @@ class DeviceSink(_Levels):
                 if item.offset >= item.audio.size:
                     finished.append(self._queue.popleft())
         out[filled:] = 0.0
+        if self._echo is not None:
+            self._echo.render(out.copy(), self.rate,
+                              _stamp(time_info.outputBufferDacTime, self._stream, output=True))
         if filled:
             level = rms(out[:filled])
             self._loop.call_soon_threadsafe(self._played, level, finished, started)

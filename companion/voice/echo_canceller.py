@@ -1,0 +1,242 @@
+"""Acoustic echo cancellation: WebRTC's audio processing module (AEC3) on the microphone path.
+
+What the speaker plays (the far end) and what the microphone hears (the near end) arrive as
+blocks stamped with PortAudio's clock: the output block's DAC time and the input block's ADC
+time. Both become 16 kHz sample timelines on that clock, so every 10 ms microphone frame is
+paired with the far-end audio that was leaving the speaker at the same moment, whatever the
+two devices' buffer sizes. The module then only has to find the room's own delay (the air
+between speaker and microphone, or a sound server's loopback), which AEC3 estimates itself.
+
+EchoCanceller is single-threaded and does no I/O; echo_worker.EchoWorker runs it on a thread of its own.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import soxr
+
+from companion.config import VoiceSettings
+from companion.voice.vad import SAMPLE_RATE
+
+APM_FRAME = SAMPLE_RATE // 100
+"""WebRTC's module takes exactly 10 ms frames."""
+JUMP_TOLERANCE = SAMPLE_RATE // 50
+"""A block stamped more than 20 ms away from where the previous one ended starts a new run
+(a device restarted or dropped audio); smaller differences are clock jitter and ignored."""
+FAR_KEPT = SAMPLE_RATE * 2
+"""Far-end audio kept ahead of the microphone (the speaker's buffer is rarely 2 s deep)."""
+_INT16 = 32767.0
+
+
+@dataclass(frozen=True)
+class EchoSettings:
+    echo_cancellation: bool = True
+    """Remove her own voice from the microphone (off for headsets and hardware echo cancellation)."""
+    noise_suppression: bool = False
+    """WebRTC's noise suppressor (steady fans and hum); off by default, as Whisper copes with noise."""
+    high_pass_filter: bool = True
+    """Remove rumble below ~80 Hz."""
+
+    @property
+    def active(self) -> bool:
+        """True when any processing runs at all."""
+        return self.echo_cancellation or self.noise_suppression or self.high_pass_filter
+
+    @classmethod
+    def from_voice(cls, voice: VoiceSettings) -> EchoSettings:
+        return cls(echo_cancellation=voice.echo_cancellation, noise_suppression=voice.noise_suppression,
+                   high_pass_filter=voice.high_pass_filter)
+
+
+def audio_processing_module(settings: EchoSettings):
+    """A new livekit.rtc.AudioProcessingModule with the chosen features (imported lazily:
+    the native library loads only when echo cancellation is actually used)."""
+    from livekit import rtc
+
+    return rtc.AudioProcessingModule(
+        echo_cancellation=settings.echo_cancellation, noise_suppression=settings.noise_suppression,
+        high_pass_filter=settings.high_pass_filter,
+    )
+
+
+def _index(at: float) -> int:
+    """A PortAudio time in seconds as a sample index on the 16 kHz timeline."""
+    return round(at * SAMPLE_RATE)
+
+
+class Timeline:
+    """Blocks at any rate, stamped with the time of their first sample, as one 16 kHz stream.
+
+    `start` is the sample index (on the 16 kHz clock) of `samples[0]`. A block that continues
+    the stream (within JUMP_TOLERANCE) is appended where the last one ended, so jitter in the
+    stamps never tears the audio; a block further away starts a new run.
+    """
+
+    def __init__(self) -> None:
+        self.samples = np.zeros(0, dtype=np.float32)
+        self.start = 0
+        self._rate = 0
+        self._resampler: soxr.ResampleStream | None = None
+        self._next_in = 0  # 16 kHz index where the next input block is expected to start
+        self.runs = 0
+        """How many times the stream (re)started: 1 for a steady device."""
+
+    @property
+    def end(self) -> int:
+        return self.start + self.samples.size
+
+    def push(self, block: np.ndarray, rate: int, at: float) -> None:
+        block = np.asarray(block, dtype=np.float32).reshape(-1)
+        stamped = _index(at)
+        if self.runs == 0 or rate != self._rate or abs(stamped - self._next_in) > JUMP_TOLERANCE:
+            self._restart(rate, stamped)
+        self._next_in += round(block.size * SAMPLE_RATE / rate)
+        if self._resampler is not None:
+            block = self._resampler.resample_chunk(block)
+        self.samples = np.concatenate([self.samples, block]) if self.samples.size else block.copy()
+
+    def _restart(self, rate: int, stamped: int) -> None:
+        self.runs += 1
+        self._rate = rate
+        self._resampler = soxr.ResampleStream(rate, SAMPLE_RATE, 1, dtype="float32") \
+            if rate != SAMPLE_RATE else None
+        self._next_in = stamped
+        # A resampler holds back a few ms: its first output sample still belongs at `stamped`.
+        self.samples = np.zeros(0, dtype=np.float32)
+        self.start = stamped
+
+    def take(self, start: int, count: int) -> np.ndarray:
+        """`count` samples from index `start`; silence where the stream has nothing."""
+        out = np.zeros(count, dtype=np.float32)
+        lo, hi = max(start, self.start), min(start + count, self.end)
+        if hi > lo:
+            out[lo - start:hi - start] = self.samples[lo - self.start:hi - self.start]
+        return out
+
+    def drop_before(self, index: int) -> None:
+        if index > self.start:
+            cut = min(index - self.start, self.samples.size)
+            self.samples = self.samples[cut:]
+            self.start += cut
+
+
+@dataclass
+class EchoStats:
+    """Running totals over processed 10 ms frames (energies are sums of squared samples)."""
+
+    frames: int = 0
+    busy_s: float = 0.0
+    """Time spent inside the audio processing module."""
+    far_energy: float = 0.0
+    raw_energy: float = 0.0
+    clean_energy: float = 0.0
+    echo_frames: int = 0
+    """Frames during which she was audible (the far end above a whisper)."""
+    lead_ms: int = 0
+    """How far ahead of the microphone frame the speaker's audio had arrived, last frame."""
+
+    @property
+    def ms_per_frame(self) -> float:
+        return 1000 * self.busy_s / self.frames if self.frames else 0.0
+
+
+def db(ratio: float) -> float:
+    """10·log10 of an energy ratio, floored at -100 dB."""
+    return float(10 * np.log10(max(ratio, 1e-10)))
+
+
+class EchoCanceller:
+    """Pairs far-end and near-end audio by their PortAudio times and cleans the near end.
+
+    render(): a block the speaker is about to play and its DAC time. capture(): a microphone
+    block and its ADC time; returns the cleaned 16 kHz audio ready so far (10 ms frames, so up
+    to 10 ms is held back until the next block).
+    """
+
+    FAR_ACTIVE = 1e-4
+    """Mean square above which a far-end frame counts as her speaking (about -40 dBFS)."""
+
+    def __init__(self, settings: EchoSettings | None = None) -> None:
+        self.settings = settings or EchoSettings()
+        self.stats = EchoStats()
+        self._far = Timeline()
+        self._near = Timeline()
+        self._far_fed = 0  # 16 kHz index up to which far-end audio has gone into the module
+        self._near_done = 0  # 16 kHz index up to which the microphone has been processed
+        self._apm = audio_processing_module(self.settings) if self.settings.active else None
+        self._frame_type = None
+
+    def configure(self, settings: EchoSettings) -> None:
+        """Switch features on or off; a new module starts (its echo model learns again in ~1 s)."""
+        if settings != self.settings:
+            self.settings = settings
+            self._apm = audio_processing_module(settings) if settings.active else None
+
+    def render(self, block: np.ndarray, rate: int, dac_time: float) -> None:
+        self._far.push(block, rate, dac_time)
+        # Keep only what can still be paired with a microphone frame.
+        self._far.drop_before(max(self._far_fed, self._far.end - FAR_KEPT))
+
+    def capture(self, block: np.ndarray, rate: int, adc_time: float) -> np.ndarray:
+        runs = self._near.runs
+        self._near.push(block, rate, adc_time)
+        if self._near.runs != runs:
+            self._near_done = self._near.start
+        out = []
+        while self._near.end - self._near_done >= APM_FRAME:
+            out.append(self._process(self._near.take(self._near_done, APM_FRAME)))
+            self._near_done += APM_FRAME
+            self._near.drop_before(self._near_done)
+        return np.concatenate(out) if out else np.zeros(0, dtype=np.float32)
+
+    def _process(self, near: np.ndarray) -> np.ndarray:
+        """One 10 ms microphone frame starting at self._near_done, with its far end first."""
+        frame_at = self._near_done
+        if self._far_fed < frame_at - FAR_KEPT or self._far_fed > frame_at + FAR_KEPT:
+            self._far_fed = frame_at  # first frame, or the clocks jumped: start pairing afresh
+        # How far the speaker's queued audio reaches past this frame: the delay a canceller fed
+        # in arrival order would have had to be told (output plus input latency).
+        if self._far.runs:
+            self.stats.lead_ms = (self._far.end - frame_at) * 1000 // SAMPLE_RATE
+        far_energy = 0.0
+        began = time.perf_counter()
+        # Everything the speaker played up to the end of this microphone frame goes in first.
+        while self._far_fed < frame_at + APM_FRAME:
+            far = self._far.take(self._far_fed, APM_FRAME)
+            self._far_fed += APM_FRAME
+            far_energy += float(np.dot(far, far))
+            if self._apm is not None and self.settings.echo_cancellation:
+                self._apm.process_reverse_stream(self._frame(far))
+        self._far.drop_before(self._far_fed)
+        clean = near
+        if self._apm is not None:
+            if self.settings.echo_cancellation:
+                # The stamps already paired the far end with this frame; the hint is only what
+                # the 10 ms framing leaves over (AEC3 finds the acoustic path itself).
+                self._apm.set_stream_delay_ms((self._far_fed - frame_at - APM_FRAME) * 1000 // SAMPLE_RATE)
+            frame = self._frame(near)
+            self._apm.process_stream(frame)
+            clean = np.frombuffer(frame.data, dtype=np.int16).astype(np.float32) / _INT16
+        self._count(far_energy, near, clean, time.perf_counter() - began)
+        return clean
+
+    def _frame(self, samples: np.ndarray):
+        if self._frame_type is None:
+            from livekit.rtc import AudioFrame
+
+            self._frame_type = AudioFrame
+        pcm = (np.clip(samples, -1.0, 1.0) * _INT16).astype(np.int16)
+        return self._frame_type(bytearray(pcm.tobytes()), SAMPLE_RATE, 1, APM_FRAME)
+
+    def _count(self, far_energy: float, near: np.ndarray, clean: np.ndarray, busy: float) -> None:
+        s = self.stats
+        s.frames += 1
+        s.busy_s += busy
+        if far_energy / APM_FRAME >= self.FAR_ACTIVE:
+            s.echo_frames += 1
+            s.far_energy += far_energy
+            s.raw_energy += float(np.dot(near, near))
+            s.clean_energy += float(np.dot(clean, clean))

@@ -1,0 +1,83 @@
+""""Test my speakers": she says a short line and measures how much of it came back into the
+microphone, before and after echo cancellation, in dB and in a sentence a person understands."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from companion.voice.audio import AudioSink
+from companion.voice.echo_canceller import EchoStats, db
+from companion.voice.echo_worker import EchoWorker
+from companion.voice.tts import Synthesizer
+
+TEST_LINE = "This is a speaker test. One, two, three. If you can hear me, my voice works."
+TAIL_S = 0.6
+"""Silence played after the line, so its echo (speaker buffer, room, microphone buffer) is in."""
+HEARD_NOTHING_DB = -45.0
+"""Below this the microphone hardly hears her (a headset, or the speaker far away)."""
+FAINT_DB = -30.0
+"""Below this a trace is left that barge-in ignores; above it she may hear herself."""
+
+
+@dataclass(frozen=True)
+class SpeakerCheck:
+    """How loud her test line came back, relative to how loud she played it."""
+
+    played: bool
+    """False when nothing audible went to the speaker (muted, or no speaker)."""
+    before_db: float
+    """In the raw microphone (0 dB: as loud as she played it)."""
+    after_db: float
+    """In what she listens to: after echo cancellation (the same as before when it is off)."""
+    cancelling: bool
+
+    @property
+    def removed_db(self) -> float:
+        return self.before_db - self.after_db
+
+    def sentence(self) -> str:
+        if not self.played:
+            return "I couldn't play my test line: check that a speaker is chosen and not muted."
+        if self.before_db <= HEARD_NOTHING_DB:
+            heard = (f"Hardly any of my voice reaches your microphone ({self.before_db:.0f} dB): "
+                     "you don't need echo cancellation")
+            return heard + (", but it does no harm." if self.cancelling else ".")
+        loud = "a lot of" if self.before_db > -20 else "some of"
+        before = f"My voice comes back into your microphone, {loud} it ({self.before_db:.0f} dB)."
+        if not self.cancelling:
+            return (before + " Echo cancellation is off, so I would hear myself and stop talking: "
+                    "switch it on, or use a headset.")
+        after = f" After echo cancellation {self.after_db:.0f} dB is left ({self.removed_db:.0f} dB removed):"
+        if self.after_db <= HEARD_NOTHING_DB:
+            return before + after + " practically nothing. You can talk over me."
+        if self.after_db <= FAINT_DB:
+            return before + after + " only a faint trace. Talking over me should work."
+        return (before + after + " too much. I may interrupt myself: turn the speakers down or "
+                "move the microphone away from them.")
+
+
+def compare(before: EchoStats, after: EchoStats) -> tuple[bool, float, float]:
+    """(played, raw dB, cleaned dB) of the echo between two snapshots of the worker's totals."""
+    far = after.far_energy - before.far_energy
+    raw = after.raw_energy - before.raw_energy
+    clean = after.clean_energy - before.clean_energy
+    if after.echo_frames - before.echo_frames < 20 or far <= 0:  # under 0.2 s of her voice
+        return False, 0.0, 0.0
+    return True, db(raw / far), db(clean / far)
+
+
+async def check_speakers(echo: EchoWorker, sink: AudioSink, synthesizer: Synthesizer,
+                         line: str = TEST_LINE) -> SpeakerCheck:
+    """Play `line` through `sink` and measure its echo on the microphone `echo` cleans.
+
+    The caller keeps her from listening meanwhile (with cancellation off she would hear it).
+    """
+    audio = await synthesizer.synthesize(line)
+    rate = synthesizer.sample_rate
+    audio = np.concatenate([audio, np.zeros(int(TAIL_S * rate), dtype=np.float32)])
+    start = echo.stats()
+    await sink.play(audio, rate)
+    played, before_db, after_db = compare(start, echo.stats())
+    return SpeakerCheck(played, before_db, after_db, echo.cancelling)

@@ -1,0 +1,163 @@
+"""The echo canceller on a simulated room, with the real WebRTC module, piper and Whisper.
+
+Her voice plays at 22.05 kHz in 20 ms blocks stamped with their DAC times, the microphone
+hears it 60 ms later at -6 dB (plus a reflection) in 32 ms blocks stamped with their ADC
+times, as PortAudio reports them; the user's words arrive on top of hers.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from audio_env import espeak_wav
+
+from companion.voice.audio import read_wav, resample
+from companion.voice.echo_canceller import EchoCanceller, EchoSettings, Timeline, db
+from companion.voice.echo_worker import EchoWorker
+
+RATE = 16_000
+HER_WORDS = ("The capital of Australia is Canberra. It was chosen as a compromise between "
+             "Sydney and Melbourne, and it is a planned city with many parks and lakes.")
+
+
+def words(text: str) -> list[str]:
+    return "".join(c for c in text.lower() if c.isalnum() or c == " ").split()
+
+
+def room(far16: np.ndarray, *, delay_s: float = 0.06, gain: float = 0.5) -> np.ndarray:
+    """What the microphone hears of `far16`: the direct path and one wall reflection."""
+    echo = np.zeros(far16.size + RATE, dtype=np.float32)
+    d = int(delay_s * RATE)
+    echo[d:d + far16.size] += gain * far16
+    r = d + int(0.011 * RATE)
+    echo[r:r + far16.size] += 0.4 * gain * far16
+    return echo
+
+
+def run_room(canceller: EchoCanceller, far: np.ndarray, far_rate: int, near: np.ndarray, *,
+             output_lead_s: float = 0.12, input_lag_s: float = 0.04, clock0: float = 1000.0,
+             dac_skew_s: float = 0.0) -> np.ndarray:
+    """Feed both streams as PortAudio's callbacks would, in the order they would arrive.
+
+    The speaker's block for DAC time t is handed over at t - output_lead_s; the microphone's
+    block captured at t arrives at t + block + input_lag_s. Returns the cleaned microphone.
+    """
+    out_block, in_block = int(0.02 * far_rate), 512
+    events = []
+    total_s = near.size / RATE
+    far = np.concatenate([far, np.zeros(int((total_s + 1) * far_rate) - far.size, dtype=np.float32)])
+    for i in range(0, int((total_s + 1) * far_rate) - out_block, out_block):
+        dac = clock0 + i / far_rate
+        events.append((dac - output_lead_s, "far", far[i:i + out_block], dac + dac_skew_s))
+    for i in range(0, near.size - in_block + 1, in_block):
+        adc = clock0 + i / RATE
+        events.append((adc + in_block / RATE + input_lag_s, "near", near[i:i + in_block], adc))
+    events.sort(key=lambda e: e[0])
+    cleaned = []
+    for _arrival, kind, block, stamp in events:
+        if kind == "far":
+            canceller.render(block, far_rate, stamp)
+        else:
+            cleaned.append(canceller.capture(block, RATE, stamp))
+    return np.concatenate(cleaned)
+
+
+@pytest.fixture(scope="module")
+def her_voice(piper_voice) -> tuple[np.ndarray, int]:
+    return piper_voice.synthesize_sync(HER_WORDS), piper_voice.sample_rate
+
+
+def test_her_voice_coming_back_into_the_microphone_is_removed_by_more_than_30_db(her_voice):
+    far, far_rate = her_voice
+    near = room(resample(far, far_rate, RATE))
+    canceller = EchoCanceller(EchoSettings())
+
+    clean = run_room(canceller, far, far_rate, near)
+
+    settled = slice(2 * RATE, far.size * RATE // far_rate)  # after the first two seconds
+    erle = db(float(np.dot(near[settled], near[settled])) / max(float(np.dot(clean[settled], clean[settled])), 1e-12))
+    assert erle > 30, erle
+    stats = canceller.stats
+    assert stats.echo_frames > 300 and db(stats.raw_energy / stats.far_energy) > -8
+    assert stats.ms_per_frame < 5  # the bench measures it properly; this only catches a runaway
+
+
+def test_the_users_words_over_her_voice_survive_and_hers_do_not(tmp_path, her_voice, hearing):
+    far, far_rate = her_voice
+    user, user_rate = read_wav(espeak_wav(tmp_path / "user.wav", "Please stop talking now."))
+    user = resample(user, user_rate, RATE)
+    near = room(resample(far, far_rate, RATE))
+    at = int(5.0 * RATE)  # the user talks over her five seconds in, 6 dB below her echo
+    near[at:at + user.size] += 0.5 * user
+
+    raw_heard = words(hearing.transcribe_sync(near[at - RATE // 2:at + user.size + RATE // 2]))
+    clean = run_room(EchoCanceller(EchoSettings()), far, far_rate, near)
+    clean_heard = words(hearing.transcribe_sync(clean[at - RATE // 2:at + user.size + RATE // 2]))
+
+    assert "stop" not in raw_heard and "parks" in raw_heard  # her voice drowns the user's ...
+    assert clean_heard == ["please", "stop", "talking", "now"], clean_heard  # ... not once cleaned
+
+
+def test_a_deep_speaker_buffer_is_paired_by_its_timestamps_not_by_arrival(her_voice):
+    # The speaker's blocks are handed over 600 ms before they sound (a deep sound-server
+    # buffer): pairing by DAC time keeps the module's own delay at the room's 60 ms.
+    far, far_rate = her_voice
+    near = room(resample(far, far_rate, RATE))
+    paired = EchoCanceller(EchoSettings())
+    clean = run_room(paired, far, far_rate, near, output_lead_s=0.6)
+    settled = slice(2 * RATE, far.size * RATE // far_rate)
+    assert db(np.dot(near[settled], near[settled]) / np.dot(clean[settled], clean[settled])) > 30
+    assert paired.stats.lead_ms >= 550  # the far end really had arrived that far ahead
+
+
+def test_switching_echo_cancellation_off_passes_her_echo_through():
+    rng = np.random.default_rng(1)
+    far = (0.2 * rng.standard_normal(4 * RATE)).astype(np.float32)
+    near = room(far)
+    canceller = EchoCanceller(EchoSettings(echo_cancellation=False, high_pass_filter=False))
+    clean = run_room(canceller, far, RATE, near)
+    assert not canceller.settings.active
+    np.testing.assert_allclose(clean[:near.size - RATE], near[:clean.size][:near.size - RATE], atol=1e-6)
+    canceller.configure(EchoSettings())
+    assert canceller.settings.echo_cancellation
+
+
+def test_a_timeline_ignores_jitter_in_the_stamps_and_restarts_after_a_gap():
+    line = Timeline()
+    block = np.ones(160, dtype=np.float32)
+    line.push(block, RATE, 10.0)
+    line.push(block, RATE, 10.0 + 0.01 + 0.0004)  # 0.4 ms of jitter: appended where the last ended
+    assert (line.start, line.end, line.runs) == (160_000, 160_320, 1)
+    line.push(block, RATE, 10.5)  # 480 ms later: audio was lost, a new run starts there
+    assert (line.start, line.end, line.runs) == (168_000, 168_160, 2)
+    assert line.take(167_990, 20).tolist() == [0.0] * 10 + [1.0] * 10
+
+
+def test_the_worker_cleans_on_its_own_thread_and_hands_out_every_sample(her_voice):
+    import threading
+
+    far, far_rate = her_voice
+    near = room(resample(far, far_rate, RATE))[:4 * RATE]
+    got: list[np.ndarray] = []
+    threads: set[str] = set()
+    done = threading.Event()
+
+    def deliver(block: np.ndarray) -> None:
+        threads.add(threading.current_thread().name)
+        got.append(block)
+        if sum(b.size for b in got) >= near.size - 512:
+            done.set()
+
+    worker = EchoWorker(EchoSettings(), deliver=deliver)
+    try:
+        for i in range(0, near.size - 511, 512):
+            t = 50.0 + i / RATE
+            worker.render(resample(far, far_rate, RATE)[i:i + 512], RATE, t)
+            worker.capture(near[i:i + 512], RATE, t)
+        assert done.wait(30)
+        assert worker.cancelling
+        assert worker.stats().frames >= (near.size - 512) // 160
+    finally:
+        worker.close()
+    assert threads == {"echo-canceller"}
+    assert not worker.cancelling
