@@ -10,6 +10,7 @@ PACKAGES=(
   bubblewrap                                      # the kernel sandbox every command runs in
   xvfb xauth libxcb-icccm4 libxcb-keysyms1 libxcb-cursor0 libxkbcommon-x11-0
   libegl1 libgl1 libxkbcommon0 libfontconfig1 libdbus-1-3  # Qt
+  fonts-noto-color-emoji                          # emoji in the transcript
 )
 
 command -v dpkg-query >/dev/null 2>&1 || { echo "system-deps: not a Debian system; install PortAudio and PulseAudio yourself." >&2; exit 0; }

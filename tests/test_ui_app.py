@@ -116,7 +116,7 @@ def test_the_face_shows_a_tools_focus_while_it_runs_its_fail_face_then_the_reply
     qt_loop(scenario())
     assert faces[-3:] == ["determined", "crying", "embarrassed"]
     assert app.window.face.expression == "embarrassed"
-    assert ("narration", "Checking the flux.") in app.window.captions.entries()
+    assert ("activity", "flux_check: Checking the flux.") in app.window.captions.entries()
 
 
 def test_an_unreachable_brain_shows_what_to_do_and_a_confused_face_without_crashing(
@@ -266,7 +266,7 @@ def test_saving_the_personality_in_the_editor_changes_her_next_announce(
         await finished
 
     qt_loop(scenario())
-    assert ("narration", "Consulting my pocket watch.") in app.window.captions.entries()
+    assert ("activity", "get_time: Consulting my pocket watch.") in app.window.captions.entries()
 
 
 def test_closing_while_the_brain_probe_still_waits_ends_the_probe_with_her(

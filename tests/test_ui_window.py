@@ -63,6 +63,9 @@ def test_captions_show_what_she_heard_and_what_she_said(qtbot):
         bus.emit(ev.ReplyDelta("look."))
         bus.emit(ev.ReplyDone("Let me look."))
         bus.emit(ev.Speak(ev.SpeechKind.ANNOUNCE, "Checking the clock.", tool="get_time"))
+        bus.emit(ev.ToolStarted("get_time", "call-1"))
+        bus.emit(ev.ToolFinished("get_time", "call-1", ev.Outcome.OK, "15:10"))
+        bus.emit(ev.Speak(ev.SpeechKind.COMPLETE, "Here's the time.", tool="get_time"))
         bus.emit(ev.ReplyDone(""))
         bus.emit(ev.ReplyDelta("It's ten past three."))
         bus.emit(ev.ReplyDone("It's ten past three."))
@@ -70,7 +73,7 @@ def test_captions_show_what_she_heard_and_what_she_said(qtbot):
     assert window.captions.entries() == [
         ("heard", "what time is it"),
         ("said", "Let me look."),
-        ("narration", "Checking the clock."),
+        ("activity", "get_time: Checking the clock."),  # one line for the tool, no narration bubbles
         ("said", "It's ten past three."),
     ]
 

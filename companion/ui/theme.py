@@ -3,11 +3,6 @@
 STYLE_SHEET = """
 QMainWindow, QDialog { background: #2f3454; color: #f3eefe; }
 QWidget { color: #f3eefe; font-size: 10.5pt; }
-QScrollArea#captions, QWidget#captionsInner { background: #262a44; border: none; }
-QLabel#heard { background: #5b5fa8; border-radius: 12px; padding: 7px 11px; }
-QLabel#said { background: #fff1e3; color: #3a2c3f; border-radius: 12px; padding: 7px 11px; }
-QLabel#narration { color: #cfc6f5; font-style: italic; padding: 2px 11px; }
-QLabel#notice { color: #ffd6a0; padding: 2px 11px; }
 QLabel#statePill { background: #3c4170; border-radius: 10px; padding: 3px 10px; }
 QLabel#workChip { background: #ffc66b; color: #3a2c3f; border-radius: 10px; padding: 3px 10px; }
 QFrame#banner_error { background: #7a2f45; border-radius: 8px; }

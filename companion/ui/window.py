@@ -1,4 +1,4 @@
-"""Her window: the face, captions, a text box, mute and push-to-talk, banners and cards.
+"""Her window: the face, the transcript, a text box, mute and push-to-talk, banners and cards.
 
 The window only shows things and reports what the user does, as signals; app.py connects
 those signals to the core. `connect_bridge` wires the core's events (via the bridge) in.
@@ -26,9 +26,9 @@ from companion.config import BrainSettings
 from companion.ui.approval_card import ApprovalPanel
 from companion.ui.banner import BannerArea, brain_advice
 from companion.ui.bridge import EventBridge
-from companion.ui.captions import CaptionsView
 from companion.ui.face import FaceWidget
 from companion.ui.pictures import app_icon
+from companion.ui.transcript import TranscriptView
 
 STATE_TEXT = {
     "idle": "Ready",
@@ -72,7 +72,8 @@ class CompanionWindow(QMainWindow):
         self._brain_failed = False
         self._state = "idle"
         self.face = FaceWidget()
-        self.captions = CaptionsView()
+        self.captions = TranscriptView()
+        self.captions.stop_requested.connect(self.stop_requested.emit)
         self.banners = BannerArea()
         self.approvals = ApprovalPanel()
         self.state_label = QLabel(STATE_TEXT["idle"])
@@ -170,6 +171,8 @@ class CompanionWindow(QMainWindow):
         bridge.reply_delta.connect(self.captions.add_reply_delta)
         bridge.reply_done.connect(self.captions.finish_reply)
         bridge.speak.connect(self.captions.add_speech)
+        bridge.tool_started.connect(self.captions.tool_started)
+        bridge.tool_finished.connect(self.captions.tool_finished)
         bridge.expression.connect(lambda name, _reason: self.face.set_expression(name))
         bridge.state.connect(self.show_state)
         bridge.speech_level.connect(self.face.set_speech_level)

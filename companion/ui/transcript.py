@@ -1,0 +1,454 @@
+"""The conversation as a transcript: her replies in markdown, your words, one line per tool.
+
+One QTextBrowser document holds every line as plain blocks (Qt lays out and paints only
+what is on screen, and appending a block is cheap, so thousands of lines scroll smoothly;
+tables would make every append re-lay the whole document). The rounded bubble behind a
+line is painted for the visible lines only, sized to the text's longest line.
+
+The public surface is small: what the bridge feeds (`add_heard`, `add_reply_delta`,
+`finish_reply`, `add_speech`, `tool_started`, `tool_finished`), `add_notice` for any other
+line (approval decisions, job results), `clear`/`load` for conversations, `entries` to read.
+"""
+
+from __future__ import annotations
+
+import bisect
+import time
+from dataclasses import dataclass
+from datetime import datetime
+
+from PySide6.QtCore import QEvent, QRectF, Qt, QTimer, QUrl, Signal, Slot
+from PySide6.QtGui import (
+    QColor,
+    QDesktopServices,
+    QFont,
+    QGuiApplication,
+    QPainter,
+    QTextBlockFormat,
+    QTextCharFormat,
+    QTextCursor,
+    QTextDocument,
+    QTextDocumentFragment,
+)
+from PySide6.QtWidgets import QTextBrowser, QToolTip, QWidget
+
+from companion.ui.markdown import COPY_SCHEME, render_markdown
+
+MAX_LINES = 3000
+"""Older lines leave the view (they stay saved) so a day-long window stays light."""
+EMOJI_FONTS = ["Noto Color Emoji", "Apple Color Emoji", "Segoe UI Emoji"]
+"""Tried after the normal font for glyphs it lacks, so emoji show in colour, not as boxes."""
+SIDE_GAP = 48
+"""Pixels kept free on the far side of a bubble: yours lean right, hers left."""
+PAD_X, PAD_Y = 11, 7
+"""Space between a bubble's edge and its text."""
+LINE_GAP = 6
+RADIUS = 12
+STOP_SCHEME = "stop"
+
+HEARD, SAID, ACTIVITY, NOTICE = "heard", "said", "activity", "notice"
+BUBBLES = {HEARD: QColor("#5b5fa8"), SAID: QColor("#fff1e3")}
+TEXT = {HEARD: QColor("#f3eefe"), SAID: QColor("#3a2c3f"), ACTIVITY: QColor("#cfc6f5"), NOTICE: QColor("#ffd6a0")}
+OUTCOME_MARKS = {"": "⚙", "ok": "✓", "failed": "✗", "refused": "⊘", "interrupted": "⏹"}
+
+
+@dataclass
+class _Line:
+    kind: str
+    text: str
+    start: QTextCursor
+    """At the line's first character; keeps its place when text is inserted there."""
+    at: float
+    spoken: bool = False
+    tool: str = ""
+    doing: str = ""
+    outcome: str = ""
+    detail: str = ""
+    elapsed_s: float = 0.0
+    started: float = 0.0
+    """Monotonic time a running activity started."""
+    wide: bool = False
+    """Holds a code block: the bubble takes the full width, like the code's background."""
+
+
+class TranscriptView(QTextBrowser):
+    """The scrolling transcript; keeps to the bottom as she talks unless you scrolled up."""
+
+    stop_requested = Signal()
+    """The Stop link on a running tool's line was clicked."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("transcript")
+        self.setOpenLinks(False)
+        self.anchorClicked.connect(self._link)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setStyleSheet("QTextBrowser#transcript { background: #262a44; border: none; }")
+        self._doc = self._new_document()
+        self.setDocument(self._doc)
+        self._lines: list[_Line] = []
+        self._open_reply: _Line | None = None
+        self._announced: dict[str, str] = {}
+        self._code: dict[int, str] = {}
+        self._next_code = 0
+        self._stick = True
+        self._ticker = QTimer(self, interval=1000)
+        self._ticker.timeout.connect(self._tick)
+        bar = self.verticalScrollBar()
+        bar.rangeChanged.connect(self._keep_to_bottom)
+        bar.valueChanged.connect(lambda value: setattr(self, "_stick", value >= bar.maximum() - 4))
+
+    # --- what the bridge feeds ------------------------------------------------------------
+    @Slot(str, bool)
+    def add_heard(self, text: str, spoken: bool = True) -> None:
+        self._close_reply()
+        self._add(HEARD, text, spoken=spoken)
+
+    @Slot(str)
+    def add_reply_delta(self, text: str) -> None:
+        if self._open_reply is None:
+            self._open_reply = self._add(SAID, "")
+        line = self._open_reply
+        line.text += text
+        # Plain while it streams (half a code fence is not markdown yet); rendered when done.
+        # The open reply is always the last line.
+        cursor = QTextCursor(self._doc)
+        cursor.movePosition(QTextCursor.MoveOperation.End)
+        cursor.insertText(text, _char(SAID))
+
+    @Slot(str)
+    def finish_reply(self, text: str) -> None:
+        """One model round's whole reply: it replaces the streamed pieces (or drops an empty one)."""
+        line, self._open_reply = self._open_reply, None
+        text = text.strip()
+        if line is None:
+            if text:
+                self._add(SAID, text)
+            return
+        if text:
+            line.text = text
+            self._fill(self._lines.index(line))
+        elif not line.text.strip():
+            self._remove(line)
+
+    @Slot(str, str, str)
+    def add_speech(self, kind: str, text: str, tool: str = "") -> None:
+        """A line she says that is not reply text. Narration about a tool becomes its activity
+        line (the announcement says what it is doing); anything else she says is a bubble."""
+        if kind == "announce" and tool:
+            self._announced[tool] = text
+            return
+        if kind in ("announce", "heartbeat", "complete", "fail"):
+            return  # the activity line shows progress and the result
+        self._close_reply()
+        self._add(SAID, text)
+
+    @Slot(str, str)
+    def tool_started(self, name: str, _call_id: str = "") -> None:
+        self._close_reply()
+        self._add(ACTIVITY, name, tool=name, doing=self._announced.pop(name, ""), started=time.monotonic())
+        self._ticker.start()
+
+    @Slot(str, str, str)
+    def tool_finished(self, name: str, outcome: str, detail: str = "") -> None:
+        line = next((x for x in reversed(self._lines) if x.kind == ACTIVITY and x.tool == name and not x.outcome),
+                    None)
+        if line is None:  # refused before it started
+            line = self._add(ACTIVITY, name, tool=name, doing=self._announced.pop(name, ""))
+        else:
+            line.elapsed_s = time.monotonic() - line.started
+        line.outcome, line.detail = outcome or "ok", detail
+        self._fill(self._lines.index(line))
+
+    @Slot(str)
+    def add_notice(self, text: str) -> None:
+        self._close_reply()
+        self._add(NOTICE, text)
+
+    # --- conversations --------------------------------------------------------------------
+    def clear(self) -> None:  # noqa: D102 (QTextBrowser.clear, plus our own bookkeeping)
+        self._doc.clear()
+        self._lines.clear()
+        self._open_reply = None
+        self._announced.clear()
+        self._code.clear()
+        self._ticker.stop()
+
+    def load(self, entries) -> None:
+        """Show a saved conversation (companion.conversations.Entry lines), replacing what is shown."""
+        self.clear()
+        # Built in a document no view shows yet: five times faster than laying out every line.
+        shown, self._doc = self._doc, self._new_document()
+        for entry in entries[-MAX_LINES:]:
+            self._add(entry.kind if entry.kind in TEXT else NOTICE, entry.text, at=entry.at, spoken=entry.spoken,
+                      tool=entry.tool, doing=entry.text if entry.kind == ACTIVITY else "",
+                      outcome=entry.outcome or ("interrupted" if entry.kind == ACTIVITY else ""),
+                      detail=entry.detail, elapsed_s=entry.elapsed_s)
+        self.setDocument(self._doc)
+        shown.deleteLater()
+        self._stick = True
+        self.verticalScrollBar().setValue(self.verticalScrollBar().maximum())
+
+    def _new_document(self) -> QTextDocument:
+        document = QTextDocument(self)
+        font = QFont(self.font())
+        font.setFamilies([font.family(), *EMOJI_FONTS])
+        document.setDefaultFont(font)
+        document.setDocumentMargin(10)
+        return document
+
+    # --- reading back (tests, copy) -------------------------------------------------------
+    def entries(self) -> list[tuple[str, str]]:
+        """(kind, text) per line; an activity line reads "tool: what it is doing"."""
+        return [(x.kind, f"{x.tool}: {x.doing}" if x.kind == ACTIVITY else x.text) for x in self._lines]
+
+    def line_at(self, index: int) -> dict:
+        """Everything one line holds, for tests: kind, text, outcome, spoken, time, shown text."""
+        line = self._lines[index]
+        begin, end = self._span(index)
+        cursor = QTextCursor(self._doc)
+        cursor.setPosition(begin)
+        cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
+        return {"kind": line.kind, "text": line.text, "outcome": line.outcome, "spoken": line.spoken,
+                "at": line.at, "shown": cursor.selection().toPlainText(), "bubble": self._bubble(index)}
+
+    # --- building lines -------------------------------------------------------------------
+    def _add(self, kind: str, text: str, *, at: float | None = None, **extra) -> _Line:
+        cursor = QTextCursor(self._doc)
+        cursor.movePosition(QTextCursor.MoveOperation.End)
+        cursor.beginEditBlock()  # one layout pass for the whole line, not one per change
+        if self._lines:
+            cursor.insertBlock()
+        start = QTextCursor(cursor)
+        start.setKeepPositionOnInsert(True)
+        line = _Line(kind, text, start, at or time.time(), **extra)
+        self._lines.append(line)
+        self._fill(len(self._lines) - 1)
+        while len(self._lines) > MAX_LINES:
+            self._remove(self._lines[0])
+        cursor.endEditBlock()
+        return line
+
+    def _span(self, index: int) -> tuple[int, int]:
+        """First and end position of line `index` (the end excludes the break to the next line)."""
+        begin = self._lines[index].start.position()
+        if index + 1 < len(self._lines):
+            return begin, self._lines[index + 1].start.position() - 1
+        return begin, self._doc.characterCount() - 1
+
+    def _blocks(self, index: int):
+        begin, end = self._span(index)
+        block = self._doc.findBlock(begin)
+        while block.isValid() and block.position() <= end:
+            yield block
+            block = block.next()
+
+    def _fill(self, index: int) -> None:
+        line = self._lines[index]
+        begin, end = self._span(index)
+        cursor = QTextCursor(self._doc)
+        cursor.setPosition(begin)
+        cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
+        cursor.beginEditBlock()
+        cursor.removeSelectedText()
+        cursor.setBlockFormat(QTextBlockFormat())
+        cursor.setBlockCharFormat(_char(line.kind))
+        if line.kind == SAID and line.text:
+            rendered = render_markdown(line.text, first_code_id=self._next_code, color=TEXT[SAID])
+            for code in rendered.code_blocks:
+                self._code[self._next_code] = code
+                self._next_code += 1
+            line.wide = bool(rendered.code_blocks)
+            cursor.insertFragment(QTextDocumentFragment(rendered.document))
+        elif line.kind == HEARD:
+            # What people say is never markup. A spoken turn carries a small microphone mark.
+            cursor.insertText(("🎙 " if line.spoken else "") + line.text, _char(HEARD))
+        elif line.kind == ACTIVITY:
+            self._fill_activity(cursor, line)
+        else:
+            cursor.insertText(line.text, _char(line.kind))
+        self._shape(index)
+        cursor.endEditBlock()
+
+    def _shape(self, index: int) -> None:
+        """Margins that leave room for the bubble's padding and the gap on its far side."""
+        kind = self._lines[index].kind
+        blocks = list(self._blocks(index))
+        for n, block in enumerate(blocks):
+            fmt = QTextBlockFormat(block.blockFormat())
+            if kind in BUBBLES:
+                near, far = PAD_X, SIDE_GAP + PAD_X
+                fmt.setLeftMargin(far if kind == HEARD else near + fmt.leftMargin())
+                fmt.setRightMargin(near if kind == HEARD else far)
+                if kind == HEARD:
+                    fmt.setAlignment(Qt.AlignmentFlag.AlignRight)
+            else:
+                fmt.setLeftMargin(4)
+            gap = LINE_GAP + (PAD_Y if kind in BUBBLES else 0)
+            if n == 0:
+                fmt.setTopMargin(gap)
+            if n == len(blocks) - 1:
+                fmt.setBottomMargin(PAD_Y if kind in BUBBLES else 0)
+            shaper = QTextCursor(block)
+            shaper.setBlockFormat(fmt)
+            shaper.setBlockCharFormat(_char(kind))  # list bullets are drawn in the block's colour
+
+    def _fill_activity(self, cursor: QTextCursor, line: _Line) -> None:
+        plain = _char(ACTIVITY)
+        bold = _char(ACTIVITY)
+        bold.setFontWeight(QFont.Weight.DemiBold)
+        cursor.insertText(f"{OUTCOME_MARKS.get(line.outcome, '•')} ", plain)
+        cursor.insertText(line.tool, bold)
+        if line.doing:
+            cursor.insertText(f" · {line.doing}", plain)
+        running = not line.outcome
+        elapsed = (time.monotonic() - line.started) if running and line.started else line.elapsed_s
+        if running or elapsed:
+            cursor.insertText(f" · {_seconds(elapsed)}", plain)
+        if running:
+            link = _char(ACTIVITY)
+            link.setAnchor(True)
+            link.setAnchorHref(f"{STOP_SCHEME}:")
+            link.setFontUnderline(True)
+            link.setForeground(QColor("#ffb3c4"))
+            cursor.insertText("  ", plain)
+            cursor.insertText("Stop", link)
+        elif line.detail:
+            cursor.insertText(f" — {_short(line.detail)}", plain)
+
+    def _remove(self, line: _Line) -> None:
+        index = self._lines.index(line)
+        begin, end = self._span(index)
+        cursor = QTextCursor(self._doc)
+        if index > 0:
+            cursor.setPosition(begin - 1)  # the break before it
+            cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
+        else:
+            cursor.setPosition(begin)
+            following = self._lines[1].start.position() if len(self._lines) > 1 else end
+            cursor.setPosition(following, QTextCursor.MoveMode.KeepAnchor)
+        cursor.removeSelectedText()
+        del self._lines[index]
+        if index == 0 and self._lines:
+            self._lines[0].start.setPosition(0)
+
+    def _close_reply(self) -> None:
+        if self._open_reply is not None and not self._open_reply.text.strip():
+            self._remove(self._open_reply)
+        self._open_reply = None
+
+    def _tick(self) -> None:
+        first = max(0, len(self._lines) - 50)
+        running = [i for i in range(first, len(self._lines))
+                   if self._lines[i].kind == ACTIVITY and not self._lines[i].outcome and self._lines[i].started]
+        for index in running:
+            self._fill(index)
+        if not running:
+            self._ticker.stop()
+
+    # --- the user's side ------------------------------------------------------------------
+    def _link(self, url: QUrl) -> None:
+        scheme = url.scheme()
+        if scheme == COPY_SCHEME:
+            code = self._code.get(int(url.path() or -1))
+            if code is not None:
+                QGuiApplication.clipboard().setText(code)
+                QToolTip.showText(self.cursor().pos(), "Copied")
+        elif scheme == STOP_SCHEME:
+            self.stop_requested.emit()
+        elif scheme in ("http", "https", "mailto"):
+            QDesktopServices.openUrl(url)  # her links open in the browser, never inside the app
+
+    def viewportEvent(self, event: QEvent) -> bool:  # noqa: N802 (Qt name)
+        if event.type() == QEvent.Type.ToolTip:
+            pos = event.pos()
+            anchor = self.anchorAt(pos)
+            line = self._line_at_y(pos.y() + self.verticalScrollBar().value())
+            if anchor and not anchor.startswith((COPY_SCHEME, STOP_SCHEME)):
+                QToolTip.showText(event.globalPos(), anchor, self)
+            elif line is not None:
+                QToolTip.showText(event.globalPos(), _when(line), self)
+            else:
+                QToolTip.hideText()
+            return True
+        return super().viewportEvent(event)
+
+    # --- painting -------------------------------------------------------------------------
+    def paintEvent(self, event) -> None:  # noqa: N802
+        top = self.verticalScrollBar().value()
+        height = self.viewport().height()
+        painter = QPainter(self.viewport())
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
+        painter.setPen(Qt.PenStyle.NoPen)
+        for index in range(max(0, self._index_at_y(top)), len(self._lines)):
+            if self._top(index) > top + height:
+                break
+            color = BUBBLES.get(self._lines[index].kind)
+            if color is not None:
+                painter.setBrush(color)
+                painter.drawRoundedRect(self._bubble(index).translated(0, -top), RADIUS, RADIUS)
+        painter.end()
+        super().paintEvent(event)
+
+    def _bubble(self, index: int) -> QRectF:
+        """The bubble around line `index`: its text's extent plus padding (document coordinates)."""
+        line = self._lines[index]
+        left = top = float("inf")
+        right = bottom = float("-inf")
+        for block in self._blocks(index):
+            layout = block.layout()
+            origin = layout.position()
+            for n in range(layout.lineCount()):
+                rect = layout.lineAt(n).naturalTextRect().translated(origin)
+                left, right = min(left, rect.left()), max(right, rect.right())
+                top, bottom = min(top, rect.top()), max(bottom, rect.bottom())
+        if top == float("inf"):
+            return QRectF()
+        margin = self._doc.documentMargin()
+        if line.kind == SAID:
+            left = margin
+            if line.wide:
+                right = self._doc.textWidth() - margin - SIDE_GAP - PAD_X
+        else:
+            right = self._doc.textWidth() - margin - PAD_X
+        return QRectF(left - (0 if line.kind == SAID else PAD_X), top - PAD_Y + 1,
+                      right - left + PAD_X + (PAD_X if line.kind == SAID else 0), bottom - top + 2 * PAD_Y - 2)
+
+    def _top(self, index: int) -> float:
+        block = self._doc.findBlock(self._lines[index].start.position())
+        return self._doc.documentLayout().blockBoundingRect(block).top()
+
+    def _index_at_y(self, y: float) -> int:
+        """The last line starting at or above `y` (-1 when none)."""
+        return bisect.bisect_right(range(len(self._lines)), y, key=self._top) - 1
+
+    def _line_at_y(self, y: float) -> _Line | None:
+        index = self._index_at_y(y)
+        return self._lines[index] if index >= 0 else None
+
+    def _keep_to_bottom(self, _minimum: int, maximum: int) -> None:
+        if self._stick:
+            self.verticalScrollBar().setValue(maximum)
+
+
+def _char(kind: str) -> QTextCharFormat:
+    fmt = QTextCharFormat()
+    fmt.setForeground(TEXT.get(kind, TEXT[NOTICE]))
+    if kind == ACTIVITY:
+        fmt.setFontPointSize(9.0)
+    return fmt
+
+
+def _seconds(seconds: float) -> str:
+    return f"{seconds:.1f} s" if seconds < 10 else f"{int(seconds)} s"
+
+
+def _short(text: str, limit: int = 120) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def _when(line: _Line) -> str:
+    moment = datetime.fromtimestamp(line.at)
+    today = datetime.now().date() == moment.date()
+    return moment.strftime("%H:%M" if today else "%Y-%m-%d %H:%M")
