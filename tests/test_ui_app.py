@@ -106,7 +106,7 @@ def test_the_face_shows_a_tools_focus_while_it_runs_its_fail_face_then_the_reply
         await running.wait()
         await focused
         assert app.window.face.expression == "determined"
-        assert app.window.state_label.text() == "Working…"
+        assert app.window.state_label.text() == "Working: flux_check"
         failed = _expression(app, "crying")
         release.set()
         await failed

@@ -111,6 +111,7 @@ def test_an_unreachable_brain_shows_a_banner_saying_what_to_do_and_a_confused_fa
 
 def test_the_mute_button_reports_mute_and_unmute(qtbot):
     window, _bridge, _bus = _window(qtbot)
+    window.set_voice("ready")
     with qtbot.waitSignal(window.mute_toggled, timeout=2000) as blocker:
         window.mute_button.click()
     assert blocker.args == [True]

@@ -102,7 +102,7 @@ class CompanionApp(QObject):
 
     async def start(self) -> None:
         """Start the core, the approval cards and (in the background) her voice."""
-        self.window.show_state("thinking")
+        self.window.set_started(False)
         await self._first_frame()
         try:
             # The core pulls in the HTTP client stack (~0.5 s of imports): load it off the Qt
@@ -115,9 +115,11 @@ class CompanionApp(QObject):
         except Exception as exc:  # e.g. an action tool that fails to import
             log.exception("the core did not start")
             self.window.banners.show_banner("core", f"I couldn't start: {exc}")
+            self.window.set_started(True)
             self.window.face.set_expression("sad")
             return
         self._start_gate()
+        self.window.set_started(True)
         self.window.captions.load(self.companion.transcript())
         self.window.show_state("idle")
         self.times["core_ready"] = time.perf_counter()
@@ -197,6 +199,7 @@ class CompanionApp(QObject):
 
     async def _start_voice(self) -> None:
         self.window.banners.clear("models")
+        self.window.set_voice("loading")
         app_voice = await asyncio.to_thread(_import_voice)
         session = app_voice.WindowVoice(
             self.companion, self.bus, self.keeper.settings.voice, self._models_dir(),
@@ -211,6 +214,7 @@ class CompanionApp(QObject):
             await session.close()
             self.window.banners.clear("download")
             self.window.banners.show_banner("voice", f"{sentence} Typing still works.", kind="warning")
+            self.window.set_voice("none")
             self.voice_started.set()
             return
         self.window.banners.clear("download")
@@ -220,6 +224,7 @@ class CompanionApp(QObject):
         if session.notices:
             self.window.banners.show_banner("audio", " ".join(session.notices), kind="warning")
         self.times["ready_to_listen"] = time.perf_counter()
+        self.window.set_voice("ready")
         self.window.show_state("listening" if session.listening else "idle")
         self.voice_started.set()
 
@@ -229,6 +234,7 @@ class CompanionApp(QObject):
             banner = self.window.banners.show_banner("download", f"Downloading {name}…", kind="info")
         banner.label.setText(f"Downloading {name}…")
         banner.set_progress(done, total)
+        self.window.set_voice("loading", done / total if total else None)
 
     # --- what the user does ---------------------------------------------------------------
     def send_text(self, text: str) -> None:
@@ -260,7 +266,7 @@ class CompanionApp(QObject):
         if self.companion is not None:
             self.companion.cancel_turn()
 
-    def open_settings(self) -> None:
+    def open_settings(self, tab: str = "") -> None:
         from companion.persona.store import shipped_templates
         from companion.ui.settings_dialog import SettingsDialog
 
@@ -274,6 +280,8 @@ class CompanionApp(QObject):
                                 grants=self.gate.grants if self.gate else None, devices=devices,
                                 templates=shipped_templates(),
                                 on_edit_personality=self.open_personality_editor, parent=self.window)
+        if tab:
+            dialog.show_tab(tab)  # the banner's "Open Settings" lands where it talks about
         dialog.open()  # never exec(): a nested loop would stall asyncio
 
     # --- conversations and notes ------------------------------------------------------------

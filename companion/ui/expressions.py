@@ -124,9 +124,18 @@ SHAPES: dict[str, FaceShape] = {
         mouth_curve=0.45, mouth_width=0.34, mouth_open=0.1, mouth_skew=0.3, sparkles=1.0,
         head_tilt=-5,
     ),
+    # Window-only: never an emotion tag, shown while she waits for the user's OK on a card.
+    "pleading": FaceShape(
+        eye_height=1.22, eye_width=1.06, shine=1.9, gaze_y=-0.45, brow_angle=24, brow_y=-0.07,
+        brow_arch=0.25, mouth_curve=-0.12, mouth_width=0.15, mouth_wave=0.3, blush=0.3,
+        head_tilt=-6,
+    ),
 }
 
-assert set(SHAPES) == set(EXPRESSIONS), "every expression the core names needs a shape"
+WINDOW_EXPRESSIONS = ("pleading",)
+"""Faces the window makes for its own states (not emotion tags the brain may use)."""
+
+assert set(SHAPES) == set(EXPRESSIONS) | set(WINDOW_EXPRESSIONS), "every expression needs a shape"
 
 
 def shape_for(name: str) -> FaceShape:

@@ -143,6 +143,14 @@ class SettingsDialog(QDialog):
         layout.addWidget(self.error)
         layout.addWidget(buttons)
 
+    def show_tab(self, name: str) -> bool:
+        """Bring the tab called `name` (case-insensitive, e.g. "brain") to the front."""
+        for index in range(self.tabs.count()):
+            if self.tabs.tabText(index).lower() == name.lower():
+                self.tabs.setCurrentIndex(index)
+                return True
+        return False
+
     def switch_toolset(self, family: str, on: bool) -> None:
         """Switch a family now and save it; the rest of the dialog still waits for Save."""
         self.registry.set_toolset_enabled(family, on)

@@ -28,15 +28,17 @@ from companion.ui.banner import BannerArea, brain_advice
 from companion.ui.bridge import EventBridge
 from companion.ui.face import FaceWidget
 from companion.ui.pictures import app_icon
+from companion.ui.presence import BUSY, Presence
 from companion.ui.transcript import TranscriptView
 
-STATE_TEXT = {
-    "idle": "Ready",
-    "listening": "Listening…",
-    "thinking": "Thinking…",
-    "speaking": "Speaking",
-    "working": "Working…",
+OFFLINE_TEXT = {
+    "unreachable": "can't reach my brain",
+    "timeout": "my brain doesn't answer",
+    "auth": "my brain refused the key",
+    "unknown_model": "my brain lacks the model",
+    "wrong_url": "wrong brain URL",
 }
+"""What the pill says after a brain error, by its code (the banner says what to do)."""
 
 
 def key_from_text(text: str) -> int:
@@ -53,7 +55,8 @@ class CompanionWindow(QMainWindow):
     push_to_talk = Signal(bool)
     """True when the push-to-talk key goes down, False when it is released."""
     stop_requested = Signal()
-    settings_requested = Signal()
+    settings_requested = Signal(str)
+    """Open Settings, on the named tab ("" for the first)."""
     personality_requested = Signal()
     always_on_top_toggled = Signal(bool)
     quit_requested = Signal()
@@ -69,20 +72,25 @@ class CompanionWindow(QMainWindow):
         self.brain = brain or BrainSettings()
         self._ptt_key = key_from_text(push_to_talk_key)
         self._ptt_down = False
+        self._ptt_text = push_to_talk_key
         self._brain_failed = False
-        self._state = "idle"
+        self.presence = Presence()
+        self._core_expression = "neutral"
         self.face = FaceWidget()
         self.captions = TranscriptView()
         self.captions.stop_requested.connect(self.stop_requested.emit)
         self.banners = BannerArea()
         self.approvals = ApprovalPanel()
-        self.state_label = QLabel(STATE_TEXT["idle"])
+        self.state_label = QLabel()
         self.state_label.setObjectName("statePill")
+        self.stop_button = QPushButton("Stop")
+        self.stop_button.setObjectName("stopButton")
+        self.stop_button.setToolTip("Stop what she is doing (Esc)")
+        self.stop_button.clicked.connect(self.stop_requested.emit)
         self.work_chip = QLabel()
         self.work_chip.setObjectName("workChip")
         self.work_chip.setVisible(False)
         self.text_box = QLineEdit()
-        self.text_box.setPlaceholderText(f"Type to her, or hold {push_to_talk_key} to talk")
         self.text_box.returnPressed.connect(self._submit)
         self.send_button = QPushButton("Send")
         self.send_button.clicked.connect(self._submit)
@@ -93,7 +101,12 @@ class CompanionWindow(QMainWindow):
         self._build_menu()
         self._layout()
         self._approval_shortcuts()
+        # Only the text box takes the keyboard: a key typed after a click elsewhere must
+        # never open the menu, mute her, or press Send.
+        for button in (self.menu_button, self.send_button, self.mute_button, self.stop_button):
+            button.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         self.resize(460, 720)
+        self._render()
         self.text_box.setFocus()
 
     # --- building -------------------------------------------------------------------------
@@ -103,7 +116,7 @@ class CompanionWindow(QMainWindow):
         menu.addAction("Conversations…", self.conversations_requested.emit)
         menu.addAction("Her notes…", self.notes_requested.emit)
         menu.addSeparator()
-        menu.addAction("Settings…", self.settings_requested.emit)
+        menu.addAction("Settings…", lambda: self.settings_requested.emit(""))
         menu.addAction("Edit personality…", self.personality_requested.emit)
         self.on_top_action = QAction("Always on top", self, checkable=True)
         self.on_top_action.toggled.connect(self.set_always_on_top)
@@ -115,6 +128,7 @@ class CompanionWindow(QMainWindow):
         self.menu_button.setToolTip("Menu")
         self.menu_button.setMenu(menu)
         self.menu_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        menu.aboutToHide.connect(self.focus_text_box)
 
     def _approval_shortcuts(self) -> None:
         # Modified keys only: a bare letter typed into the text box never answers a card.
@@ -123,6 +137,8 @@ class CompanionWindow(QMainWindow):
             shortcut = QShortcut(QKeySequence(keys), self)
             shortcut.activated.connect(lambda always=always: self._approve_by_shortcut(always))
         self.approvals.decided.connect(self.captions.add_notice)
+        self.approvals.decided.connect(
+            lambda _line: self._update(waiting=self.approvals.newest_open() is not None))
         self.approvals.finished.connect(self.focus_text_box)
 
     def _approve_by_shortcut(self, always: bool) -> None:
@@ -138,6 +154,7 @@ class CompanionWindow(QMainWindow):
     def _layout(self) -> None:
         top = QHBoxLayout()
         top.addWidget(self.state_label)
+        top.addWidget(self.stop_button)
         top.addWidget(self.work_chip)
         top.addStretch(1)
         top.addWidget(self.menu_button)
@@ -173,8 +190,12 @@ class CompanionWindow(QMainWindow):
         bridge.speak.connect(self.captions.add_speech)
         bridge.tool_started.connect(self.captions.tool_started)
         bridge.tool_finished.connect(self.captions.tool_finished)
-        bridge.expression.connect(lambda name, _reason: self.face.set_expression(name))
+        bridge.expression.connect(lambda name, _reason: self._show_expression(name))
         bridge.state.connect(self.show_state)
+        bridge.reply_delta.connect(lambda _text: self._update(replying=True))
+        bridge.tool_started.connect(lambda name, _call_id: self._update(tool=name))
+        bridge.tool_finished.connect(lambda *_args: self._update(tool=""))
+        bridge.approval_needed.connect(lambda _request: self._update(waiting=True))
         bridge.speech_level.connect(self.face.set_speech_level)
         bridge.mic_level.connect(self.face.set_listen_level)
         bridge.approval_needed.connect(self.approvals.add_request)
@@ -186,21 +207,61 @@ class CompanionWindow(QMainWindow):
     # --- what the core tells us -----------------------------------------------------------
     @Slot(str)
     def show_state(self, state: str) -> None:
-        self._state = state
-        muted = self.mute_button.isChecked() and state in ("idle", "listening")
-        # A muted microphone hears nothing: no listening ring, and the pill says so.
-        self.face.set_state("idle" if muted else state)
-        self.state_label.setText("Muted: type to talk" if muted else STATE_TEXT.get(state, state))
+        """The core's turn state (idle, listening, thinking, working, speaking)."""
+        was_busy = self.presence.facts.core in BUSY
+        if state == "thinking" and not was_busy:
+            # A new turn: the last reply's face (happy, sad…) is over.
+            self._show_expression("thinking")
+        changes: dict = {"core": state}
+        if state not in BUSY:
+            changes.update(replying=False, tool="")
+        self._update(**changes)
+
+    def set_started(self, started: bool) -> None:
+        """False while the core starts (the pill says so instead of "Ready")."""
+        self._update(started=started)
+
+    def set_voice(self, status: str, progress: float | None = None) -> None:
+        """Her voice: "none" (typing only: no mic controls), "loading" (with progress 0..1) or "ready"."""
+        self._update(voice=status, voice_progress=progress)
+        has_voice = status != "none"
+        self.mute_button.setVisible(has_voice)
+        self.text_box.setPlaceholderText(
+            f"Type to her, or hold {self._ptt_text} to talk" if status == "ready" else "Type to her")
+
+    def _update(self, **changes) -> None:
+        self.presence.update(**changes)
+        self._render()
+
+    def _render(self) -> None:
+        look = self.presence.look()
+        self.state_label.setText(look.text)
+        if self.state_label.property("kind") != look.kind:
+            self.state_label.setProperty("kind", look.kind)
+            self.state_label.style().unpolish(self.state_label)  # restyle for the new kind
+            self.state_label.style().polish(self.state_label)
+        self.face.set_state(look.face_state)
+        wanted = look.expression or self._core_expression
+        if self.face.expression != wanted:
+            self.face.set_expression(wanted)
+        self.stop_button.setVisible(look.can_stop)
+
+    def _show_expression(self, name: str) -> None:
+        self._core_expression = name
+        self._render()
 
     @Slot(str, str, str)
     def show_error(self, stage: str, code: str, sentence: str) -> None:
         # The sentence itself also arrives as speech (a caption); the banner says what to do.
         if stage == "brain":
             self._brain_failed = True
+            if code in OFFLINE_TEXT:
+                self._update(offline=OFFLINE_TEXT[code])
         advice = brain_advice(code, self.brain) if stage == "brain" else ""
         if advice:
-            self.face.set_expression("confused")
-            self.banners.show_banner("brain", advice, actions=[("Open Settings", self.settings_requested.emit)])
+            self._show_expression("confused")
+            self.banners.show_banner(
+                "brain", advice, actions=[("Open Settings", lambda: self.settings_requested.emit("brain"))])
         elif stage not in ("brain", "tools"):
             # Settings, personality, audio, models: a notice that stays until dismissed.
             self.banners.show_banner(stage, sentence, kind="warning")
@@ -221,6 +282,8 @@ class CompanionWindow(QMainWindow):
     def _turn_finished(self, _text: str, _emotion: str, interrupted: bool) -> None:
         if not interrupted and not self._brain_failed:
             self.banners.clear("brain")  # she reached her brain again
+            self._update(offline="")
+        self._update(replying=False, tool="")
 
     # --- what the user does ---------------------------------------------------------------
     def _submit(self) -> None:
@@ -233,14 +296,15 @@ class CompanionWindow(QMainWindow):
     def _on_mute(self, muted: bool) -> None:
         self.mute_button.setText("Unmute mic" if muted else "Mute mic")
         self.mute_toggled.emit(muted)
-        self.show_state(self._state)
+        self._update(muted=muted)
 
     def set_muted(self, muted: bool) -> None:
         self.mute_button.setChecked(muted)
 
     def set_push_to_talk_key(self, text: str) -> None:
         self._ptt_key = key_from_text(text)
-        self.text_box.setPlaceholderText(f"Type to her, or hold {text} to talk")
+        self._ptt_text = text
+        self.set_voice(self.presence.facts.voice, self.presence.facts.voice_progress)
 
     @Slot(bool)
     def set_always_on_top(self, on: bool) -> None:
@@ -272,12 +336,18 @@ class CompanionWindow(QMainWindow):
                 if down != self._ptt_down:
                     self._ptt_down = down
                     self.push_to_talk.emit(down)
+                    self._update(push_to_talk=down)
                 return True
             if kind == QEvent.Type.KeyPress and key_event.key() == Qt.Key.Key_Escape:
                 if self.approvals.decline_by_shortcut():
                     return True  # Esc with a card open declines it
                 self.stop_requested.emit()
         return False
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt name)
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.ActivationChange and self.isActiveWindow():
+            self.focus_text_box()  # back from a dialog, a menu, or another app
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
         self.quit_requested.emit()
