@@ -34,6 +34,9 @@ $(VENV)/bin/python:
 $(STAMP): pyproject.toml | $(VENV)/bin/python
 	$(VENV)/bin/python -m pip install --quiet --upgrade pip
 	$(VENV)/bin/python -m pip install --quiet -e '.[models,dev]'
+	# The turn model (Smart Turn v3) ships inside pipecat-ai: only its file is read, so none of
+	# pipecat's own dependencies (numba, aiohttp, pydantic, Pillow...) are installed.
+	$(VENV)/bin/python -m pip install --quiet --no-deps 'pipecat-ai==1.14.0'
 	@touch $@
 
 clean:

@@ -101,7 +101,9 @@ class VoiceSettings:
     (switch off for a headset or a speakerphone that cancels echo itself)."""
     noise_suppression: bool = False
     high_pass_filter: bool = True
-    end_of_turn_silence_ms: int = 500
+    end_of_turn_silence_ms: int = 2000
+    """How long she may wait while you think: a pause the turn model hears as unfinished ends
+    the turn only after this much silence (without the turn model: 500 ms, or this if shorter)."""
     muted: bool = False
 
     def __post_init__(self) -> None:

@@ -248,6 +248,23 @@ def check_voice_servers(settings: Settings, paths: Paths) -> list[Check]:
     return checks
 
 
+def check_turn_model(settings: Settings) -> Check:
+    """Smart Turn: found, verified and loaded; otherwise she ends turns after a fixed silence."""
+    from companion.voice.endpoint import FALLBACK_SILENCE_MS
+    from companion.voice.smart_turn import INSTALL_HINT, load_turn_model
+
+    patience = settings.voice.end_of_turn_silence_ms
+    started = time.perf_counter()
+    model, why = load_turn_model()
+    if model is None:
+        return Check("Turn model", False, f"{why} Until then a turn ends after a fixed "
+                     f"{min(patience, FALLBACK_SILENCE_MS)} ms of silence, so a pause to think can cut you off.",
+                     f"Run: {INSTALL_HINT}", essential=False)
+    return Check("Turn model", True, f"Smart Turn v3 at {model.path}, verified, loaded in "
+                 f"{time.perf_counter() - started:.2f} s: she answers when you sound finished, and waits "
+                 f"up to {patience} ms while you think")
+
+
 PROBE_TOOL = {
     "type": "function", "name": "get_time", "description": "Tell the current time.",
     "parameters": {"type": "object", "properties": {}},
@@ -313,6 +330,7 @@ def all_checks(config, *, include_brain: bool = True) -> list[CheckFn]:
         lambda: check_personality(settings, paths),
         lambda: check_models(settings, paths),
         lambda: check_voice_servers(settings, paths),
+        lambda: check_turn_model(settings),
     ]
     if include_brain:
         checks.append(lambda: check_brain(settings))

@@ -146,6 +146,16 @@ def piper_voice(tmp_path_factory) -> PiperSynthesizer:
     return synthesizer
 
 
+@pytest.fixture(scope="session")
+def turn_model():
+    """Smart Turn v3 from the installed pack, verified and loaded once per test session."""
+    from companion.voice.smart_turn import SmartTurn, resolve_turn_model
+
+    model = SmartTurn(resolve_turn_model())
+    model.load()
+    return model
+
+
 def speech(synth: PiperSynthesizer, *parts: str | float, lead_s: float = 0.5, tail_s: float = 0.0) -> np.ndarray:
     """Piper speech at 16 kHz: strings are spoken, numbers are seconds of silence between."""
     pieces = [np.zeros(int(lead_s * 16_000), dtype=np.float32)]

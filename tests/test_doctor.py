@@ -25,7 +25,7 @@ def test_doctor_passes_when_devices_models_and_brain_are_all_there(tmp_path, pul
     result = run_doctor(tmp_path, pulse_audio.client_env(), "--brain-url", scripted_brain.url)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "She can hold a spoken conversation." in result.stdout
-    for name in ("Microphone", "Speaker", "Hearing model", "Voice", "Brain model"):
+    for name in ("Microphone", "Speaker", "Hearing model", "Voice", "Turn model", "Brain model"):
         assert f"[ok  ] {name}:" in result.stdout
     assert "loaded in" in result.stdout
     # the tool-support probe really reached the brain, with a tool offered

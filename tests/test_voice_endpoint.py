@@ -10,6 +10,7 @@ from companion.voice.endpoint import (
     PauseStarted,
     SpeechResumed,
     SpeechStarted,
+    TurnCheck,
     UtteranceEnded,
 )
 from companion.voice.vad import FRAME_S, FRAME_SAMPLES
@@ -78,3 +79,58 @@ def test_the_end_of_turn_silence_setting_decides_what_counts_as_the_end():
     spans = [(0.3, False), (0.8, True), (0.6, False), (0.8, True), (1.5, False)]
     assert len(of(UtteranceEnded, feed(spans, EndpointSettings(end_silence_ms=500)))) == 2
     assert len(of(UtteranceEnded, feed(spans, EndpointSettings(end_silence_ms=900)))) == 1
+
+
+def semantic(patience_ms: int = 2000) -> EndpointSettings:
+    return EndpointSettings.for_patience(patience_ms, turn_model=True)
+
+
+def test_a_pause_asks_the_turn_model_at_200_ms_and_again_while_it_says_wait():
+    events = feed([(0.3, False), (0.8, True), (2.5, False)], semantic())
+    checks = of(TurnCheck, events)
+    assert [round(c.silence_ms) for c in checks] == [192, 576, 960, 1344, 1728]
+    # The model hears the silence too: each check carries the audio up to that moment.
+    assert checks[1].audio.size > checks[0].audio.size
+    # Nobody answered "finished": the patience (2 s) ended the turn.
+    [ended] = of(UtteranceEnded, events)
+    assert ended.pause_id == checks[0].pause_id
+
+
+def test_the_turn_ends_the_moment_the_model_says_finished():
+    endpointer = Endpointer(semantic())
+    frames = [(np.zeros(FRAME_SAMPLES, np.float32), p) for p in [0.05] * 10 + [0.9] * 25 + [0.05] * 60]
+    ended, checked_at = [], None
+    for index, (frame, probability) in enumerate(frames):
+        for event in endpointer.push(frame, probability):
+            if isinstance(event, TurnCheck) and checked_at is None:
+                checked_at = index
+                ended += endpointer.conclude(event.pause_id)
+    assert len(ended) == 1 and isinstance(ended[0], UtteranceEnded)
+    assert (checked_at - 35) * FRAME_S < 0.25  # 200 ms after the speech, not 2 s
+    assert not endpointer.in_speech
+
+
+def test_an_answer_about_a_pause_the_speaker_has_talked_through_changes_nothing():
+    endpointer = Endpointer(semantic())
+    events = []
+    for probability in [0.05] * 10 + [0.9] * 25 + [0.05] * 8 + [0.9] * 10:
+        events += endpointer.push(np.zeros(FRAME_SAMPLES, np.float32), probability)
+    [check] = of(TurnCheck, events)
+    assert of(SpeechResumed, events)
+    assert endpointer.conclude(check.pause_id) == []
+    assert endpointer.in_speech
+
+
+def test_without_a_turn_model_a_fixed_silence_no_longer_than_the_patience_ends_the_turn():
+    assert EndpointSettings.for_patience(2000, turn_model=False).end_silence_ms == 500
+    assert EndpointSettings.for_patience(300, turn_model=False).end_silence_ms == 300
+    events = feed([(0.3, False), (0.8, True), (0.6, False)], EndpointSettings.for_patience(2000, turn_model=False))
+    assert of(TurnCheck, events) == [] and len(of(UtteranceEnded, events)) == 1
+
+
+def test_audio_that_runs_out_mid_utterance_ends_it():
+    endpointer = Endpointer(semantic())
+    for probability in [0.05] * 10 + [0.9] * 25 + [0.05] * 3:
+        endpointer.push(np.zeros(FRAME_SAMPLES, np.float32), probability)
+    [ended] = endpointer.flush()
+    assert isinstance(ended, UtteranceEnded) and not endpointer.in_speech

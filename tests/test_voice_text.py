@@ -48,9 +48,14 @@ def test_text_with_nothing_worth_saying_is_empty():
     assert speakable("🎉 ** ") == ""
 
 
-def test_the_first_sentence_is_cut_early_at_a_comma_once_it_has_a_few_words():
+def test_the_first_fragment_is_cut_at_its_first_comma_so_it_sounds_soon():
     pieces = split_streamed("Well, the weather in Paris is lovely, sunny and warm. It will rain later, sadly.")
-    assert pieces == ["Well, the weather in Paris is lovely,", "sunny and warm.", "It will rain later, sadly."]
+    assert pieces == ["Well,", "the weather in Paris is lovely, sunny and warm.", "It will rain later, sadly."]
+
+
+def test_a_first_sentence_without_a_comma_is_cut_after_six_words():
+    pieces = split_streamed("I found three files in your workspace that mention the report. Here they are.")
+    assert pieces == ["I found three files in your", "workspace that mention the report.", "Here they are."]
 
 
 def test_sentences_end_at_punctuation_but_not_at_abbreviations_or_decimals():

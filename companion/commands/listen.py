@@ -88,8 +88,7 @@ async def _listen(args: argparse.Namespace, config: RunConfig) -> int:
         return 1
     if args.latency:
         for turn in session.loop.latencies:
-            stages = " ".join(f"{name}={ms:.0f}ms" for name, ms in turn.stages_ms().items() if ms is not None)
-            print(f"[latency] {turn.heard}: {stages}", file=sys.stderr, flush=True)
+            print(f"[latency] {turn.heard}: {turn.summary()}", file=sys.stderr, flush=True)
     if not session.loop.heard:
         print("companion: I didn't hear any speech in that file.", file=sys.stderr, flush=True)
     return 0

@@ -1,4 +1,9 @@
-"""Endpointing: turns per-frame speech probabilities into utterances, with pre-roll and early pauses."""
+"""Endpointing: turns per-frame speech probabilities into utterances, with pre-roll and early pauses.
+
+With a turn model the silence alone no longer ends a turn: at a short pause the endpointer
+asks (TurnCheck) and the caller answers with conclude() when the model says the user has
+finished; `end_silence_ms` is then only the patience for someone who is thinking.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +13,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from companion.voice.vad import FRAME_S
+
+TURN_CHECK_MS = 192
+"""The pause after which the turn model is first asked (people answer each other in ~200 ms)."""
+FALLBACK_SILENCE_MS = 500
+"""Without the turn model, this much silence ends a turn (the old fixed rule)."""
 
 
 @dataclass(frozen=True)
@@ -23,14 +33,29 @@ class EndpointSettings:
     pause_start_ms: int = 96
     """Silence after which a pause begins and early transcription starts."""
     end_silence_ms: int = 500
-    """Silence that ends the utterance."""
+    """Silence that ends the utterance whatever the turn model says (its patience)."""
+    turn_check_ms: int | None = None
+    """Silence after which to ask whether the turn is over (None: no turn model, silence alone decides)."""
+    recheck_ms: int = 400
+    """While the model says "not finished", ask again after this much more silence."""
     max_utterance_s: float = 30.0
+
+    @classmethod
+    def for_patience(cls, patience_ms: int, *, turn_model: bool) -> EndpointSettings:
+        """From the user's setting: with a turn model it is the patience while they think;
+        without one a fixed silence (no longer than that patience) ends the turn."""
+        silence = patience_ms if turn_model else min(patience_ms, FALLBACK_SILENCE_MS)
+        check = TURN_CHECK_MS if turn_model and silence > TURN_CHECK_MS else None
+        return cls(end_silence_ms=silence, pause_start_ms=min(96, silence // 2), turn_check_ms=check)
 
     def __post_init__(self) -> None:
         if not 0 < self.stop_threshold <= self.start_threshold < 1:
             raise ValueError("VAD thresholds must satisfy 0 < stop <= start < 1")
         if self.pause_start_ms >= self.end_silence_ms:
             raise ValueError("a pause must start before the utterance ends")
+        if self.recheck_ms <= 0 or (self.turn_check_ms is not None
+                                    and self.turn_check_ms < self.pause_start_ms):
+            raise ValueError("a turn check comes after the pause starts, and rechecks need a delay")
         if self.pre_roll_ms < 0 or self.min_speech_ms < 0 or self.max_utterance_s <= 0:
             raise ValueError("endpoint durations must be positive")
 
@@ -52,6 +77,16 @@ class PauseStarted:
 
 
 @dataclass(frozen=True)
+class TurnCheck:
+    """Has the user finished? `audio` runs to now (the model hears the silence too); answer
+    with Endpointer.conclude(pause_id) when yes. `silence_ms` is how long the pause is so far."""
+
+    pause_id: int
+    audio: np.ndarray
+    silence_ms: float
+
+
+@dataclass(frozen=True)
 class SpeechResumed:
     """Speech came back, so the early transcript of `pause_id` is stale."""
 
@@ -67,7 +102,7 @@ class UtteranceEnded:
     speech_end_s: float
 
 
-EndpointEvent = SpeechStarted | PauseStarted | SpeechResumed | UtteranceEnded
+EndpointEvent = SpeechStarted | PauseStarted | TurnCheck | SpeechResumed | UtteranceEnded
 
 
 def _frames(ms: float) -> int:
@@ -84,6 +119,8 @@ class Endpointer:
         self._min_speech = _frames(s.min_speech_ms)
         self._pause_frames = _frames(s.pause_start_ms)
         self._end_frames = _frames(s.end_silence_ms)
+        self._check_frames = _frames(s.turn_check_ms) if s.turn_check_ms is not None else None
+        self._recheck_frames = _frames(s.recheck_ms)
         self._max_frames = _frames(s.max_utterance_s * 1000)
         self._frame_index = 0
         self._pause_ids = 0
@@ -101,6 +138,38 @@ class Endpointer:
     def in_speech(self) -> bool:
         """True while a confirmed utterance is open."""
         return self._confirmed
+
+    @property
+    def pause_id(self) -> int | None:
+        """The pause now under way, if any."""
+        return self._pause.pause_id if self._pause is not None else None
+
+    def _is_check_point(self) -> bool:
+        check = self._check_frames
+        if check is None or self._silence < check or self._silence >= self._end_frames:
+            return False
+        return (self._silence - check) % self._recheck_frames == 0
+
+    def conclude(self, pause_id: int) -> list[EndpointEvent]:
+        """The turn model says the user finished at `pause_id`: end the utterance now, unless
+        speech has resumed since (then the answer is stale and nothing happens)."""
+        pause = self._pause
+        if pause is None or pause.pause_id != pause_id or not self._confirmed:
+            return []
+        self._reset()
+        return [UtteranceEnded(pause.audio, pause.pause_id, pause.speech_end_s)]
+
+    def flush(self) -> list[EndpointEvent]:
+        """The audio ended (a file ran out): an utterance still open ends here."""
+        if not self._confirmed:
+            self._reset()
+            return []
+        audio = np.concatenate(self._frames_in)
+        pause, end_s = self._pause, self._frame_index * FRAME_S - self._silence * FRAME_S
+        self._reset()
+        if pause is not None:
+            return [UtteranceEnded(pause.audio, pause.pause_id, pause.speech_end_s)]
+        return [UtteranceEnded(audio, None, end_s)]
 
     def push(self, frame: np.ndarray, probability: float) -> list[EndpointEvent]:
         s = self.settings
@@ -140,6 +209,9 @@ class Endpointer:
                 speech_end = now_s - self._silence * FRAME_S
                 self._pause = PauseStarted(self._pause_ids, np.concatenate(self._frames_in), speech_end)
                 events.append(self._pause)
+            if self._pause is not None and self._is_check_point():
+                events.append(TurnCheck(self._pause.pause_id, np.concatenate(self._frames_in),
+                                        self._silence * FRAME_S * 1000))
             if self._silence >= self._end_frames:
                 if self._confirmed and self._pause is not None:
                     events.append(UtteranceEnded(self._pause.audio, self._pause.pause_id, self._pause.speech_end_s))

@@ -30,6 +30,13 @@ class TurnLatency:
     first_synthesized: float | None = None
     first_audio: float | None = None
     early_transcript_ready: bool = False
+    verdicts: list = field(default_factory=list)
+    """The turn model's answers at this turn's last pause (turn_end.Verdict), in order."""
+    first_fragment: str = ""
+    """The first piece of her reply that was synthesized, and how long its synthesis took."""
+    first_fragment_synth_ms: float | None = None
+    prepared_in_time: bool | None = None
+    """The reply's first sound was ready when the turn was confirmed (None: not prepared)."""
     marks: dict[str, float] = field(default_factory=dict)
 
     def mark(self, name: str, when: float | None = None) -> None:
@@ -44,7 +51,31 @@ class TurnLatency:
             out[name] = round((b - a) * 1000, 1) if a is not None and b is not None else None
         return out
 
+    def report(self) -> dict:
+        """Everything about this turn's timing, as plain data (for --latency and the bench)."""
+        return {
+            "heard": self.heard,
+            "pause_ms": self.stages_ms()["end_of_speech_wait"],
+            "verdicts": [v.as_dict() for v in self.verdicts],
+            "first_fragment": self.first_fragment,
+            "first_fragment_synth_ms": self.first_fragment_synth_ms,
+            "prepared_in_time": self.prepared_in_time,
+            "early_transcript_ready": self.early_transcript_ready,
+            "stages_ms": self.stages_ms(),
+        }
+
+    def summary(self) -> str:
+        """One line: the pause, each verdict, the first fragment's synthesis and every stage."""
+        stages = " ".join(f"{k}={v:.0f}ms" for k, v in self.stages_ms().items() if v is not None)
+        verdicts = ", ".join(
+            f"{v.silence_ms:.0f}ms p={v.probability:.2f}{' words-unfinished' if v.words_unfinished else ''}"
+            f" ({v.model_ms:.0f}ms) {'done' if v.complete else 'wait'}" for v in self.verdicts
+        ) or "none (fixed silence)"
+        fragment = (f"first fragment {self.first_fragment[:30]!r} in {self.first_fragment_synth_ms:.0f}ms; "
+                    if self.first_fragment_synth_ms is not None else "")
+        prepared = {None: "", True: "prepared in time; ", False: "prepared late; "}[self.prepared_in_time]
+        return f"turn checks: {verdicts}; {fragment}{prepared}{stages}"
+
     def log(self) -> None:
-        stages = " ".join(f"{k}={v}ms" for k, v in self.stages_ms().items() if v is not None)
         log.info("turn latency (%s, early transcript %s): %s", self.heard[:40],
-                 "ready" if self.early_transcript_ready else "still running", stages)
+                 "ready" if self.early_transcript_ready else "still running", self.summary())

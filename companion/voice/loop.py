@@ -38,12 +38,15 @@ from companion.voice.endpoint import (
     EndpointSettings,
     PauseStarted,
     SpeechResumed,
+    TurnCheck,
     UtteranceEnded,
 )
 from companion.voice.latency import TurnLatency
 from companion.voice.sentences import SentenceSplitter
+from companion.voice.smart_turn import SmartTurn
 from companion.voice.speaker import Line, Speaker
 from companion.voice.stt import Transcriber
+from companion.voice.turn_end import TurnJudge, TurnWatch
 from companion.voice.vad import FRAME_S, SpeechDetector, rms
 
 log = logging.getLogger(__name__)
@@ -81,12 +84,9 @@ class LoopSettings:
     endpoint: EndpointSettings = field(default_factory=EndpointSettings)
 
     @classmethod
-    def from_voice(cls, voice: VoiceSettings) -> LoopSettings:
-        return cls(
-            barge_in=voice.barge_in, muted=voice.muted,
-            endpoint=EndpointSettings(end_silence_ms=voice.end_of_turn_silence_ms,
-                                      pause_start_ms=min(96, voice.end_of_turn_silence_ms // 2)),
-        )
+    def from_voice(cls, voice: VoiceSettings, *, turn_model: bool = False) -> LoopSettings:
+        return cls(barge_in=voice.barge_in, muted=voice.muted,
+                   endpoint=EndpointSettings.for_patience(voice.end_of_turn_silence_ms, turn_model=turn_model))
 
 
 def _frames_in(ms: float) -> int:
@@ -116,6 +116,7 @@ class VoiceLoop:
     def __init__(
         self, *, source: AudioSource, speaker: Speaker, vad: SpeechDetector, transcriber: Transcriber,
         brain: BrainPort, bus: EventBus, settings: LoopSettings | None = None, sink: AudioSink | None = None,
+        turn_model: SmartTurn | None = None,
     ) -> None:
         self.source = source
         self.speaker = speaker
@@ -125,6 +126,8 @@ class VoiceLoop:
         self.bus = bus
         self.settings = settings or LoopSettings()
         self.endpointer = Endpointer(self.settings.endpoint)
+        self.turn_watch = TurnWatch(TurnJudge(turn_model)) if turn_model is not None else None
+        """Asks the turn model at each pause; None: the silence alone ends a turn."""
         self.latencies: list[TurnLatency] = []
         self.heard: list[str] = []
         self.barge_ins = 0
@@ -146,6 +149,7 @@ class VoiceLoop:
         self._state: State | None = None
         """The last state anyone announced on the bus (the brain says thinking and working)."""
         self._running = False
+        self._closing = False
         self._unsubscribe = bus.subscribe(self._on_event)
         speaker.on_synthesized = self._on_synthesized
         speaker.on_playing = self._on_playing
@@ -174,6 +178,10 @@ class VoiceLoop:
                     continue
                 await self._hear(frame)
                 self._update_hold()
+            if not self._closing:
+                # The audio ran out (a file): whoever was speaking has stopped.
+                for event in self.endpointer.flush():
+                    await self._utterance_ended(event)
             await self.finish()
         finally:
             self._running = False
@@ -187,13 +195,26 @@ class VoiceLoop:
             return
         if busy and self.speaker.playing:
             self._watch_for_barge_in(frame, probability)
+        watch = self.turn_watch
+        if watch is not None:
+            for pause_id in watch.finished():
+                for event in self.endpointer.conclude(pause_id):
+                    await self._utterance_ended(event)
         for event in self.endpointer.push(frame, probability):
             if isinstance(event, PauseStarted):
                 self._early[event.pause_id] = asyncio.create_task(self.transcriber.transcribe(event.audio))
+            elif isinstance(event, TurnCheck) and watch is not None:
+                watch.check(event, self._early.get(event.pause_id))
+                if not self.source.realtime and await watch.answer(event.pause_id):
+                    # A file has no real time to keep up with: wait for the answer right here.
+                    for ended in self.endpointer.conclude(event.pause_id):
+                        await self._utterance_ended(ended)
             elif isinstance(event, SpeechResumed):
                 task = self._early.pop(event.pause_id, None)
                 if task:
                     task.cancel()
+                if watch is not None:
+                    watch.resumed(event.pause_id)
             elif isinstance(event, UtteranceEnded):
                 await self._utterance_ended(event)
 
@@ -242,6 +263,8 @@ class VoiceLoop:
         stream_now, wall_now = self._last_frame
         latency.mark("speech_end", wall_now - (stream_now - event.speech_end_s))
         latency.mark("utterance_end")
+        if self.turn_watch is not None:
+            latency.verdicts = self.turn_watch.take_verdicts(event.pause_id)
         early = self._early.pop(event.pause_id, None) if event.pause_id is not None else None
         for task in self._early.values():
             task.cancel()
@@ -340,8 +363,11 @@ class VoiceLoop:
             self.speaker.say(event.text, event.kind)
 
     def _on_synthesized(self, line: Line) -> None:
-        if self._latency is not None:
-            self._latency.mark("first_synthesized")
+        latency = self._latency
+        if latency is not None and latency.first_synthesized is None:
+            latency.mark("first_synthesized")
+            latency.first_fragment = line.text
+            latency.first_fragment_synth_ms = round(self.speaker.last_synthesis_ms, 1)
 
     def _on_playing(self, line: Line) -> None:
         self._set_state(State.SPEAKING)
@@ -369,9 +395,12 @@ class VoiceLoop:
             self.bus.emit(StateChanged(state))  # _on_event records it
 
     async def close(self) -> None:
+        self._closing = True
         self.source.close()
         for task in self._early.values():
             task.cancel()
+        if self.turn_watch is not None:
+            self.turn_watch.close()
         if self._turn is not None and not self._turn.done():
             self.brain.cancel_turn()
             self._turn.cancel()

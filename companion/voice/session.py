@@ -13,6 +13,7 @@ from companion.voice.brain_port import CompanionBrain
 from companion.voice.loop import BrainPort, LoopSettings, VoiceLoop
 from companion.voice.models import Progress, resolve_hearing_model, resolve_voice
 from companion.voice.narration_cache import NarrationCache
+from companion.voice.smart_turn import SmartTurn
 from companion.voice.speaker import Speaker
 from companion.voice.stt import WhisperTranscriber
 from companion.voice.tts import PiperSynthesizer
@@ -47,6 +48,7 @@ class VoiceSession:
     def __init__(
         self, *, brain: BrainPort | CompanionBrain, bus: EventBus, source: AudioSource, sink: AudioSink,
         transcriber: WhisperTranscriber, synthesizer: PiperSynthesizer, voice: VoiceSettings,
+        turn_model: SmartTurn | None = None,
     ) -> None:
         self.brain = brain
         self.bus = bus
@@ -54,11 +56,14 @@ class VoiceSession:
         self.sink = sink
         self.synthesizer = synthesizer
         self.voice = voice
+        self.turn_model = turn_model
+        """Smart Turn, or None: then a fixed silence ends each turn."""
         self.cache = NarrationCache(synthesizer)
         self.speaker = Speaker(synthesizer, sink, self.cache)
         self.loop = VoiceLoop(
             source=source, speaker=self.speaker, vad=SileroVad(), transcriber=transcriber,
-            brain=brain, bus=bus, settings=LoopSettings.from_voice(voice), sink=sink,
+            brain=brain, bus=bus, settings=LoopSettings.from_voice(voice, turn_model=turn_model is not None),
+            sink=sink, turn_model=turn_model,
         )
         self.loop.on_busy.append(self.cache.set_busy)
         # Each turn re-reads the narration lines: a personality edit is synthesized in the
@@ -80,7 +85,7 @@ class VoiceSession:
     def apply(self, voice: VoiceSettings) -> None:
         """Mute, barge-in, end-of-turn silence and speed take effect now."""
         self.voice = voice
-        self.loop.apply(LoopSettings.from_voice(voice))
+        self.loop.apply(LoopSettings.from_voice(voice, turn_model=self.turn_model is not None))
         if voice.speed != self.synthesizer.speed:
             self.synthesizer.speed = voice.speed
             self.refresh_narration()

@@ -54,6 +54,8 @@ class Speaker:
         self.recent_spoken: list[tuple[float, str]] = []
         """(time.monotonic(), speakable text) of her last lines, to recognise her own echo."""
         self.stats = SpeakerStats()
+        self.last_synthesis_ms = 0.0
+        """How long the line just synthesized took (0 when it came from the narration cache)."""
         self.on_synthesized: Callable[[Line], None] | None = None
         self.on_playing: Callable[[Line], None] | None = None
         self.on_idle: Callable[[], None] | None = None
@@ -114,6 +116,7 @@ class Speaker:
             cached = self.cache.get(line.text)
             if cached is not None:
                 self.stats.from_cache += 1
+                self.last_synthesis_ms = 0.0
                 return cached
         words = speakable(line.text)
         if not words:
@@ -121,7 +124,8 @@ class Speaker:
         self.stats.synthesized += 1
         started = time.monotonic()
         audio = await self._synth.synthesize(words)
-        log.debug("synthesized %r in %.0f ms", words[:40], (time.monotonic() - started) * 1000)
+        self.last_synthesis_ms = (time.monotonic() - started) * 1000
+        log.debug("synthesized %r in %.0f ms", words[:40], self.last_synthesis_ms)
         return audio
 
     async def _play_lines(self) -> None:

@@ -1,0 +1,124 @@
+"""Semantic end of turn with the real models: Smart Turn v3 on real speech, in the real voice loop."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+
+import pytest
+from audio_env import speech
+from brain_harness import make_config
+
+from companion.config import Settings, VoiceSettings
+from companion.doctor import check_turn_model
+from companion.errors import CompanionError
+from companion.events import EventBus
+from companion.runtime import Companion
+from companion.voice.audio import WavSink, WavSource, write_wav
+from companion.voice.brain_port import CompanionBrain
+from companion.voice.endpoint import TurnCheck
+from companion.voice.session import VoiceSession
+from companion.voice.smart_turn import PATH_VARIABLE, load_turn_model, resolve_turn_model
+from companion.voice.turn_end import TurnJudge, sounds_unfinished
+
+THINKING = ("I would like to", 0.7, "book a table for two people tonight.")
+
+
+async def converse(tmp_path, scripted_brain, hearing, piper_voice, wav, *, turn_model, voice=None):
+    companion = Companion(make_config(tmp_path, scripted_brain.url), EventBus())
+    await companion.start()
+    source = WavSource(wav, realtime=False)
+    sink = WavSink(lambda: source.position_s, rate=piper_voice.sample_rate, realtime=False)
+    session = VoiceSession(brain=CompanionBrain(companion), bus=companion.bus, source=source, sink=sink,
+                           transcriber=hearing, synthesizer=piper_voice, voice=voice or VoiceSettings(),
+                           turn_model=turn_model)
+    try:
+        await session.run()
+    finally:
+        await session.close()
+        await companion.close()
+    return session
+
+
+async def test_the_turn_model_hears_a_finished_question_and_a_phrase_broken_off(piper_voice, turn_model):
+    finished = speech(piper_voice, "What is the capital of France?", 0.2)
+    broken = speech(piper_voice, "So I was thinking that maybe we could", 0.2)
+    assert turn_model.guess_sync(finished).probability > 0.8
+    assert turn_model.guess_sync(broken).probability < 0.2
+
+
+def test_words_that_stop_mid_phrase_sound_unfinished():
+    for words in ("I would like to...", "I want to go to the", "Remind me about, um", "Book a table and"):
+        assert sounds_unfinished(words), words
+    for words in ("What time is it?", "Yes, I can.", "Book a table for two people tonight."):
+        assert not sounds_unfinished(words), words
+
+
+async def test_the_judge_waits_when_the_words_stop_on_to_even_if_the_sound_says_finished(piper_voice, turn_model):
+    audio = speech(piper_voice, "I would like to", 0.2)
+    transcript = asyncio.get_running_loop().create_future()
+    transcript.set_result("I would like to...")
+    verdict = await TurnJudge(turn_model, threshold=0.0).judge(TurnCheck(1, audio, 192.0), transcript)
+    assert verdict.words_unfinished and not verdict.complete
+
+
+async def test_a_thinking_pause_mid_sentence_stays_one_turn(tmp_path, scripted_brain, hearing, piper_voice, turn_model):
+    scripted_brain.push({"text": "I booked it."}, {"text": "Anything else?"})
+    wav = tmp_path / "q.wav"
+    write_wav(wav, speech(piper_voice, *THINKING), 16_000)
+    session = await converse(tmp_path, scripted_brain, hearing, piper_voice, wav, turn_model=turn_model)
+    assert len(session.loop.heard) == 1
+    assert "table for two" in session.loop.heard[0] and session.loop.heard[0].startswith("I would like to")
+
+
+async def test_without_the_turn_model_the_same_pause_cuts_the_sentence_in_two(
+    tmp_path, scripted_brain, hearing, piper_voice
+):
+    scripted_brain.push({"text": "I booked it."}, {"text": "Anything else?"})
+    wav = tmp_path / "q.wav"
+    write_wav(wav, speech(piper_voice, *THINKING), 16_000)
+    session = await converse(tmp_path, scripted_brain, hearing, piper_voice, wav, turn_model=None)
+    assert len(session.loop.heard) == 2
+
+
+async def test_a_finished_question_ends_the_turn_at_the_first_check_not_the_patience(
+    tmp_path, scripted_brain, hearing, piper_voice, turn_model
+):
+    scripted_brain.push({"text": "Paris."}, {"text": "Rome."})
+    wav = tmp_path / "q.wav"
+    write_wav(wav, speech(piper_voice, "What is the capital of France?", 3.0,
+                          "And what is the capital of Italy?"), 16_000)
+    session = await converse(tmp_path, scripted_brain, hearing, piper_voice, wav, turn_model=turn_model)
+    assert len(session.loop.heard) == 2
+    for latency in session.loop.latencies:
+        [verdict] = latency.verdicts
+        assert verdict.complete and verdict.silence_ms < 250  # patience: 2000 ms
+        assert "p=" in latency.summary()
+
+
+def test_a_damaged_turn_model_is_refused_with_a_sentence(tmp_path):
+    copy = tmp_path / "smart-turn-v3.2-cpu.onnx"
+    shutil.copyfile(resolve_turn_model(), copy)
+    with copy.open("r+b") as handle:
+        handle.seek(4096)
+        handle.write(b"\0" * 64)
+    with pytest.raises(CompanionError) as caught:
+        resolve_turn_model(copy)
+    assert caught.value.code == "model_corrupt" and "pip install" in caught.value.sentence
+
+
+async def test_with_the_turn_model_missing_a_fixed_silence_ends_turns_and_doctor_says_why(
+    tmp_path, monkeypatch, scripted_brain, hearing, piper_voice
+):
+    monkeypatch.setenv(PATH_VARIABLE, str(tmp_path / "nowhere.onnx"))
+    check = check_turn_model(Settings())
+    assert not check.ok and not check.essential
+    assert "fixed 500 ms of silence" in check.detail and "pip install --no-deps pipecat-ai" in check.fix
+    scripted_brain.push({"text": "Paris."})
+    wav = tmp_path / "q.wav"
+    write_wav(wav, speech(piper_voice, "What is the capital of France?"), 16_000)
+    model, why = load_turn_model()
+    assert model is None and "can't find the turn model" in why
+    session = await converse(tmp_path, scripted_brain, hearing, piper_voice, wav, turn_model=model)
+    assert session.loop.heard == ["What is the capital of France?"]
+    assert session.loop.endpointer.settings.end_silence_ms == 500
