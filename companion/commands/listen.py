@@ -50,7 +50,7 @@ async def _listen(args: argparse.Namespace, config: RunConfig) -> int:
     from companion.voice.audio import WavSink, WavSource
     from companion.voice.brain_port import CompanionBrain
     from companion.voice.models import progress_bar
-    from companion.voice.session import VoiceSession, load_models
+    from companion.voice.session import VoiceSession, load_models, load_turn_model_or_none
 
     bus = EventBus()
     bus.subscribe(heard_printer(sys.stdout))
@@ -59,6 +59,7 @@ async def _listen(args: argparse.Namespace, config: RunConfig) -> int:
         source = WavSource(args.input, realtime=args.realtime)
         transcriber, synthesizer = await load_models(
             config.settings.voice, config.paths.models_dir, progress=progress_bar())
+        turn_model = await load_turn_model_or_none()
     except CompanionError as exc:
         print(f"companion: {exc.sentence}", file=sys.stderr, flush=True)
         return 1
@@ -75,6 +76,7 @@ async def _listen(args: argparse.Namespace, config: RunConfig) -> int:
     session = VoiceSession(
         brain=CompanionBrain(companion), bus=bus, source=source, sink=sink,
         transcriber=transcriber, synthesizer=synthesizer, voice=config.settings.voice,
+        turn_model=turn_model,
     )
     try:
         await session.run()

@@ -57,7 +57,7 @@ async def _voice(args: argparse.Namespace, config: RunConfig) -> int:
     from companion.voice.brain_port import CompanionBrain
     from companion.voice.devices import DeviceSink, DeviceSource
     from companion.voice.models import progress_bar
-    from companion.voice.session import VoiceSession, load_models
+    from companion.voice.session import VoiceSession, load_models, load_turn_model_or_none
 
     voice = config.settings.voice
     if args.input_device is not None or args.output_device is not None:
@@ -68,6 +68,7 @@ async def _voice(args: argparse.Namespace, config: RunConfig) -> int:
     bus.subscribe(Transcript(sys.stdout, verbose=bool(getattr(args, "verbose", False))))
     try:
         transcriber, synthesizer = await load_models(voice, config.paths.models_dir, progress=progress_bar())
+        turn_model = await load_turn_model_or_none()
     except CompanionError as exc:
         print(f"companion: {exc.sentence}", file=sys.stderr, flush=True)
         return 1
@@ -93,7 +94,7 @@ async def _voice(args: argparse.Namespace, config: RunConfig) -> int:
         sink = NullSink()
     session = VoiceSession(
         brain=CompanionBrain(companion), bus=bus, source=source, sink=sink,
-        transcriber=transcriber, synthesizer=synthesizer, voice=voice,
+        transcriber=transcriber, synthesizer=synthesizer, voice=voice, turn_model=turn_model,
     )
     print("Listening. Speak, or type and press Enter. Ctrl-C quits." if not isinstance(source, NullSource)
           else "Type to me and press Enter. Ctrl-C quits.", flush=True)

@@ -19,7 +19,7 @@ from companion.runtime import Companion
 from companion.voice.audio import NullSink, NullSource
 from companion.voice.brain_port import CompanionBrain
 from companion.voice.models import Progress
-from companion.voice.session import VoiceSession, load_models
+from companion.voice.session import VoiceSession, load_models, load_turn_model_or_none
 from companion.voice.vad import rms
 
 log = logging.getLogger(__name__)
@@ -77,6 +77,7 @@ class WindowVoice:
         from companion.voice.devices import DeviceSink, DeviceSource
 
         transcriber, synthesizer = await load_models(self.voice, self.cache_dir, progress=self._progress)
+        turn_model = await load_turn_model_or_none()
         loop = asyncio.get_running_loop()
         # Opening a PortAudio stream can take a few hundred ms: do it off the Qt thread.
         try:
@@ -97,7 +98,7 @@ class WindowVoice:
             source = NullSource()  # typing still works, and she still speaks her answers
         self.session = VoiceSession(brain=CompanionBrain(self.companion), bus=self.bus, source=source,
                                     sink=sink, transcriber=transcriber, synthesizer=synthesizer,
-                                    voice=self.voice)
+                                    voice=self.voice, turn_model=turn_model)
         if self.listening:
             self._run = asyncio.ensure_future(self.session.run())
         else:

@@ -13,7 +13,7 @@ from companion.voice.brain_port import CompanionBrain
 from companion.voice.loop import BrainPort, LoopSettings, VoiceLoop
 from companion.voice.models import Progress, resolve_hearing_model, resolve_voice
 from companion.voice.narration_cache import NarrationCache
-from companion.voice.smart_turn import SmartTurn
+from companion.voice.smart_turn import SmartTurn, load_turn_model
 from companion.voice.speaker import Speaker
 from companion.voice.stt import WhisperTranscriber
 from companion.voice.tts import PiperSynthesizer
@@ -37,6 +37,13 @@ async def load_models(
         return hearing, speaking
 
     return await asyncio.to_thread(load)
+
+
+async def load_turn_model_or_none() -> SmartTurn | None:
+    """Smart Turn, loaded off the event loop; None when it can't be had (a fixed silence then
+    ends each turn, the log and `companion doctor` say why)."""
+    model, _why = await asyncio.to_thread(load_turn_model)
+    return model
 
 
 class VoiceSession:
