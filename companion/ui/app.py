@@ -463,13 +463,13 @@ def run(config, *, with_voice: bool = True) -> int:
 
     from companion.ui.gc_guard import MainThreadCollector
     from companion.ui.pictures import app_icon
-    from companion.ui.theme import STYLE_SHEET
+    from companion.ui.theme import apply_theme
 
     launched = time.perf_counter()
     app = QApplication.instance() or QApplication(sys.argv)
     app.setApplicationName("Companion")
     app.setWindowIcon(app_icon())
-    app.setStyleSheet(STYLE_SHEET)
+    apply_theme(app)
     app.setQuitOnLastWindowClosed(False)  # closing goes through CompanionApp.close()
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)

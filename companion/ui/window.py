@@ -106,7 +106,7 @@ class CompanionWindow(QMainWindow):
         for button in (self.menu_button, self.send_button, self.mute_button, self.stop_button):
             button.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         self.resize(460, 720)
-        self._render()
+        self.set_voice("none")  # until app.py says her voice is loading
         self.text_box.setFocus()
 
     # --- building -------------------------------------------------------------------------

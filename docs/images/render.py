@@ -94,10 +94,10 @@ def main() -> int:
     import qasync
     from PySide6.QtWidgets import QApplication
 
-    from companion.ui.theme import STYLE_SHEET
+    from companion.ui.theme import apply_theme
 
     app = QApplication(sys.argv)
-    app.setStyleSheet(STYLE_SHEET)
+    apply_theme(app)
     (HERE / "faces").mkdir(exist_ok=True)
     faces()
     loop = qasync.QEventLoop(app)
