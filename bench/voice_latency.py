@@ -75,14 +75,15 @@ def build_input(folder: Path) -> tuple[Path, list[float]]:
     return path, ends
 
 
-async def measure(silence_ms: int) -> dict:
+async def measure(silence_ms: int, engines=None) -> dict:
+    """`engines(voice, models_dir)` gives (transcriber, synthesizer); the local models by default."""
     with tempfile.TemporaryDirectory() as tmp, ScriptedBrain(fallback={"text": REPLY}) as brain:
         folder = Path(tmp)
         wav, ends = build_input(folder)
         voice = replace(VoiceSettings(), end_of_turn_silence_ms=silence_ms)
         config = make_config(folder, brain.url, voice={"end_of_turn_silence_ms": silence_ms})
         started = time.monotonic()
-        transcriber, synthesizer = await load_models(voice, config.paths.models_dir)
+        transcriber, synthesizer = await (engines or load_models)(voice, config.paths.models_dir)
         load_s = time.monotonic() - started
         bus = EventBus()
         companion = Companion(config, bus)

@@ -236,7 +236,7 @@ def check_voice_servers(settings: Settings, paths: Paths) -> list[Check]:
         if not is_remote(uri):
             continue
         try:
-            info = asyncio.run(engine(uri).start())
+            info = asyncio.run(engine(uri).start(runs=2))  # the second run is the warm one
         except ServerError as exc:
             # She still talks when her own engine can stand in for the server.
             fallback = local not in missing

@@ -13,6 +13,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -57,10 +58,21 @@ class WyomingServer:
             ready.set()  # the process ended
 
         threading.Thread(target=watch, daemon=True).start()
-        if not ready.wait(timeout_s) or self.process.poll() is not None:
+        deadline = time.monotonic() + timeout_s
+        if not ready.wait(timeout_s) or self.process.poll() is not None or not self._accepting(deadline):
             self.stop()
             raise RuntimeError(f"{self.name} did not start:\n{''.join(lines[-20:])}")
         return self
+
+    def _accepting(self, deadline: float) -> bool:
+        """wyoming-piper logs Ready just before it binds the port: wait for the port itself."""
+        while self.process.poll() is None and time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
+                return True
+            except OSError:
+                time.sleep(0.05)  # the port is not bound yet; nothing to wait on but the port
+        return False
 
     def kill(self) -> None:
         """As if the machine it runs on went away: no goodbye to open connections."""

@@ -18,7 +18,7 @@ from urllib.parse import urlparse
 import numpy as np
 
 from companion.errors import Stage
-from companion.events import ErrorOccurred, EventBus
+from companion.events import ErrorOccurred, EventBus, Speak, SpeechKind
 from companion.voice.audio import resample
 from companion.voice.remote import ServerError
 from companion.voice.remote_stt import WyomingTranscriber
@@ -50,8 +50,11 @@ class _Fallback(Generic[Engine]):
     def using_remote(self) -> bool:
         return self.failed is None
 
-    async def _switch(self, error: ServerError) -> Engine | None:
-        """Leave the server for good (this session): say so once, load the local engine if there is one."""
+    async def _switch(self, error: ServerError, *, live: bool = True) -> Engine | None:
+        """Leave the server for good (this session): say so once, load the local engine if there is one.
+
+        `live` (mid-conversation): she says the notice now; at start it waits in `notice` until
+        her voice is up (`take_notice`)."""
         async with self._switching:
             if self.failed is not None:
                 return self.local
@@ -74,6 +77,8 @@ class _Fallback(Generic[Engine]):
                 self.notice = None  # she has no voice to say it with
             log.warning("%s %s", error.sentence, then)
             self._bus.emit(ErrorOccurred(str(self._stage), error.code, f"{error.sentence} {then}"))
+            if live and self.notice:
+                self._bus.emit(Speak(SpeechKind.SAY, self.take_notice()))
             return self.local
 
     def take_notice(self) -> str | None:
@@ -92,7 +97,7 @@ class RemoteHearing(_Fallback[Transcriber]):
         try:
             await self.remote.start()
         except ServerError as exc:
-            await self._switch(exc)
+            await self._switch(exc, live=False)
 
     async def transcribe(self, audio: np.ndarray) -> str:
         if self.failed is None:
@@ -116,7 +121,7 @@ class RemoteVoice(_Fallback[Synthesizer]):
         try:
             await self.remote.start()
         except ServerError as exc:
-            await self._switch(exc)
+            await self._switch(exc, live=False)
             if self.local is not None:
                 self.remote.sample_rate = self.local.sample_rate
 

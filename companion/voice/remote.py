@@ -48,10 +48,15 @@ class ServerInfo:
     """A one-second clip transcribed, or a short sentence synthesized, there and back."""
 
     def summary(self, kind: str = "models") -> str:
-        """One line for Settings and the doctor, e.g. "faster-whisper 3.8.1: model tiny.en, 99 languages"."""
-        shown = ", ".join(self.models[:3]) + (f" and {len(self.models) - 3} more" if len(self.models) > 3 else "")
+        """One line for Settings and the doctor, e.g. "faster-whisper 3.8.1: model tiny.en; 99 languages"."""
         what = {"models": "model", "voices": "voice"}[kind]
-        parts = [f"{what}{'s' if len(self.models) != 1 else ''} {shown}" if self.models else f"no {kind} listed"]
+        if not self.models:
+            listed = f"no {kind} listed"
+        elif len(self.models) <= 3:
+            listed = f"{what}{'s' if len(self.models) > 1 else ''} {', '.join(self.models)}"
+        else:  # a catalog (wyoming-piper lists every voice it could fetch): the count says enough
+            listed = f"{len(self.models)} {kind}"
+        parts = [listed]
         if self.languages:
             parts.append(", ".join(self.languages) if len(self.languages) <= 4 else f"{len(self.languages)} languages")
         line = f"{self.program}: {'; '.join(parts)}"

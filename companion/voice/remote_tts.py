@@ -24,6 +24,8 @@ FIRST_AUDIO_TIMEOUT_S = 10.0
 """How long the server may think before the first audio of a sentence."""
 SENTENCE_TIMEOUT_S = 30.0
 """The whole of one sentence, however the server trickles it."""
+START_TIMEOUT_S = 30.0
+"""The test sentence at start: wyoming-piper loads the voice on its first request, slowly on a busy machine."""
 TEST_SENTENCE = "Hello, how are you today?"
 
 
@@ -63,16 +65,18 @@ class WyomingSynthesizer:
         self.synth_count = 0
         """How many texts were synthesized (the narration cache test checks it stays put)."""
 
-    async def start(self) -> ServerInfo:
-        """Describe the server and time a short test sentence; a ServerError when it is not usable."""
+    async def start(self, *, runs: int = 1) -> ServerInfo:
+        """Describe the server and time a short test sentence (the last of `runs`: wyoming-piper
+        loads its voice on the first request); a ServerError when it is not usable."""
         info = remote.voice_info(self.uri, await remote.describe(self.uri, Stage.SPEAKING))
         if self.voice and info.models and self.voice not in info.models:
             raise ServerError(
                 "unknown_voice", f"My voice server at {self.uri} has no voice {self.voice!r} "
                 f"(it offers {', '.join(info.models[:5])}). Choose one of those in Settings → Voice, "
                 "or leave the voice empty for the server's own.", stage=Stage.SPEAKING, uri=self.uri)
-        watch = Stopwatch()
-        _audio, rate = await self._synthesize_once(TEST_SENTENCE)
+        for _ in range(runs):
+            watch = Stopwatch()
+            _audio, rate = await self._synthesize_once(TEST_SENTENCE, max(START_TIMEOUT_S, self.first_audio_timeout_s))
         self.sample_rate = rate
         self.info = ServerInfo(info.uri, info.program, (self.voice,) if self.voice else info.models,
                                info.languages, round_trip_ms=watch.ms)
@@ -85,22 +89,24 @@ class WyomingSynthesizer:
         audio, rate = await self._synthesize_once(text)
         return resample(audio, rate, self.sample_rate)
 
-    async def _synthesize_once(self, text: str) -> tuple[np.ndarray, int]:
+    async def _synthesize_once(self, text: str, first_audio_timeout_s: float | None = None) -> tuple[np.ndarray, int]:
         watch = Stopwatch()
+        first = first_audio_timeout_s or self.first_audio_timeout_s
+        whole = max(SENTENCE_TIMEOUT_S, first)
         try:
-            async with asyncio.timeout(SENTENCE_TIMEOUT_S):
-                audio, rate = await self._receive_sentence(text)
+            async with asyncio.timeout(whole):
+                audio, rate = await self._receive_sentence(text, first)
         except TimeoutError as exc:
-            raise remote.dropped(self.uri, Stage.SPEAKING, f"took over {SENTENCE_TIMEOUT_S:.0f} s for one sentence",
+            raise remote.dropped(self.uri, Stage.SPEAKING, f"took over {whole:g} s for one sentence",
                                  code="server_timeout") from exc
         log.debug("voice server: %r in %.0f ms (%.1f s of audio)", text[:40], watch.ms, len(audio) / rate)
         return audio, rate
 
-    async def _receive_sentence(self, text: str) -> tuple[np.ndarray, int]:
+    async def _receive_sentence(self, text: str, first_audio_timeout_s: float) -> tuple[np.ndarray, int]:
         request = Synthesize(text=text, voice=SynthesizeVoice(name=self.voice) if self.voice else None)
         pieces: list[np.ndarray] = []
         rate = self.sample_rate
-        async with remote.connect(self.uri, Stage.SPEAKING, read_timeout_s=self.first_audio_timeout_s) as server:
+        async with remote.connect(self.uri, Stage.SPEAKING, read_timeout_s=first_audio_timeout_s) as server:
             await server.send(request.event())
             while True:
                 event = await server.receive()
