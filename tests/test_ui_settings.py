@@ -198,3 +198,39 @@ def test_the_toolset_switch_is_a_checkbox_per_family(qtbot, paths, registry):
     dialog = _dialog(qtbot, paths, registry)
     for item in dialog.toolsets.families.values():
         assert item.flags() & Qt.ItemFlag.ItemIsUserCheckable
+
+
+async def test_the_voice_tab_edits_her_wyoming_servers_and_shows_what_they_said(
+        qtbot, paths, registry, wyoming_hearing, unused_port, piper_voice):
+    from companion.events import EventBus
+    from companion.voice.fallback import RemoteHearing, RemoteVoice, server_lines
+    from companion.voice.remote_stt import WyomingTranscriber
+    from companion.voice.remote_tts import WyomingSynthesizer
+
+    bus = EventBus()
+    ears = RemoteHearing(WyomingTranscriber(wyoming_hearing.uri), None, bus)
+    mouth = RemoteVoice(WyomingSynthesizer(f"tcp://127.0.0.1:{unused_port}"), lambda: piper_voice, bus)
+    await ears.start()
+    await mouth.start()
+    settings = Settings()
+    dialog = _dialog(qtbot, paths, registry, settings, voice_servers=server_lines(ears, mouth))
+    hearing, speaking = (label.text() for label in dialog.voice.server_lines)
+    assert hearing.startswith(f"Hearing: {wyoming_hearing.uri} runs faster-whisper ")
+    assert "test round trip" in hearing
+    assert speaking == (f"Speaking: tcp://127.0.0.1:{unused_port} isn't answering, so her own engine on "
+                        "this computer stands in.")
+    assert dialog.voice.hearing_server.text() == "local"
+    dialog.voice.hearing_server.setText(wyoming_hearing.uri)
+    dialog.voice.voice_server.setText("")  # empty means this computer
+    dialog.accept()
+    saved = _saved(paths)["voice"]
+    assert saved["hearing"] == wyoming_hearing.uri and saved["speaking"] == "local"
+
+
+def test_a_voice_server_that_is_not_a_wyoming_address_is_named_and_nothing_is_saved(qtbot, paths, registry):
+    dialog = _dialog(qtbot, paths, registry)
+    dialog.show()
+    dialog.voice.voice_server.setText("http://homeserver:10200")
+    dialog.accept()
+    assert 'voice.speaking must be "local" or a Wyoming server like tcp://host:10200' in dialog.error.text()
+    assert not paths.settings_file.exists()

@@ -115,7 +115,7 @@ class SettingsDialog(QDialog):
     def __init__(self, keeper: SettingsKeeper, registry: Registry, *, grants: GrantStore | None = None,
                  devices: list[dict] | None = None, templates: dict[str, Path] | None = None,
                  on_edit_personality: Callable[[], None] | None = None,
-                 parent: QWidget | None = None) -> None:
+                 voice_servers: list[str] | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Settings")
         self.resize(560, 480)
@@ -124,7 +124,7 @@ class SettingsDialog(QDialog):
         settings = keeper.settings
         self.toolsets = ToolsetsTab(registry, self.switch_toolset)
         self.brain = BrainTab(settings.brain)
-        self.voice = VoiceTab(settings, devices)
+        self.voice = VoiceTab(settings, devices, voice_servers)
         self.personality = PersonalityTab(settings, keeper.paths, templates or {}, on_edit_personality)
         self.approvals = ApprovalsTab(grants)
         self.tabs = QTabWidget()

@@ -105,7 +105,7 @@ class BrainTab(QWidget):
 
 
 class VoiceTab(QWidget):
-    def __init__(self, settings: Settings, devices: list[dict] | None) -> None:
+    def __init__(self, settings: Settings, devices: list[dict] | None, servers: list[str] | None = None) -> None:
         super().__init__()
         voice = settings.voice
         self._voice = voice
@@ -129,6 +129,11 @@ class VoiceTab(QWidget):
         self.silence.setValue(voice.end_of_turn_silence_ms)
         self.push_to_talk = QKeySequenceEdit(QKeySequence(settings.ui.push_to_talk_key))
         self.push_to_talk.setMaximumSequenceLength(1)
+        # Hearing and speaking on this computer ("local") or on Wyoming servers elsewhere.
+        self.hearing_server = QLineEdit(voice.hearing)
+        self.hearing_server.setPlaceholderText("local, or a Wyoming server: tcp://host:10300")
+        self.voice_server = QLineEdit(voice.speaking)
+        self.voice_server.setPlaceholderText("local, or a Wyoming server: tcp://host:10200")
         form.addRow("Microphone", self.input)
         form.addRow("Speaker", self.output)
         form.addRow("Hearing model", self.hearing)
@@ -137,6 +142,16 @@ class VoiceTab(QWidget):
         form.addRow("Barge-in", self.barge_in)
         form.addRow("End-of-turn silence", self.silence)
         form.addRow("Push-to-talk key", self.push_to_talk)
+        form.addRow("Hearing", self.hearing_server)
+        form.addRow("Speaking", self.voice_server)
+        self.server_lines: list[QLabel] = []
+        """What her Wyoming servers said about themselves when her voice started."""
+        for line in servers or []:
+            label = QLabel(line)
+            label.setTextFormat(Qt.TextFormat.PlainText)
+            label.setWordWrap(True)
+            self.server_lines.append(label)
+            form.addRow("", label)
         if devices == []:
             form.addRow("", QLabel("No sound devices were found: she will work by typing."))
 
@@ -169,6 +184,8 @@ class VoiceTab(QWidget):
             output_device=self._device_value(self.output), hearing_model=self.hearing.text().strip(),
             voice=self.voice_name.text().strip(), speed=round(self.speed.value(), 2),
             barge_in=self.barge_in.isChecked(), end_of_turn_silence_ms=self.silence.value(),
+            hearing=self.hearing_server.text().strip() or "local",
+            speaking=self.voice_server.text().strip() or "local",
         )
 
     def push_to_talk_key(self) -> str:

@@ -155,3 +155,19 @@ class RemoteVoice(_Fallback[Synthesizer]):
         self.local.speed = self._speed
         audio = await self.local.synthesize(text)
         return resample(audio, self.local.sample_rate, self.sample_rate)
+
+
+def server_lines(transcriber: object, synthesizer: object) -> list[str]:
+    """What Settings → Voice shows about her Wyoming servers (nothing for engines on this computer)."""
+    lines = []
+    for engine, role, kind in ((transcriber, "Hearing", "models"), (synthesizer, "Speaking", "voices")):
+        if not isinstance(engine, _Fallback):
+            continue
+        uri = engine.remote.uri
+        if engine.failed is not None:
+            instead = "her own engine on this computer stands in" if engine.local is not None else (
+                "she can't hear you (type to her)" if role == "Hearing" else "her replies are text only")
+            lines.append(f"{role}: {uri} isn't answering, so {instead}.")
+        elif engine.remote.info is not None:
+            lines.append(f"{role}: {uri} runs {engine.remote.info.summary(kind)}.")
+    return lines
