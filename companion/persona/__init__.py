@@ -1,6 +1,7 @@
 """Her personality: the markdown file's format, the store that watches it, and the system prompt."""
 
 from companion.persona.document import (
+    FACES,
     PATTERN_KEYS,
     REQUIRED_SECTIONS,
     Personality,
@@ -11,6 +12,6 @@ from companion.persona.prompt import build_system_prompt
 from companion.persona.store import PersonalityStore, shipped_default, shipped_templates
 
 __all__ = [
-    "PATTERN_KEYS", "REQUIRED_SECTIONS", "Personality", "PersonalityStore", "Problem",
+    "FACES", "PATTERN_KEYS", "REQUIRED_SECTIONS", "Personality", "PersonalityStore", "Problem",
     "build_system_prompt", "parse_personality", "shipped_default", "shipped_templates",
 ]

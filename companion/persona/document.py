@@ -9,7 +9,9 @@ from typing import Any
 
 import yaml
 
-FRONT_MATTER_KEYS = ("name", "language", "voice")
+FRONT_MATTER_KEYS = ("name", "language", "voice", "face")
+FACES = ("mira", "jeeves", "pip")
+"""The characters her face can be drawn as (front matter `face:`); the window draws each."""
 REQUIRED_SECTIONS = (
     "Personality", "How to address the user", "Emotional rules", "Tool voice patterns", "Quirks",
 )
@@ -38,6 +40,9 @@ class Personality:
     name: str
     language: str = "en"
     voice: str = ""
+    """A piper voice name or .onnx path; used when Settings names no voice."""
+    face: str = "mira"
+    """Which character the window draws (one of FACES)."""
     sections: dict[str, str] = field(default_factory=dict)
     """Section title (as written) → its text, in file order; includes extra sections."""
     patterns: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -69,10 +74,16 @@ def parse_personality(
     for title, body in sections.items():
         if title.lower() == "tool voice patterns":
             patterns = _patterns(body, section_lines[title], known_tools, problems)
+    face = str(meta.get("face") or "mira").strip().lower()
+    if face not in FACES:
+        line = next((i for i, text in enumerate(lines, start=1) if text.startswith("face:")), 1)
+        problems.append(Problem(line, f"unknown face '{face}' (choose {', '.join(FACES)})", fatal=False))
+        face = "mira"
     personality = Personality(
         name=str(meta.get("name") or "Companion"),
         language=str(meta.get("language") or "en"),
         voice=str(meta.get("voice") or ""),
+        face=face,
         sections={t: b.strip() for t, b in sections.items() if t.lower() != "tool voice patterns"},
         patterns=patterns,
     )

@@ -79,8 +79,9 @@ SHAPES: dict[str, FaceShape] = {
         mouth_curve=1.0, mouth_width=0.46, mouth_open=0.75, sparkles=1.0, blush=0.2,
     ),
     "sad": FaceShape(
-        lid_slant=-0.55, shine=0.8, gaze_y=0.5, brow_angle=22, brow_arch=0.0, brow_y=0.02,
-        mouth_curve=-0.7, mouth_width=0.26, mouth_y=0.03,
+        # Droops as a whole (head bowed, cool skin) so it reads apart from neutral at tray size.
+        lid_slant=-0.75, shine=0.8, gaze_y=0.7, brow_angle=30, brow_arch=-0.05, brow_y=0.04,
+        mouth_curve=-1.0, mouth_width=0.3, mouth_y=0.05, head_tilt=-7, pale=0.3,
     ),
     "crying": FaceShape(
         eye_squeeze=1.0, brow_angle=28, brow_arch=-0.1, brow_y=-0.02, mouth_curve=-0.9,

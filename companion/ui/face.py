@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from companion.ui.expressions import shape_for
 from companion.ui.face_animation import FaceAnimator
+from companion.ui.face_character import Character, character_for
 from companion.ui.face_painter import FaceFrame, HeadCache, paint_face
 
 FRAME_INTERVAL_MS = 16
@@ -51,6 +52,17 @@ class FaceWidget(QWidget):
     def set_expression(self, name: str) -> None:
         self.animator.set_expression(name, self._clock())
         self._pace(FRAME_INTERVAL_MS)
+
+    @property
+    def character(self) -> Character:
+        return self.animator.character
+
+    def set_character(self, character: Character | str) -> None:
+        """Draw her as another character (a name from the personality's `face:`, or a Character)."""
+        chosen = character_for(character) if isinstance(character, str) else character
+        if chosen != self.animator.character:
+            self.animator.character = chosen
+            self.update()
 
     @Slot(str)
     def set_state(self, state: str) -> None:
@@ -101,12 +113,13 @@ class FaceWidget(QWidget):
 
 
 def render_expression(name: str, width: int, height: int, *, phase: float = 0.6,
-                      state: str = "idle") -> QImage:
-    """Her face making `name`, still and eyes open, on a `width` x `height` image."""
+                      state: str = "idle", character: str = "mira", speech_level: float = 0.0) -> QImage:
+    """Her face making `name` as `character`, still and eyes open, on a `width` x `height` image."""
     image = QImage(width, height, QImage.Format.Format_ARGB32_Premultiplied)
     image.fill(QColor(0, 0, 0, 0))
     painter = QPainter(image)
     paint_face(painter, QRectF(0, 0, width, height),
-               FaceFrame(shape=shape_for(name), phase=phase, state=state))
+               FaceFrame(shape=shape_for(name), phase=phase, state=state, character=character_for(character),
+                         speech_level=speech_level))
     painter.end()
     return image

@@ -10,6 +10,7 @@ import math
 import random
 
 from companion.ui.expressions import FaceShape, blend, shape_for
+from companion.ui.face_character import CHARACTERS
 from companion.ui.face_painter import FaceFrame
 
 TRANSITION_S = 0.22
@@ -35,6 +36,7 @@ class FaceAnimator:
         self._to = self._from
         self._changed_at = now - TRANSITION_S
         self.expression = "neutral"
+        self.character = CHARACTERS["mira"]
         self.state = "idle"
         self._speech_target = 0.0
         self._speech = 0.0
@@ -96,6 +98,7 @@ class FaceAnimator:
             sway=1.3 * math.sin(t * 2 * math.pi / 5.3),
             state=self.state,
             phase=t,
+            character=self.character,
         )
 
     def _blink(self, now: float) -> float:

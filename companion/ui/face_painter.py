@@ -22,18 +22,17 @@ from PySide6.QtGui import (
 )
 
 from companion.ui.expressions import FaceShape
+from companion.ui.face_character import CHARACTERS, Character
 from companion.ui.face_extras import paint_decorations, paint_gloom, paint_state_ring, paint_tears
+from companion.ui.face_features import paint_behind, paint_front
 from companion.ui.paint_tools import alpha, mix, quad, round_pen
 
 BACKGROUND_TOP = QColor("#2f3454")
 BACKGROUND_BOTTOM = QColor("#4b4372")
-SKIN_LIGHT = QColor("#fff1e3")
-SKIN_EDGE = QColor("#f6c9a8")
 ANGRY_SKIN = QColor("#ffb39a")
 PALE_SKIN = QColor("#dfe6f5")
 EYE = QColor("#2d2946")
-BROW = QColor("#7a5448")
-LINE = QColor("#6a3f4c")
+TEETH = QColor("#fffaf4")
 MOUTH_INSIDE = QColor("#8c3450")
 TONGUE = QColor("#ff8ea0")
 BLUSH = QColor(255, 120, 150)
@@ -55,6 +54,7 @@ class FaceFrame:
     state: str = "idle"
     phase: float = 0.0
     """Seconds since start, for drifting decorations and spinners."""
+    character: Character = CHARACTERS["mira"]
 
 
 def paint_background(p: QPainter, rect: QRectF) -> None:
@@ -75,8 +75,8 @@ class HeadCache:
         self._key: tuple | None = None
         self._image: QImage | None = None
 
-    def draw(self, p: QPainter, s: FaceShape, scale: float, ratio: float) -> None:
-        key = (round(scale, 1), round(s.flush, 2), round(s.pale, 2), ratio)
+    def draw(self, p: QPainter, s: FaceShape, c: Character, scale: float, ratio: float) -> None:
+        key = (round(scale, 1), round(s.flush, 2), round(s.pale, 2), ratio, c.name)
         if key != self._key or self._image is None:
             size = int(math.ceil(2.6 * scale * ratio))
             image = QImage(size, size, QImage.Format.Format_ARGB32_Premultiplied)
@@ -86,7 +86,7 @@ class HeadCache:
             painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
             painter.translate(1.3 * scale, 1.3 * scale)
             painter.scale(scale, scale)
-            _paint_head(painter, s)
+            _paint_head(painter, s, c)
             painter.end()
             self._key, self._image = key, image
         p.save()
@@ -105,27 +105,32 @@ def paint_face(p: QPainter, rect: QRectF, frame: FaceFrame, *, background: bool 
     scale = min(rect.width(), rect.height()) * 0.34
     p.translate(rect.center())
     p.scale(scale, scale)
-    s = frame.shape
+    s, c = frame.shape, frame.character
     paint_state_ring(p, frame)
     p.translate(0, frame.bob)
+    tilt = s.head_tilt + frame.sway
+    p.rotate(tilt)
+    paint_behind(p, c)
+    p.rotate(-tilt)
     if head_cache is not None:
-        head_cache.draw(p, s, scale, p.device().devicePixelRatioF() if p.device() else 1.0)
-    p.rotate(s.head_tilt + frame.sway)
+        head_cache.draw(p, s, c, scale, p.device().devicePixelRatioF() if p.device() else 1.0)
+    p.rotate(tilt)
     if head_cache is None:
-        _paint_head(p, s)
+        _paint_head(p, s, c)
     _paint_blush(p, s)
     for side in (-1, 1):
         _paint_eye(p, s, frame, side)
-        _paint_brow(p, s, side)
+        _paint_brow(p, s, c, side)
     paint_tears(p, s, frame.phase)
-    _paint_mouth(p, s, frame.speech_level)
+    _paint_mouth(p, s, c, frame.speech_level, frame.phase)
+    paint_front(p, c)
     paint_gloom(p, s)
     p.rotate(-(s.head_tilt + frame.sway))
     paint_decorations(p, s, frame.phase)
     p.restore()
 
 
-def _paint_head(p: QPainter, s: FaceShape) -> None:
+def _paint_head(p: QPainter, s: FaceShape, c: Character) -> None:
     # A soft shadow under the head, then the head with a gentle light from the top left.
     shadow = QRadialGradient(QPointF(0, 1.05), 1.0)
     shadow.setColorAt(0.0, QColor(0, 0, 0, 70))
@@ -133,8 +138,8 @@ def _paint_head(p: QPainter, s: FaceShape) -> None:
     p.setPen(Qt.PenStyle.NoPen)
     p.setBrush(QBrush(shadow))
     p.drawEllipse(QRectF(-0.95, 0.78, 1.9, 0.34))
-    light = mix(mix(SKIN_LIGHT, ANGRY_SKIN, s.flush), PALE_SKIN, s.pale)
-    edge = mix(mix(SKIN_EDGE, QColor("#f08a78"), s.flush), QColor("#b9c3dc"), s.pale)
+    light = mix(mix(c.skin_light, ANGRY_SKIN, s.flush), PALE_SKIN, s.pale)
+    edge = mix(mix(c.skin_edge, QColor("#f08a78"), s.flush), QColor("#b9c3dc"), s.pale)
     gradient = QRadialGradient(QPointF(-0.3, -0.4), 1.6)
     gradient.setColorAt(0.0, light)
     gradient.setColorAt(0.75, mix(light, edge, 0.6))
@@ -222,8 +227,8 @@ def _paint_eye(p: QPainter, s: FaceShape, f: FaceFrame, side: int) -> None:
         p.drawEllipse(QPointF(cx + rx * 0.35, cy + ry * 0.4), 0.02 * shine, 0.02 * shine)
         # A faint violet glow at the bottom of the iris gives the eye depth.
         glow = QRadialGradient(QPointF(cx, cy + ry * 0.8), rx)
-        glow.setColorAt(0.0, alpha(QColor("#8f7dff"), 0.55 * open_alpha))
-        glow.setColorAt(1.0, alpha(QColor("#8f7dff"), 0.0))
+        glow.setColorAt(0.0, alpha(f.character.iris_glow, 0.55 * open_alpha))
+        glow.setColorAt(1.0, alpha(f.character.iris_glow, 0.0))
         p.setBrush(QBrush(glow))
         p.drawEllipse(QPointF(cx, cy + ry * 0.8), rx, ry * 0.6)
         p.restore()
@@ -248,21 +253,24 @@ def _paint_eye(p: QPainter, s: FaceShape, f: FaceFrame, side: int) -> None:
         p.drawPolyline([QPointF(cx + side * rx, cy - 0.11), tip, QPointF(cx + side * rx, cy + 0.11)])
 
 
-def _paint_brow(p: QPainter, s: FaceShape, side: int) -> None:
+def _paint_brow(p: QPainter, s: FaceShape, c: Character, side: int) -> None:
     cx = side * 0.38
     cy = -0.37 + s.brow_y - (s.brow_raise_left if side < 0 else 0.0) + max(0.0, s.eye_height - 1) * 0.12
     lift = math.sin(math.radians(s.brow_angle)) * 0.11
     inner = QPointF(cx - side * 0.12, cy - lift)
     outer = QPointF(cx + side * 0.12, cy + lift)
     control = QPointF(cx, cy - s.brow_arch * 0.08)
-    p.setPen(round_pen(BROW, 0.058))
+    p.setPen(round_pen(c.brow, c.brow_width))
     p.setBrush(Qt.BrushStyle.NoBrush)
     p.drawPolyline(quad(inner, control, outer, 10))
 
 
-def _mouth_edges(s: FaceShape, level: float) -> tuple[list[QPointF], list[QPointF], float]:
-    opening = min(1.0, s.mouth_open + level * 0.7)
-    width = s.mouth_width * 1.3 + level * 0.06
+def _mouth_edges(s: FaceShape, level: float, phase: float = 0.0) -> tuple[list[QPointF], list[QPointF], float]:
+    # While she speaks the mouth moves between a wide "ee" and a round "oo", not only open
+    # and shut: the loudness opens it, a quick drift changes its shape.
+    vowel = 0.5 + 0.5 * math.sin(phase * 7.3) if level > 0.01 else 0.5
+    opening = min(1.15, s.mouth_open + level * (0.8 + 0.4 * vowel))
+    width = s.mouth_width * 1.3 + level * (0.14 - 0.22 * vowel)
     y0 = 0.42 + s.mouth_y
     corner = -s.mouth_curve * 0.07
     left = QPointF(-width / 2, y0 + corner + s.mouth_skew * 0.04)
@@ -277,9 +285,9 @@ def _mouth_edges(s: FaceShape, level: float) -> tuple[list[QPointF], list[QPoint
     return upper, lower, opening
 
 
-def _paint_mouth(p: QPainter, s: FaceShape, level: float) -> None:
-    upper, lower, opening = _mouth_edges(s, level)
-    pen = round_pen(LINE, 0.042)
+def _paint_mouth(p: QPainter, s: FaceShape, c: Character, level: float, phase: float = 0.0) -> None:
+    upper, lower, opening = _mouth_edges(s, level, phase)
+    pen = round_pen(c.line, 0.042)
     if opening < 0.04:
         p.setPen(pen)
         p.setBrush(Qt.BrushStyle.NoBrush)
@@ -300,6 +308,11 @@ def _paint_mouth(p: QPainter, s: FaceShape, level: float) -> None:
     p.setBrush(TONGUE)
     bottom = max(pt.y() for pt in lower)
     p.drawEllipse(QPointF(0, bottom + 0.01), s.mouth_width * 0.36 + 0.02, 0.06 + opening * 0.05)
+    if level > 0.15 and opening > 0.3:
+        # A row of upper teeth shows when she opens wide to speak.
+        top = min(pt.y() for pt in upper)
+        p.setBrush(TEETH)
+        p.drawRect(QRectF(-1.0, top - 0.05, 2.0, 0.05 + 0.05 * opening))
     p.restore()
 
 

@@ -9,13 +9,14 @@ from PySide6.QtGui import QColor, QFont, QGuiApplication, QIcon, QImage, QPainte
 
 from companion.events import EXPRESSIONS
 from companion.ui.expressions import shape_for
+from companion.ui.face_character import character_for
 from companion.ui.face_painter import FaceFrame, paint_background, paint_face
 
 COLUMNS = 7
 
 
-def contact_sheet(width: int = 1400) -> QImage:
-    """All 14 expressions in a labelled grid, `width` pixels wide."""
+def contact_sheet(width: int = 1400, character: str = "mira") -> QImage:
+    """All 14 expressions of `character` in a labelled grid, `width` pixels wide."""
     cell = width // COLUMNS
     rows = (len(EXPRESSIONS) + COLUMNS - 1) // COLUMNS
     label_h = max(14, cell // 7)
@@ -31,7 +32,8 @@ def contact_sheet(width: int = 1400) -> QImage:
         row, column = divmod(index, COLUMNS)
         top = row * (cell + label_h)
         face_rect = QRectF(column * cell, top, cell, cell)
-        paint_face(painter, face_rect, FaceFrame(shape=shape_for(name), phase=0.6), background=False)
+        paint_face(painter, face_rect, FaceFrame(shape=shape_for(name), phase=0.6, character=character_for(character)),
+                   background=False)
         painter.setPen(QColor("#f3eefe"))
         painter.drawText(QRectF(column * cell, top + cell - label_h * 0.4, cell, label_h),
                          Qt.AlignmentFlag.AlignCenter, name)
@@ -54,12 +56,14 @@ def app_icon() -> QIcon:
     return icon
 
 
-def save_face_png(name: str, width: int, height: int, out: Path) -> tuple[int, int] | None:
-    """Render `name` (or "all" for the labelled sheet) to a PNG; its size, or None if unwritable."""
+def save_face_png(name: str, width: int, height: int, out: Path, character: str = "mira") -> tuple[int, int] | None:
+    """Render `name` (or "all" for the labelled sheet) as `character` to a PNG; its size, or
+    None if unwritable."""
     from companion.ui.face import render_expression
 
     _app = QGuiApplication.instance() or QGuiApplication([])  # noqa: F841 (painting needs one)
-    image = contact_sheet(width) if name == "all" else render_expression(name, width, height)
+    image = (contact_sheet(width, character) if name == "all"
+             else render_expression(name, width, height, character=character))
     out.parent.mkdir(parents=True, exist_ok=True)
     if not image.save(str(out), "PNG"):
         return None

