@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,7 +25,7 @@ from companion.brain.client import ChatModel, OpenAIChatModel
 from companion.brain.narration import VoiceLines, all_lines
 from companion.brain.turn import MAX_HISTORY_MESSAGES, Conversation, TurnResult
 from companion.brain.work import WorkManager
-from companion.config import Settings
+from companion.config import Settings, VoiceSettings
 from companion.conversations import FILE_NAME as CONVERSATIONS_FILE
 from companion.conversations import ConversationStore, Entry, TurnRecorder
 from companion.events import (
@@ -274,6 +275,14 @@ class Companion:
             path = Path(settings.personality) if settings.personality else self.paths.personality_file
             self.personality.path = path
             self.personality.refresh()
+
+    def voice_settings(self, voice: VoiceSettings | None = None) -> VoiceSettings:
+        """The voice settings with her personality's `voice:` filled in when Settings names
+        none (Settings wins: it is the user's explicit choice)."""
+        voice = voice or self.settings.voice
+        if voice.voice or self.personality is None:
+            return voice
+        return replace(voice, voice=self.personality.current.voice)
 
     def narration_lines(self) -> dict[str, VoiceLines]:
         """Every tool's resolved lines (personality, module, generic): to pre-synthesize or preview."""

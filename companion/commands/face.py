@@ -22,7 +22,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--expression", default="neutral",
                         help=f"one of: {', '.join(EXPRESSIONS)}, or 'all' for a contact sheet")
     parser.add_argument("--out", type=Path, required=True, help="the PNG file to write")
+    # --personality FILE (an option every mode takes) picks the character: that file's face:.
     parser.add_argument("--size", type=_size, default=(512, 512), help="WIDTHxHEIGHT (default 512x512)")
+
+
+def _character(path: Path | None) -> tuple[str, str | None]:
+    """The face a personality file names, or an error sentence."""
+    if path is None:
+        return "mira", None
+    from companion.persona import parse_personality
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        return "", f"I can't read the personality file {path}: {getattr(exc, 'strerror', None) or exc}."
+    personality, problems = parse_personality(text)
+    face_problems = [str(p) for p in problems if "face" in p.message]
+    if face_problems:
+        return "", f"{path}: {face_problems[0]}."
+    return personality.face, None
 
 
 def run(args: argparse.Namespace, config) -> int:
@@ -31,12 +49,16 @@ def run(args: argparse.Namespace, config) -> int:
         print(f"companion face: unknown expression {name!r}; choose one of {', '.join(EXPRESSIONS)} or all.",
               file=sys.stderr)
         return 2
+    character, problem = _character(getattr(args, "personality", None))
+    if problem:
+        print(f"companion face: {problem}", file=sys.stderr)
+        return 2
     # Rendering needs no screen: an offscreen Qt platform works on servers and in CI.
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from companion.ui.pictures import save_face_png
 
     width, height = args.size
-    written = save_face_png(name, width, height, args.out)
+    written = save_face_png(name, width, height, args.out, character=character)
     if written is None:
         print(f"companion face: could not write {args.out}.", file=sys.stderr)
         return 1

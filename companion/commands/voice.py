@@ -66,17 +66,19 @@ async def _voice(args: argparse.Namespace, config: RunConfig) -> int:
     bus = EventBus()
     bus.subscribe(heard_printer(sys.stdout))
     bus.subscribe(Transcript(sys.stdout, verbose=bool(getattr(args, "verbose", False))))
-    try:
-        transcriber, synthesizer = await load_models(voice, config.paths.models_dir, progress=progress_bar())
-        turn_model = await load_turn_model_or_none()
-    except CompanionError as exc:
-        print(f"companion: {exc.sentence}", file=sys.stderr, flush=True)
-        return 1
     companion = Companion(config, bus)
     try:
         await companion.start()
     except Exception as exc:
         print(f"companion: I couldn't start: {exc}", file=sys.stderr, flush=True)
+        return 1
+    voice = companion.voice_settings(voice)  # her personality's voice: unless Settings names one
+    try:
+        transcriber, synthesizer = await load_models(voice, config.paths.models_dir, progress=progress_bar())
+        turn_model = await load_turn_model_or_none()
+    except CompanionError as exc:
+        print(f"companion: {exc.sentence}", file=sys.stderr, flush=True)
+        await companion.close()
         return 1
 
     def notice(exc: CompanionError) -> None:

@@ -67,6 +67,8 @@ class CompanionApp(QObject):
         self._waiting_text: list[str] = []
         self.conversations_dialog = None
         self.notes_dialog = None
+        self._voice_in_use: str | None = None
+        """The voice setting her running voice was built with (Settings' or the personality's)."""
         self._wire()
         if config.notice:
             self.window.banners.show_banner("settings", config.notice, kind="warning")
@@ -185,7 +187,7 @@ class CompanionApp(QObject):
     def _offer_voice(self) -> None:
         from companion.voice.models import missing_models
 
-        missing = missing_models(self.keeper.settings.voice, self._models_dir())
+        missing = missing_models(self.companion.voice_settings(self.keeper.settings.voice), self._models_dir())
         if not missing:
             self._spawn(self._start_voice())
             return
@@ -201,8 +203,10 @@ class CompanionApp(QObject):
         self.window.banners.clear("models")
         self.window.set_voice("loading")
         app_voice = await asyncio.to_thread(_import_voice)
+        voice = self.companion.voice_settings(self.keeper.settings.voice)
+        self._voice_in_use = voice.voice
         session = app_voice.WindowVoice(
-            self.companion, self.bus, self.keeper.settings.voice, self._models_dir(),
+            self.companion, self.bus, voice, self._models_dir(),
             speech_level=self.bridge.deliver_speech_level, mic_level=self.bridge.deliver_mic_level,
             progress=self.bridge.deliver_progress)
         try:
@@ -344,6 +348,18 @@ class CompanionApp(QObject):
     def _personality_applied(self) -> None:
         if self.voice is not None:
             self.voice.refresh_narration()
+        self._follow_personality()
+
+    def _follow_personality(self) -> None:
+        """Her face and voice follow the personality file's `face:` and `voice:`."""
+        if self.companion is None or self.companion.personality is None:
+            return
+        self.window.face.set_character(self.companion.personality.current.face)
+        wanted = self.companion.voice_settings(self.keeper.settings.voice).voice
+        if self.voice is not None and wanted != self._voice_in_use:
+            self._voice_in_use = wanted
+            self.voice_started.clear()  # set again once the new voice is up (or has failed)
+            self._spawn(self._restart_voice())
 
     def _preview_lines(self, lines: list[tuple[str, str]]) -> bool:
         return self.voice is not None and self.voice.say_preview(lines)
@@ -359,13 +375,17 @@ class CompanionApp(QObject):
             return  # start() reads the keeper's settings
         old_voice = self.companion.settings.voice
         self.companion.apply_settings(with_api_key(settings))
+        self.window.face.set_character(self.companion.personality.current.face)
         if self.voice is None:
             return
-        if any(getattr(old_voice, f) != getattr(settings.voice, f) for f in RESTART_VOICE_FIELDS):
+        wanted = self.companion.voice_settings(settings.voice)
+        if (any(getattr(old_voice, f) != getattr(settings.voice, f) for f in RESTART_VOICE_FIELDS)
+                or wanted.voice != self._voice_in_use):
+            self._voice_in_use = wanted.voice
             self.voice_started.clear()  # set again once the new voice is up (or has failed)
             self._spawn(self._restart_voice())
         else:
-            self.voice.apply(settings.voice)
+            self.voice.apply(wanted)
 
     async def _restart_voice(self) -> None:
         old, self.voice = self.voice, None

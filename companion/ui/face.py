@@ -6,7 +6,7 @@ import gc
 import time
 from collections.abc import Callable
 
-from PySide6.QtCore import QRectF, QSize, Qt, QTimer, Signal, Slot
+from PySide6.QtCore import QEvent, QRectF, QSize, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QColor, QImage, QPainter, QPaintEvent
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
@@ -39,7 +39,10 @@ class FaceWidget(QWidget):
         self._timer.setInterval(FRAME_INTERVAL_MS)
         self._timer.timeout.connect(self.update)
         self.last_frame: FaceFrame | None = None
+        self.frames = 0
+        """Frames painted so far (benches and tests count them)."""
         self._head_cache = HeadCache()
+        self._watched: QWidget | None = None
 
     def sizeHint(self) -> QSize:
         return QSize(360, 360)
@@ -80,12 +83,25 @@ class FaceWidget(QWidget):
         self.animator.set_listen_level(level)
 
     def showEvent(self, event) -> None:  # noqa: N802 (Qt name)
-        self._timer.start()
+        top = self.window()
+        if top is not self and top is not self._watched:
+            top.installEventFilter(self)  # to hear when the window is minimised
+            self._watched = top
+        if not top.isMinimized():
+            self._timer.start()
         super().showEvent(event)
 
     def hideEvent(self, event) -> None:  # noqa: N802
         self._timer.stop()  # a hidden face costs nothing
         super().hideEvent(event)
+
+    def eventFilter(self, watched, event) -> bool:  # noqa: N802
+        if watched is self._watched and event.type() == QEvent.Type.WindowStateChange:
+            if watched.isMinimized():
+                self._timer.stop()  # minimised: nobody sees her, so nothing is drawn
+            elif self.isVisible():
+                self._timer.start()
+        return False
 
     def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802
         now = self._clock()
@@ -103,6 +119,7 @@ class FaceWidget(QWidget):
             if collecting:
                 gc.enable()
         self._pace(FRAME_INTERVAL_MS if self.animator.lively(now) else IDLE_FRAME_INTERVAL_MS)
+        self.frames += 1
         self.painted.emit(now)
 
     def _pace(self, interval_ms: int) -> None:

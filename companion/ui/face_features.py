@@ -162,14 +162,14 @@ def _horn(p: QPainter, c: Character, side: int) -> None:
 
 def _ear(p: QPainter, c: Character, side: int) -> None:
     outer = QPainterPath(QPointF(side * 0.84, -0.42))
-    outer.quadTo(QPointF(side * 1.2, -0.5), QPointF(side * 1.5, -0.68))
-    outer.quadTo(QPointF(side * 1.34, -0.05), QPointF(side * 0.88, 0.22))
+    outer.quadTo(QPointF(side * 1.16, -0.5), QPointF(side * 1.4, -0.66))
+    outer.quadTo(QPointF(side * 1.28, -0.05), QPointF(side * 0.88, 0.22))
     outer.closeSubpath()
     p.setBrush(_shaded(c.skin_edge, -0.7, 0.2))
     p.drawPath(outer)
     inner = QPainterPath(QPointF(side * 0.92, -0.3))
-    inner.quadTo(QPointF(side * 1.18, -0.4), QPointF(side * 1.36, -0.56))
-    inner.quadTo(QPointF(side * 1.2, -0.08), QPointF(side * 0.94, 0.1))
+    inner.quadTo(QPointF(side * 1.14, -0.4), QPointF(side * 1.28, -0.55))
+    inner.quadTo(QPointF(side * 1.15, -0.08), QPointF(side * 0.94, 0.1))
     inner.closeSubpath()
     p.setBrush(alpha(QColor("#e27a9a"), 0.55))
     p.drawPath(inner)

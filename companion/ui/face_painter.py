@@ -268,15 +268,16 @@ def _paint_brow(p: QPainter, s: FaceShape, c: Character, side: int) -> None:
 def _mouth_edges(s: FaceShape, level: float, phase: float = 0.0) -> tuple[list[QPointF], list[QPointF], float]:
     # While she speaks the mouth moves between a wide "ee" and a round "oo", not only open
     # and shut: the loudness opens it, a quick drift changes its shape.
-    vowel = 0.5 + 0.5 * math.sin(phase * 7.3) if level > 0.01 else 0.5
-    opening = min(1.15, s.mouth_open + level * (0.8 + 0.4 * vowel))
-    width = s.mouth_width * 1.3 + level * (0.14 - 0.22 * vowel)
+    vowel = 0.5 + 0.3 * math.sin(phase * 7.3) + 0.2 * math.sin(phase * 12.1 + 1.0) if level > 0.01 else 0.5
+    opening = min(1.4, s.mouth_open + level * (1.0 + 0.6 * vowel))
+    width = s.mouth_width * 1.3 + level * (0.18 - 0.34 * vowel)
     y0 = 0.42 + s.mouth_y
     corner = -s.mouth_curve * 0.07
     left = QPointF(-width / 2, y0 + corner + s.mouth_skew * 0.04)
     right = QPointF(width / 2, y0 + corner - s.mouth_skew * 0.04)
     upper = quad(left, QPointF(0, y0 + s.mouth_curve * 0.09 - opening * 0.07), right, 16)
-    lower = quad(left, QPointF(0, y0 + s.mouth_curve * 0.09 + opening * 0.32), right, 16)
+    # Speech drops the jaw further than any still expression opens it.
+    lower = quad(left, QPointF(0, y0 + s.mouth_curve * 0.09 + opening * 0.32 + level * 0.34), right, 16)
     if s.mouth_wave > 0.01:
         for points in (upper, lower):
             for i, pt in enumerate(points):

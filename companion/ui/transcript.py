@@ -22,6 +22,7 @@ from PySide6.QtGui import (
     QColor,
     QDesktopServices,
     QFont,
+    QFontInfo,
     QGuiApplication,
     QPainter,
     QTextBlockFormat,
@@ -192,7 +193,9 @@ class TranscriptView(QTextBrowser):
     def _new_document(self) -> QTextDocument:
         document = QTextDocument(self)
         font = QFont(self.font())
-        font.setFamilies([font.family(), *EMOJI_FONTS])
+        # The real family, not an alias like "Sans Serif": an alias is not matched first, and
+        # the emoji font would then draw spaces and digits too.
+        font.setFamilies([QFontInfo(font).family(), *EMOJI_FONTS])
         document.setDefaultFont(font)
         document.setDocumentMargin(10)
         return document

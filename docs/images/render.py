@@ -28,8 +28,39 @@ def faces() -> None:
     for name in EXPRESSIONS:
         render_expression(name, 256, 256).save(str(HERE / "faces" / f"{name}.png"))
     contact_sheet(1400).save(str(HERE / "expressions.png"))
+    for character in ("jeeves", "pip"):
+        contact_sheet(1400, character).save(str(HERE / f"expressions-{character}.png"))
     # The app icon as a file too, for desktop launchers (the app itself draws it live).
     app_icon().pixmap(256, 256).save(str(ROOT / "assets" / "companion.png"))
+
+
+def characters() -> None:
+    """Mira, Jeeves and Pip side by side, each grabbed from a real face widget."""
+    from PySide6.QtCore import QRectF, Qt
+    from PySide6.QtGui import QColor, QFont, QImage, QPainter
+
+    from companion.ui.face import FaceWidget
+
+    size, label = 320, 36
+    sheet = QImage(size * 3, size + label, QImage.Format.Format_ARGB32_Premultiplied)
+    sheet.fill(QColor("#2f3454"))
+    painter = QPainter(sheet)
+    font = QFont()
+    font.setPixelSize(20)
+    painter.setFont(font)
+    painter.setPen(QColor("#f3eefe"))
+    for index, (character, expression, who) in enumerate((
+            ("mira", "happy", "Mira (default.md)"), ("jeeves", "neutral", "Jeeves (butler.md)"),
+            ("pip", "excited", "Pip (gremlin.md)"))):
+        face = FaceWidget()
+        face.resize(size, size)
+        face.set_character(character)
+        face.animator.set_expression(expression, 0.0)  # already there: no transition in the picture
+        painter.drawPixmap(index * size, 0, face.grab())
+        painter.drawText(QRectF(index * size, size, size, label), Qt.AlignmentFlag.AlignCenter, who)
+        face.deleteLater()
+    painter.end()
+    sheet.save(str(HERE / "characters.png"))
 
 
 async def window_shot() -> None:
@@ -43,7 +74,11 @@ async def window_shot() -> None:
         # A real turn: the scripted brain calls get_time, the tool runs, then she answers.
         brain.push({"tool_calls": [{"name": "get_time", "arguments": {}}]},
                    {"text": "[happy] Good morning! It's 9:14 on Monday. Shall I put anything "
-                            "on today's to-do list?"})
+                            "on today's to-do list?"},
+                   {"text": "[happy] Sure! In **Python**, `pathlib` does it:\n\n"
+                            "```python\nfrom pathlib import Path\nfor f in Path('.').iterdir():\n    print(f)\n```\n\n"
+                            "- `iterdir()` lists one folder\n- `rglob('*')` goes into every folder\n\n"
+                            "More in the [pathlib docs](https://docs.python.org/3/library/pathlib.html) 📚"})
         settings = with_overrides(Settings(), brain={"base_url": brain.url},
                                   tools={"workspace": str(Path(tmp) / "workspace")})
         app = CompanionApp(RunConfig(Paths.default(Path(tmp)), settings), with_voice=False)
@@ -54,10 +89,19 @@ async def window_shot() -> None:
         app.bridge.turn_finished.connect(lambda *a: done.done() or done.set_result(a))
         app.send_text("Good morning! What time is it?")
         await done
+        done = asyncio.get_running_loop().create_future()
+        app.send_text("How do I list the files in a folder in Python?")
+        await done
         app.window.face.animator.set_expression("happy", 0.0)
         app.window.show_state("listening")
         await asyncio.sleep(0.5)  # let the face settle into its new expression for the picture
         app.window.grab().save(str(HERE / "window.png"))
+        app.window.resize(460, 900)
+        app.window.face.parentWidget().setSizes([300, 560])  # the splitter: more room for the transcript
+        await asyncio.sleep(0.3)
+        app.window.captions.verticalScrollBar().setValue(app.window.captions.verticalScrollBar().maximum())
+        app.window.grab().save(str(HERE / "window-transcript.png"))
+        app.window.resize(460, 720)
         await approval_and_settings_shots(app)
         await app.close()
 
@@ -100,6 +144,7 @@ def main() -> int:
     apply_theme(app)
     (HERE / "faces").mkdir(exist_ok=True)
     faces()
+    characters()
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
     with loop:
