@@ -42,6 +42,7 @@ from companion.tools import registry as tool_registry
 from companion.tools.builtin import web_search
 from companion.tools.context import Channel, Mode, Session
 from companion.tools.registry import Registry
+from companion.voice.models import PACK_VOICE
 
 if TYPE_CHECKING:
     from companion.cli import RunConfig
@@ -282,7 +283,10 @@ class Companion:
         voice = voice or self.settings.voice
         if voice.voice or self.personality is None:
             return voice
-        return replace(voice, voice=self.personality.current.voice)
+        wanted = self.personality.current.voice
+        if wanted == PACK_VOICE:
+            return voice  # the installed voice itself (what the shipped personalities name)
+        return replace(voice, voice=wanted)
 
     def narration_lines(self) -> dict[str, VoiceLines]:
         """Every tool's resolved lines (personality, module, generic): to pre-synthesize or preview."""

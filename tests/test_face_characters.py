@@ -92,7 +92,7 @@ def test_the_face_command_says_when_the_personality_file_is_missing(tmp_path, ca
 
 
 def test_a_hidden_or_minimised_face_stops_painting(qtbot):
-    from PySide6.QtWidgets import QMainWindow
+    from PySide6.QtWidgets import QApplication, QMainWindow
 
     window = QMainWindow()
     face = FaceWidget()
@@ -101,6 +101,7 @@ def test_a_hidden_or_minimised_face_stops_painting(qtbot):
     window.show()
     qtbot.waitUntil(lambda: face.frames >= 3, timeout=3000)
     window.hide()
+    QApplication.processEvents()  # a repaint asked for before the hide may still land
     hidden_at = face.frames
     qtbot.wait(300)  # ten frames' worth of time: none may be painted
     assert face.frames == hidden_at and not face._timer.isActive()
@@ -108,6 +109,7 @@ def test_a_hidden_or_minimised_face_stops_painting(qtbot):
     qtbot.waitUntil(lambda: face.frames > hidden_at + 2, timeout=3000)
     window.showMinimized()
     qtbot.waitUntil(lambda: not face._timer.isActive(), timeout=3000)
+    QApplication.processEvents()
     minimised_at = face.frames
     qtbot.wait(300)
     assert face.frames == minimised_at

