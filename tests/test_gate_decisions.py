@@ -69,6 +69,36 @@ TABLE: list[tuple[str, str]] = [
     ("find -L . -name x", ASK),
     ("wc --files0-from=list.txt", ASK),
     ("rg TODO *", ASK),  # the workspace holds a file named --pre=sh
+    # options are an allowlist read as getopt reads them: abbreviations, clusters, `--`
+    ("date --fi=/outside/secret.txt", ASK),
+    ("date --file=dates.txt", ASK),
+    ("date -f dates.txt", ASK),
+    ("date 010100002020", ASK),
+    ("date -u +%H:%M", SAFE),
+    ("find -- . -fprint /outside/file", ASK),
+    ("find . -newer notes.txt", ASK),
+    ("find . -maxdepth 2 -type f -name '*.py' -print", SAFE),
+    ("grep --deref SECRET .", ASK),
+    ("grep --fil=notes.txt x notes.txt", ASK),  # could mean --file
+    ("grep --files-with TODO sub", SAFE),  # only allowed options start so
+    ("grep -e TODO sub", SAFE),
+    ("grep -e TODO /etc", ASK),
+    ("grep -A3 -i todo notes.txt", SAFE),
+    ("tail --f notes.txt", ASK),
+    ("tail --fo notes.txt", ASK),
+    ("tail --li=5 notes.txt", SAFE),
+    ("head -5 notes.txt", SAFE),
+    ("head --lines 3 notes.txt", SAFE),
+    ("cat --numb notes.txt", SAFE),
+    ("cat -v -x notes.txt", ASK),
+    ("ls -L sub", ASK),
+    ("ls --deref sub", ASK),
+    ("ls --color=auto -1 sub", SAFE),
+    ("stat -L escape-link", ASK),
+    ("wc --files0=list.txt", ASK),
+    ("pwd -P", SAFE),
+    ("pwd /etc", ASK),
+    ("sort notes.txt", ASK),
     ("grep -rn TODO sub/*", SAFE),
     # metacharacters, even inside quotes
     ("ls; rm notes.txt", ASK),
@@ -101,6 +131,9 @@ TABLE: list[tuple[str, str]] = [
     ("git log --oneline -5", FAMILY),
     ("git status; rm notes.txt", ASK),
     ("GIT_DIR=/x git status", ASK),
+    ("git -c alias.x='!rm -rf sub' x", ASK),  # options before the subcommand reconfigure git
+    ("git -C /elsewhere status", ASK),
+    ("git --exec-path=/tmp/evil status", ASK),
     ("cat /etc/hostname", LINE),
     # always asked, never saveable (even when granted)
     ("rm -rf build", ALWAYS),

@@ -15,13 +15,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from companion.safety.beneath import write_beneath
 from companion.safety.jail import (
     OUTSIDE_SENTENCE,
     JailError,
     ensure_workspace,
     resolve_in_workspace,
     shown_path,
-    write_bytes_keeping_mode,
 )
 
 PIECES = [
@@ -200,13 +200,13 @@ def test_rewriting_a_file_keeps_its_permissions_and_a_new_file_gets_the_usual_on
     script = tmp_path / "run.sh"
     script.write_text("echo old\n")
     script.chmod(0o750)
-    write_bytes_keeping_mode(script, b"echo new\n")
+    write_beneath(tmp_path, "run.sh", b"echo new\n")
     assert script.read_text() == "echo new\n"
     assert stat.S_IMODE(script.stat().st_mode) == 0o750
     fresh = tmp_path / "fresh.txt"
     old_umask = os.umask(0o022)
     try:
-        write_bytes_keeping_mode(fresh, b"hi")
+        write_beneath(tmp_path, "fresh.txt", b"hi")
     finally:
         os.umask(old_umask)
     assert stat.S_IMODE(fresh.stat().st_mode) == 0o644

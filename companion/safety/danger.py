@@ -11,7 +11,7 @@ import os
 import re
 import shlex
 
-__all__ = ["ASSIGNMENT", "INTERPRETERS", "SHELLS", "danger_of"]
+__all__ = ["ASSIGNMENT", "INTERPRETERS", "SHELLS", "danger_of", "simple_commands"]
 
 SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "fish", "csh", "tcsh", "ash", "busybox"})
 INTERPRETERS = SHELLS | frozenset({
@@ -97,6 +97,16 @@ def _command_of(words: list[str]) -> tuple[str, list[str], list[str]]:
         else:
             return os.path.basename(word).lower(), words[i + 1:], assignments
     return "", [], assignments
+
+
+def simple_commands(line: str) -> list[tuple[str, str, list[str]]]:
+    """(name, the word as written, arguments) of each simple command in `line`, wrappers skipped."""
+    found = []
+    for words in _segments(line)[0]:
+        name, args, _ = _command_of(words)
+        if name:
+            found.append((name, words[len(words) - len(args) - 1], args))
+    return found
 
 
 # --- what always asks ------------------------------------------------------------------

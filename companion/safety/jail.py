@@ -3,24 +3,28 @@
 `..` and symlinks are resolved *before* the check, so `notes/../../etc/passwd` and a link
 pointing out of the workspace are both refused; an absolute path is accepted only when it
 resolves inside the workspace. Every refusal is a `JailError` carrying a sentence she can say.
+
+The check names a path; the file tools then open it with beneath.py, one component at a time
+without following links, so a folder swapped for a link after the check leads nowhere.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-from pathlib import Path
+from dataclasses import dataclass
+from pathlib import Path, PurePath
 
 from companion.errors import CompanionError, Stage
-from companion.paths import atomic_write_bytes
 
 __all__ = [
     "OUTSIDE_SENTENCE",
     "JailError",
+    "JailedPath",
     "ensure_workspace",
+    "jailed",
     "resolve_in_workspace",
     "shown_path",
-    "write_bytes_keeping_mode",
 ]
 
 OUTSIDE_SENTENCE = "That path is outside my workspace."
@@ -64,7 +68,10 @@ def resolve_in_workspace(workspace: Path, raw: object, *, allow_root: bool = Tru
     if not candidate.is_absolute():
         candidate = root / candidate
     # realpath resolves every symlink and `..` the way the kernel would; what is left is checked.
-    resolved = Path(os.path.realpath(candidate))
+    try:
+        resolved = Path(os.path.realpath(candidate))
+    except OSError as exc:  # a link vanished mid-resolve: something is changing it right now
+        raise JailError("path_changed", "That path changed while I was checking it, so I left it alone.") from exc
     if resolved == root:
         if allow_root:
             return resolved
@@ -98,27 +105,20 @@ def shown_path(workspace: Path, path: Path) -> str:
     return str(path)
 
 
-def write_bytes_keeping_mode(path: Path, data: bytes) -> None:
-    """Atomically replace `path`, keeping an existing file's permissions.
+@dataclass(frozen=True)
+class JailedPath:
+    """A checked path: the workspace's real folder and the way down from it (no links, no `..`)."""
 
-    A temp file is created private (0600); a file the user made executable stays so, and a
-    new file gets the usual permissions from the umask.
-    """
-    try:
-        mode = path.stat().st_mode & 0o7777
-    except FileNotFoundError:
-        mode = 0o666 & ~_umask()
-    atomic_write_bytes(path, data)
-    with contextlib.suppress(OSError):
-        os.chmod(path, mode)
+    root: Path
+    relative: PurePath
+
+    @property
+    def path(self) -> Path:
+        return self.root / self.relative
 
 
-def _umask() -> int:
-    # Linux reports the umask without changing it; elsewhere set-and-restore is the only way.
-    with contextlib.suppress(OSError, ValueError):
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("Umask:"):
-                return int(line.split()[1], 8)
-    current = os.umask(0o022)
-    os.umask(current)
-    return current
+def jailed(workspace: Path, raw: object, *, allow_root: bool = True) -> JailedPath:
+    """Like resolve_in_workspace, split into (root, relative) for the beneath.py functions."""
+    path = resolve_in_workspace(workspace, raw, allow_root=allow_root)
+    root = ensure_workspace(workspace)
+    return JailedPath(root, PurePath(path.relative_to(root)))

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from companion.safety.danger import ASSIGNMENT as _ASSIGNMENT
 from companion.safety.danger import INTERPRETERS, danger_of
+from companion.safety.flags import GRAMMARS, read_arguments, read_find
 from companion.safety.jail import JailError, resolve_in_workspace
 
 __all__ = [
@@ -30,24 +31,9 @@ __all__ = [
 METACHARACTERS = frozenset(";&|`<>$(){}\n\r")
 """A line with any of these is never auto-approved, nor covered by a family grant."""
 
-AUTO_SAFE_COMMANDS = frozenset(
-    {"ls", "cat", "head", "tail", "grep", "rg", "find", "wc", "stat", "pwd", "date", "echo", "mkdir"}
-)
+AUTO_SAFE_COMMANDS = frozenset(GRAMMARS) | {"find"}
+"""Commands that may run without asking, when every option is on their allowlist (flags.py)."""
 
-# Flags that turn a read-only command into one that runs programs, writes files, or never ends.
-# Following symlinks (grep -R, rg -L, find -L) would read outside the workspace through a link.
-ESCAPE_FLAGS: dict[str, tuple[str, ...]] = {
-    "rg": ("--pre", "--pre-glob", "--hostname-bin", "--search-zip", "-z", "-L", "--follow"),
-    "grep": ("--devices", "-R", "--dereference-recursive"),
-    "tail": ("-f", "-F", "--follow", "--retry", "--pid"),
-    "find": ("-delete", "-exec", "-execdir", "-ok", "-okdir", "-fprint", "-fprint0", "-fprintf",
-             "-fls", "-L", "-follow", "-files0-from"),
-    "date": ("-s", "--set", "-f", "--file"),
-    "wc": ("--files0-from",),
-    "sort": ("-o", "--output", "--compress-program"),
-}
-# Commands whose arguments are never paths.
-NO_PATH_ARGUMENTS = frozenset({"echo", "date", "pwd"})
 
 WRAPPERS = frozenset({
     "env", "xargs", "ssh", "nohup", "sudo", "su", "doas", "pkexec", "runuser", "exec", "eval",
@@ -134,6 +120,10 @@ def _family_word(line: str, words: list[str] | None) -> str | None:
     """A family grant only ever covers one plain command with no metacharacters or env prefix."""
     if not words or has_metacharacter(line) or _ASSIGNMENT.match(words[0]):
         return None
+    if len(words) > 1 and words[1].startswith("-"):
+        # Options before a subcommand reconfigure the program (`git -c alias.x='!…' x`,
+        # `git -C /elsewhere`): a family grant covers `git status`, not those.
+        return None
     return words[0]
 
 
@@ -149,51 +139,15 @@ def _auto_safe(line: str, words: list[str] | None, workspace: Path) -> tuple[boo
         return False, "it sets environment variables"
     if name not in AUTO_SAFE_COMMANDS:
         return False, f"{name} is not on the read-only list"
-    escape = _escape_flag(name, args)
-    if escape:
-        return False, f"{name} {escape} is not read-only"
-    if name in NO_PATH_ARGUMENTS:
-        return True, "a safe command"
+    reading = read_find(args) if name == "find" else read_arguments(name, args)
+    if reading.refusal:
+        return False, reading.refusal
     if any(_option_like_match(arg, workspace) for arg in args):
         return False, "a file name starting with - would be read as an option"
-    for path in _path_arguments(args):
+    for path in reading.paths:
         if not _inside(path, workspace):
             return False, f"{path} is outside the workspace"
     return True, "a safe command inside the workspace"
-
-
-def _escape_flag(name: str, args: list[str]) -> str | None:
-    flags = ESCAPE_FLAGS.get(name, ())
-    for arg in args:
-        if arg == "--":
-            break
-        for flag in flags:
-            if arg == flag or (flag.startswith("--") and arg.startswith(flag + "=")):
-                return flag
-            if name == "find":
-                continue
-            # A short flag hiding in a cluster such as `tail -fn5`.
-            if len(flag) == 2 and arg.startswith("-") and not arg.startswith("--") and flag[1] in arg[1:]:
-                return flag
-    return None
-
-
-def _path_arguments(args: list[str]) -> list[str]:
-    paths: list[str] = []
-    options_done = False
-    for arg in args:
-        if not options_done and arg == "--":
-            options_done = True
-            continue
-        if not options_done and arg.startswith("-") and arg != "-":
-            # An option's attached value (--file=/x, -f/x) counts when it looks like a path.
-            value = arg.split("=", 1)[1] if "=" in arg else (arg[2:] if not arg.startswith("--") else "")
-            if "/" in value or value.startswith("~") or value.startswith(".."):
-                paths.append(value)
-            continue
-        if arg != "-":
-            paths.append(arg)
-    return paths
 
 
 def _inside(path: str, workspace: Path) -> bool:

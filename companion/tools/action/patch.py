@@ -3,15 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import stat
-from pathlib import Path
 
-from companion.safety.jail import (
-    JailError,
-    resolve_in_workspace,
-    shown_path,
-    write_bytes_keeping_mode,
-)
+from companion.safety.beneath import open_beneath, write_beneath
+from companion.safety.jail import JailedPath, JailError, jailed, shown_path
 from companion.tools.action._files import MAX_WRITE_BYTES, file_error_sentence
 
 SCHEMA = {
@@ -51,26 +47,30 @@ async def execute(args: dict, ctx) -> str:
     if not isinstance(new, str):
         return ctx.fail("I need the replacement text as new_text (it may be empty).")
     try:
-        path = resolve_in_workspace(ctx.workspace, args.get("path"), allow_root=False)
+        where = jailed(ctx.workspace, args.get("path"), allow_root=False)
     except JailError as exc:
         return ctx.fail(exc.sentence)
-    name = shown_path(ctx.workspace, path)
+    name = shown_path(ctx.workspace, where.path)
     try:
-        return await asyncio.to_thread(_patch, path, name, old, new, ctx)
+        return await asyncio.to_thread(_patch, where, name, old, new, ctx)
     except OSError as exc:
         return ctx.fail(file_error_sentence(exc, name, "change"))
 
 
-def _patch(path: Path, name: str, old: str, new: str, ctx) -> str:
-    info = path.stat()
-    if stat.S_ISDIR(info.st_mode):
-        return ctx.fail(f"{name} is a folder, not a file.")
+def _patch(where: JailedPath, name: str, old: str, new: str, ctx) -> str:
+    fd = open_beneath(where.root, where.relative)
+    info = os.fstat(fd)
     if not stat.S_ISREG(info.st_mode):
+        os.close(fd)
+        if stat.S_ISDIR(info.st_mode):
+            return ctx.fail(f"{name} is a folder, not a file.")
         return ctx.fail(f"{name} isn't a regular file, so I won't change it.")
-    if info.st_size > MAX_WRITE_BYTES:
-        return ctx.fail(f"{name} is over 5 MB; I only patch files up to that size.")
+    with os.fdopen(fd, "rb") as f:
+        if info.st_size > MAX_WRITE_BYTES:
+            return ctx.fail(f"{name} is over 5 MB; I only patch files up to that size.")
+        raw = f.read(MAX_WRITE_BYTES + 1)
     try:
-        text = path.read_bytes().decode("utf-8")
+        text = raw.decode("utf-8")
     except UnicodeDecodeError:
         return ctx.fail(f"{name} isn't UTF-8 text, so I left it alone.")
     count = text.count(old)
@@ -89,7 +89,7 @@ def _patch(path: Path, name: str, old: str, new: str, ctx) -> str:
     data = updated.encode("utf-8")
     if len(data) > MAX_WRITE_BYTES:
         return ctx.fail(f"The change would make {name} larger than 5 MB, so I changed nothing.")
-    write_bytes_keeping_mode(path, data)
+    write_beneath(where.root, where.relative, data)
     line = text[: text.index(old)].count("\n") + 1
     removed, added = old.count("\n") + 1, new.count("\n") + 1 if new else 0
     return f"Changed {name} at line {line:,}: {removed} line(s) replaced by {added}."

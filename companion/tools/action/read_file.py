@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import stat
 from collections.abc import Iterator
-from pathlib import Path
 from typing import BinaryIO
 
-from companion.safety.jail import JailError, resolve_in_workspace, shown_path
+from companion.safety.beneath import open_beneath, scan_beneath
+from companion.safety.jail import JailedPath, JailError, jailed, shown_path
 from companion.tools.action._files import file_error_sentence
 
 SCHEMA = {
@@ -48,29 +49,32 @@ BINARY_SNIFF_BYTES = 8_192
 async def execute(args: dict, ctx) -> str:
     args = args if isinstance(args, dict) else {}
     try:
-        path = resolve_in_workspace(ctx.workspace, args.get("path"))
+        where = jailed(ctx.workspace, args.get("path"))
     except JailError as exc:
         return ctx.fail(exc.sentence)
     start = _int(args.get("start_line"), 1)
     limit = _int(args.get("max_lines"), MAX_LINES)
     if start is None or limit is None or start < 1 or limit < 1:
         return ctx.fail("start_line and max_lines must be whole numbers from 1 up.")
-    name = shown_path(ctx.workspace, path)
+    name = shown_path(ctx.workspace, where.path)
     try:
-        return await asyncio.to_thread(_read, path, name, start, min(limit, MAX_LINES), ctx)
+        return await asyncio.to_thread(_read, where, name, start, min(limit, MAX_LINES), ctx)
     except OSError as exc:
         return ctx.fail(file_error_sentence(exc, name, "read"))
 
 
-def _read(path: Path, name: str, start: int, limit: int, ctx) -> str:
-    if path.is_dir():
-        return _list_folder(path, name)
-    if not stat.S_ISREG(path.stat().st_mode):
-        # A pipe or device would block the read for ever.
+def _read(where: JailedPath, name: str, start: int, limit: int, ctx) -> str:
+    # Opened without following links (and never blocking on a pipe); the type comes from the fd.
+    fd = open_beneath(where.root, where.relative)
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        os.close(fd)
+        if stat.S_ISDIR(info.st_mode):
+            return _list_folder(where, name)
         return ctx.fail(f"{name} isn't a regular file, so I won't open it.")
-    with path.open("rb") as f:
+    with os.fdopen(fd, "rb") as f:
         if b"\x00" in f.read(BINARY_SNIFF_BYTES):
-            size = path.stat().st_size
+            size = info.st_size
             return ctx.fail(f"{name} looks like a binary file ({size:,} bytes); I can only read text.")
         f.seek(0)
         total = _count_lines(f)
@@ -129,12 +133,12 @@ def _bounded_lines(f: BinaryIO) -> Iterator[str]:
         yield line
 
 
-def _list_folder(path: Path, name: str) -> str:
-    entries = sorted(path.iterdir(), key=lambda p: p.name.lower())
+def _list_folder(where: JailedPath, name: str) -> str:
+    entries = sorted(scan_beneath(where.root, where.relative), key=lambda e: e.name.lower())
     name = "The workspace" if name == "the workspace" else name
     if not entries:
         return f"{name} is an empty folder."
-    shown = [p.name + ("/" if p.is_dir() else "") for p in entries[:MAX_LISTED]]
+    shown = [e.name + ("/" if e.is_dir else "") for e in entries[:MAX_LISTED]]
     more = f" (showing {MAX_LISTED} of {len(entries)})" if len(entries) > MAX_LISTED else ""
     return f"{name} is a folder with {len(entries)} entries{more}:\n" + "\n".join(shown)
 

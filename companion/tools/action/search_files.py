@@ -7,14 +7,18 @@ The search is bounded by the call's time budget and stops at once when the turn 
 from __future__ import annotations
 
 import asyncio
+import io
 import os
+import stat
 import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePath
+from typing import BinaryIO
 
-from companion.safety.jail import JailError, resolve_in_workspace, shown_path
+from companion.safety.beneath import open_beneath, stat_beneath, walk_files_beneath
+from companion.safety.jail import JailedPath, JailError, jailed, shown_path
 
 SCHEMA = {
     "type": "function",
@@ -77,11 +81,11 @@ async def execute(args: dict, ctx) -> str:
         return ctx.fail("Search for one line of text, under 1,000 characters.")
     where = args.get("path") or "."
     try:
-        target = resolve_in_workspace(ctx.workspace, where)
+        target = jailed(ctx.workspace, where)
     except JailError as exc:
         return ctx.fail(exc.sentence)
-    if not target.exists():
-        return ctx.fail(f"There's nothing called {shown_path(ctx.workspace, target)} in my workspace.")
+    if stat_beneath(target.root, target.relative) is None:
+        return ctx.fail(f"There's nothing called {shown_path(ctx.workspace, target.path)} in my workspace.")
     budget = max(float(ctx.budget_s), 0.5)
     found = await _search_with_walk(query, target, budget, ctx.cancel)
     return _report(found, query, ctx, budget)
@@ -115,7 +119,7 @@ def _clip(text: str) -> str:
 
 
 async def _search_with_walk(
-    query: str, target: Path, budget: float, cancel: asyncio.Event
+    query: str, target: JailedPath, budget: float, cancel: asyncio.Event
 ) -> _Found:
     found = _Found()
     stop = threading.Event()
@@ -141,58 +145,57 @@ def _discard(waiter: asyncio.Future) -> None:
         waiter.exception()
 
 
-def _walk(query: str, target: Path, found: _Found, stop: threading.Event, deadline: float) -> None:
+def _walk(query: str, target: JailedPath, found: _Found, stop: threading.Event, deadline: float) -> None:
     needle = query.lower()
 
     def should_stop() -> bool:
         return stop.is_set() or _clock() > deadline
 
-    for path in _text_files(target, found, should_stop):
-        try:
-            with path.open("r", encoding="utf-8", errors="replace") as f:
-                for number, line in enumerate(f, 1):
+    for relative, f in _text_files(target, found, should_stop):
+        path = target.root / relative
+        with f:
+            try:
+                for number, line in enumerate(io.TextIOWrapper(f, encoding="utf-8", errors="replace"), 1):
                     if needle in line.lower():
                         found.add(path, number, line)
                     if number % 10_000 == 0 and should_stop():
                         return
-        except OSError:
-            found.unreadable = True
+            except OSError:
+                found.unreadable = True
         if should_stop():
             return
     found.finished = True
 
 
-def _text_files(target: Path, found: _Found, should_stop) -> Iterator[Path]:
-    """Files to search, in path order: hidden ones, symlinks, big and binary files are skipped."""
-    if target.is_file():
-        candidates: Iterator[Path] = iter([target])
+def _text_files(target: JailedPath, found: _Found, should_stop) -> Iterator[tuple[PurePath, BinaryIO]]:
+    """Open files to search, in path order: hidden ones, links, big and binary files are skipped.
+
+    Each is opened beneath the workspace without following links, so a folder swapped for a
+    link mid-search leads nowhere.
+    """
+    info = stat_beneath(target.root, target.relative)
+    if info is not None and stat.S_ISREG(info.st_mode):
+        candidates: Iterator[PurePath] = iter([target.relative])
     else:
-        candidates = _walk_tree(target, should_stop)
-    for path in candidates:
+        candidates = walk_files_beneath(target.root, target.relative, stop=should_stop)
+    for relative in candidates:
         try:
-            if path.is_symlink() or path.stat().st_size > MAX_FILE_BYTES:
-                continue
-            with path.open("rb") as f:
-                if b"\x00" in f.read(BINARY_SNIFF_BYTES):
-                    continue
+            fd = open_beneath(target.root, relative)
         except OSError:
             found.unreadable = True
             continue
-        yield path
-
-
-def _walk_tree(folder: Path, should_stop) -> Iterator[Path]:
-    """Files under `folder` in path order (as `rg --sort path`), never through a symlinked folder."""
-    try:
-        entries = sorted(os.scandir(folder), key=lambda entry: entry.name)
-    except OSError:
-        return
-    for entry in entries:
-        if should_stop():
-            return
-        if entry.name.startswith("."):
+        f = os.fdopen(fd, "rb")
+        try:
+            details = os.fstat(fd)
+            if not stat.S_ISREG(details.st_mode) or details.st_size > MAX_FILE_BYTES:
+                f.close()
+                continue
+            if b"\x00" in f.read(BINARY_SNIFF_BYTES):
+                f.close()
+                continue
+            f.seek(0)
+        except OSError:
+            f.close()
+            found.unreadable = True
             continue
-        if entry.is_dir(follow_symlinks=False):
-            yield from _walk_tree(Path(entry.path), should_stop)
-        elif entry.is_file(follow_symlinks=False):
-            yield Path(entry.path)
+        yield relative, f

@@ -3,14 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
+import stat
 
-from companion.safety.jail import (
-    JailError,
-    resolve_in_workspace,
-    shown_path,
-    write_bytes_keeping_mode,
-)
+from companion.safety.beneath import stat_beneath, write_beneath
+from companion.safety.jail import JailError, jailed, shown_path
 from companion.tools.action._files import MAX_WRITE_BYTES, file_error_sentence
 
 SCHEMA = {
@@ -47,31 +43,26 @@ async def execute(args: dict, ctx) -> str:
     if not isinstance(content, str):
         return ctx.fail("I need the file's text as content.")
     try:
-        path = resolve_in_workspace(ctx.workspace, args.get("path"), allow_root=False)
+        where = jailed(ctx.workspace, args.get("path"), allow_root=False)
     except JailError as exc:
         return ctx.fail(exc.sentence)
     data = content.encode("utf-8")
-    name = shown_path(ctx.workspace, path)
+    name = shown_path(ctx.workspace, where.path)
     if len(data) > MAX_WRITE_BYTES:
         return ctx.fail(
             f"That's {len(data) / 1_048_576:.1f} MB of text; I only write files up to 5 MB, "
             f"so I left {name} alone."
         )
-    if path.is_dir():
+    info = stat_beneath(where.root, where.relative)
+    if info is not None and stat.S_ISDIR(info.st_mode):
         return ctx.fail(f"{name} is a folder, so I can't write a file there.")
-    if path.exists() and not path.is_file():
+    if info is not None and not stat.S_ISREG(info.st_mode):
         return ctx.fail(f"{name} isn't a regular file, so I won't replace it.")
     try:
-        existed = await asyncio.to_thread(_write, path, data)
+        # Opened folder by folder without following links: a swap after the check goes nowhere.
+        existed = await asyncio.to_thread(write_beneath, where.root, where.relative, data, make_folders=True)
     except OSError as exc:
         return ctx.fail(file_error_sentence(exc, name, "write"))
     lines = content.count("\n") + (1 if content and not content.endswith("\n") else 0)
     verb = "Replaced" if existed else "Created"
     return f"{verb} {name}: {len(data):,} bytes, {lines:,} line{'s' if lines != 1 else ''}."
-
-
-def _write(path: Path, data: bytes) -> bool:
-    existed = path.exists()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_bytes_keeping_mode(path, data)
-    return existed

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from companion.safety.beneath import scan_beneath
 from companion.tools.builtin.memory_write import Note, memory_dir, read_notes, topic_file_name
 
 SCHEMA = {
@@ -51,7 +52,11 @@ async def execute(args: dict, ctx) -> str:
     if not isinstance(query, str) or not isinstance(topic, str):
         return ctx.fail("Give me words to look for, as plain text.")
     folder = memory_dir(ctx.data_dir)
-    files = sorted(p for p in folder.glob("*.md") if p.is_file()) if folder.is_dir() else []
+    try:
+        # Listed without following links: a link planted in the folder is not a note.
+        files = [folder / e.name for e in scan_beneath(folder, ".") if e.is_file and e.name.endswith(".md")]
+    except OSError:
+        files = []
     if topic.strip():
         wanted = folder / topic_file_name(" ".join(topic.split()))
         files = [p for p in files if p == wanted]
@@ -79,11 +84,8 @@ def _load(files: list) -> tuple[list[Note], int]:
     unreadable = 0
     for path in files:
         try:
-            if path.stat().st_size > MAX_FILE_BYTES:
-                unreadable += 1
-                continue
-            notes.extend(read_notes(path))
-        except (OSError, UnicodeDecodeError):
+            notes.extend(read_notes(path, limit=MAX_FILE_BYTES))
+        except (OSError, ValueError):  # UnicodeDecodeError is a ValueError
             unreadable += 1
     return notes, unreadable
 

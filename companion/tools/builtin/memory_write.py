@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from companion.paths import atomic_write_text
+from companion.safety.beneath import read_beneath, write_beneath
 
 SCHEMA = {
     "type": "function",
@@ -72,9 +72,16 @@ def topic_file_name(topic: str) -> str:
     return slug + ".md"
 
 
-def read_notes(path: Path) -> list[Note]:
-    """The notes in one topic file; a hand-written file without note headings is one note."""
-    text = path.read_text(encoding="utf-8")
+def read_notes(path: Path, limit: int | None = None) -> list[Note]:
+    """The notes in one topic file; a hand-written file without note headings is one note.
+
+    The file is opened in its folder without following a link (a link there is refused);
+    a file longer than `limit` bytes raises ValueError.
+    """
+    data = read_beneath(Path(path).parent, Path(path).name, None if limit is None else limit + 1)
+    if limit is not None and len(data) > limit:
+        raise ValueError(f"{path} is over {limit} bytes")
+    text = data.decode("utf-8")
     title_match = re.match(r"^# (.+)$", text, re.MULTILINE)
     topic = title_match.group(1).strip() if title_match else path.stem
     parts = _NOTE_HEADING.split(text)
@@ -102,9 +109,11 @@ async def execute(args: dict, ctx) -> str:
         return ctx.fail(f"That topic name is too long; keep it under {MAX_TOPIC_CHARS} characters.")
     if len(note) > MAX_NOTE_CHARS:
         return ctx.fail(f"That note is too long to keep; keep it under {MAX_NOTE_CHARS:,} characters.")
-    path = memory_dir(ctx.data_dir) / topic_file_name(topic)
+    folder = memory_dir(ctx.data_dir)
+    path = folder / topic_file_name(topic)
     try:
-        existing = path.read_text(encoding="utf-8")
+        folder.mkdir(parents=True, exist_ok=True)
+        existing = read_beneath(folder, path.name).decode("utf-8")
     except FileNotFoundError:
         existing = f"# {topic}\n"
     except (OSError, UnicodeDecodeError):
@@ -114,7 +123,8 @@ async def execute(args: dict, ctx) -> str:
     stamp = datetime.now().strftime(TIMESTAMP_FORMAT)
     section = f"\n## {stamp}\n\n{_escape(note.strip())}\n"
     try:
-        atomic_write_text(path, existing.rstrip("\n") + "\n" + section)
+        text = existing.rstrip("\n") + "\n" + section
+        write_beneath(folder, path.name, text.encode("utf-8"))  # atomic, never through a link
     except OSError as exc:
         return ctx.fail(f"I couldn't save the note: {exc.strerror or exc}.")
     count = len(_NOTE_HEADING.findall(existing)) + 1
