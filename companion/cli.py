@@ -34,6 +34,9 @@ class RunConfig:
     paths: Paths
     settings: Settings
     notice: str | None = None
+    saved: Settings | None = None
+    """The settings as in settings.toml, before one-run command-line options (None: `settings`).
+    Whatever saves settings keeps these values for options the user did not change."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -81,7 +84,7 @@ def load_config(args: argparse.Namespace) -> RunConfig:
         settings = with_overrides(settings, **overrides)
     if args.personality:
         settings = replace(settings, personality=str(args.personality.expanduser().resolve()))
-    return RunConfig(paths=paths, settings=settings, notice=loaded.notice)
+    return RunConfig(paths=paths, settings=settings, notice=loaded.notice, saved=loaded.settings)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -308,3 +308,18 @@ def with_overrides(settings: Settings, **sections: dict[str, Any]) -> Settings:
     """A copy of `settings` with some fields of some sections replaced."""
     changes = {name: replace(getattr(settings, name), **values) for name, values in sections.items()}
     return replace(settings, **changes)
+
+
+def keep_saved_where_untouched(edited: Settings, in_use: Settings, saved: Settings) -> Settings:
+    """What to write to settings.toml: `edited`, except that a value this run took from the
+    command line (where `in_use` differs from `saved`) and the user left alone keeps its saved
+    value. One-run options (--brain-url, --model, --workspace, --personality) are never saved."""
+    return _keep(edited, in_use, saved)
+
+
+def _keep(edited: Any, in_use: Any, saved: Any) -> Any:
+    if is_dataclass(edited) and type(edited) is type(in_use) is type(saved):
+        return replace(edited, **{f.name: _keep(getattr(edited, f.name), getattr(in_use, f.name),
+                                                getattr(saved, f.name)) for f in fields(edited)})
+    return saved if edited == in_use and in_use != saved else edited
+

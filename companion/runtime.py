@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -38,6 +39,7 @@ from companion.events import (
     WorkChanged,
 )
 from companion.persona import PersonalityStore
+from companion.safety.grants import Grants
 from companion.tools import registry as tool_registry
 from companion.tools.builtin import web_search
 from companion.tools.context import Channel, Mode, Session
@@ -287,6 +289,18 @@ class Companion:
         if wanted == PACK_VOICE:
             return voice  # the installed voice itself (what the shipped personalities name)
         return replace(voice, voice=wanted)
+
+    def saved_grants(self) -> tuple[Grants, str | None]:
+        """The saved "always" answers (exact lines, command families) and any notice about the file."""
+        if self.gate is None:
+            return Grants(), None
+        return self.gate.grants.current(), self.gate.grants.notice
+
+    def revoke_grants(self, values: Iterable[str]) -> list[str]:
+        """Forget saved "always" answers (exact lines or families); returns those forgotten."""
+        if self.gate is None:
+            return []
+        return [value for value in values if self.gate.grants.revoke(value)]
 
     def narration_lines(self) -> dict[str, VoiceLines]:
         """Every tool's resolved lines (personality, module, generic): to pre-synthesize or preview."""

@@ -114,8 +114,8 @@ def test_every_settings_tab_and_its_popup_lists_are_readable(themed, qtbot, tmp_
     grants = GrantStore(tmp_path / "approvals.toml")
     grants.add_line("git status")
     keeper = SettingsKeeper(Paths.default(tmp_path), Settings())
-    dialog = SettingsDialog(keeper, registry, grants=grants, templates=shipped_templates(),
-                            devices=[{"index": 0, "name": "Built-in microphone", "inputs": 1, "outputs": 0}])
+    dialog = SettingsDialog(keeper, registry, grants=grants.current(), templates=shipped_templates(),
+                            devices=[{"index": 0, "name": "Built-in microphone", "max_input_channels": 1, "max_output_channels": 0}])
     qtbot.addWidget(dialog)
     _settle(qtbot, dialog)
     problems = []

@@ -15,7 +15,7 @@ from ui_loop import (
 )
 
 from companion.config import Paths, Settings, load_settings
-from companion.safety.grants import GrantStore
+from companion.safety.grants import Grants, GrantStore
 from companion.tools.registry import Registry, builtin_modules
 from companion.ui.settings_dialog import SettingsDialog
 from companion.ui.settings_keeper import SettingsKeeper
@@ -69,16 +69,23 @@ def _saved(paths: Paths) -> dict:
     return tomllib.loads(paths.settings_file.read_text(encoding="utf-8"))
 
 
-def test_switching_a_family_off_makes_its_tools_undispatchable_and_is_saved(qtbot, paths, registry):
+def test_unticking_a_family_switches_nothing_until_save(qtbot, paths, registry):
     dialog = _dialog(qtbot, paths, registry)
     family = registry.tools()["get_time"].toolset
-    assert registry.dispatchable("get_time") is not None
     dialog.toolsets.set_enabled(family, False)
-    assert registry.dispatchable("get_time") is None
+    assert registry.dispatchable("get_time") is not None  # the dialog never touches the registry
+    assert not paths.settings_file.exists()
+    dialog.accept()
     assert family in _saved(paths)["tools"]["disabled_toolsets"]
-    dialog.toolsets.set_enabled(family, True)
-    assert registry.dispatchable("get_time") is not None
-    assert family not in _saved(paths)["tools"]["disabled_toolsets"]
+    assert dialog.keeper.settings.tools.disabled_toolsets == (family,)
+
+
+def test_each_tool_is_listed_with_a_plain_description_and_its_risk(qtbot, paths, registry):
+    dialog = _dialog(qtbot, paths, registry)
+    family = dialog.toolsets.families[registry.tools()["get_time"].toolset]
+    row = next(family.child(i) for i in range(family.childCount()) if family.child(i).text(0) == "get_time")
+    assert row.text(1).endswith(".") and len(row.text(1)) > 10
+    assert row.text(2) == "only looks"
 
 
 def test_each_family_lists_its_tools(qtbot, paths, registry):
@@ -151,14 +158,27 @@ def test_without_a_keyring_the_key_is_kept_in_the_settings_file_and_the_dialog_s
     assert paths.settings_file.stat().st_mode & 0o077 == 0  # only the owner can read it
 
 
-def test_revoke_forgets_a_saved_approval(qtbot, paths, registry):
+def test_each_grant_is_shown_in_full_and_revoke_happens_on_save(qtbot, paths, registry):
     grants = GrantStore(paths.approvals_file)
-    grants.add_line("git status")
-    dialog = _dialog(qtbot, paths, registry, grants=grants)
-    assert "git status" in dialog.approvals.rows
-    dialog.approvals.revoke("git status")
-    assert "git status" not in dialog.approvals.rows
-    assert GrantStore(paths.approvals_file).current().lines == ()
+    long_line = "rsync -av --delete ~/Documents/projects/companion/ /media/backup/projects/companion-mirror/"
+    grants.add_line(long_line)
+    revoked: list[list[str]] = []
+    dialog = _dialog(qtbot, paths, registry, grants=grants.current(),
+                     revoke=lambda values: revoked.append(values) or values)
+    assert dialog.approvals.rows[long_line].text.text() == long_line
+    dialog.approvals.revoke(long_line)
+    assert revoked == []  # nothing happens before Save
+    dialog.accept()
+    assert revoked == [[long_line]]
+
+
+def test_cancel_leaves_grants_alone(qtbot, paths, registry):
+    revoked: list[list[str]] = []
+    dialog = _dialog(qtbot, paths, registry, grants=Grants(lines=("git status",)),
+                     revoke=lambda values: revoked.append(values) or values)
+    dialog.approvals.rows["git status"].button.click()
+    dialog.reject()
+    assert revoked == []
 
 
 def test_switching_to_a_template_uses_a_copy_of_it(qtbot, paths, registry):

@@ -47,7 +47,7 @@ class CompanionApp(QObject):
         self.bus = EventBus()
         self.bridge = EventBridge(self)
         self.bridge.attach(self.bus)
-        self.keeper = SettingsKeeper(config.paths, config.settings, self)
+        self.keeper = SettingsKeeper(config.paths, config.settings, self, saved=config.saved)
         settings = config.settings
         self.window = CompanionWindow(brain=settings.brain, push_to_talk_key=settings.ui.push_to_talk_key)
         self.window.connect_bridge(self.bridge)
@@ -273,19 +273,26 @@ class CompanionApp(QObject):
     def open_settings(self, tab: str = "") -> None:
         from companion.persona.store import shipped_templates
         from companion.ui.settings_dialog import SettingsDialog
+        from companion.voice.models import downloaded_hearing_models, downloaded_voices
 
         devices = None
         with contextlib.suppress(Exception):
             from companion.voice.devices import list_devices
 
             devices = list_devices()
-        registry = self.companion.registry if self.companion is not None else None
-        dialog = SettingsDialog(self.keeper, registry or _empty_registry(),
-                                grants=self.gate.grants if self.gate else None, devices=devices,
-                                templates=shipped_templates(),
-                                on_edit_personality=self.open_personality_editor, parent=self.window)
+        core = self.companion
+        registry = core.registry if core is not None else None
+        grants, notice = core.saved_grants() if core is not None and core.gate is not None else (None, None)
+        dialog = SettingsDialog(
+            self.keeper, registry or _empty_registry(), grants=grants, grants_notice=notice,
+            revoke=core.revoke_grants if core is not None else None, devices=devices,
+            templates=shipped_templates(), on_edit_personality=self.open_personality_editor,
+            hearing_models=downloaded_hearing_models(self._models_dir()),
+            voices=downloaded_voices(self._models_dir()),
+            mic_level=self.bridge.mic_level if self.voice is not None else None, parent=self.window)
         if tab:
             dialog.show_tab(tab)  # the banner's "Open Settings" lands where it talks about
+        self.settings_dialog = dialog
         dialog.open()  # never exec(): a nested loop would stall asyncio
 
     # --- conversations and notes ------------------------------------------------------------

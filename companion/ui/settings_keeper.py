@@ -4,21 +4,30 @@ from __future__ import annotations
 
 from PySide6.QtCore import QObject, Signal
 
-from companion.config import Paths, Settings, save_settings
+from companion.config import Paths, Settings, keep_saved_where_untouched, save_settings
 
 
 class SettingsKeeper(QObject):
     changed = Signal(object)
-    """The new Settings, after they were saved."""
+    """The new Settings in use, after they were saved."""
 
-    def __init__(self, paths: Paths, settings: Settings, parent: QObject | None = None) -> None:
+    def __init__(self, paths: Paths, settings: Settings, parent: QObject | None = None, *,
+                 saved: Settings | None = None) -> None:
+        """`settings` are in use; `saved` is what settings.toml holds when they differ
+        (one-run command-line options): those options are never written."""
         super().__init__(parent)
         self.paths = paths
         self._settings = settings
+        self._saved = saved if saved is not None else settings
 
     @property
     def settings(self) -> Settings:
         return self._settings
+
+    @property
+    def saved(self) -> Settings:
+        """What settings.toml holds (no one-run options)."""
+        return self._saved
 
     def apply(self, new: Settings) -> bool:
         """Save and announce `new` if it differs; False when nothing changed.
@@ -27,7 +36,9 @@ class SettingsKeeper(QObject):
         """
         if new == self._settings:
             return False
-        save_settings(self.paths, new)
+        to_write = keep_saved_where_untouched(new, self._settings, self._saved)
+        save_settings(self.paths, to_write)
+        self._saved = to_write
         self._settings = new
         self.changed.emit(new)
         return True

@@ -1,6 +1,8 @@
 """The Settings dialog's tabs that edit the draft copy: Brain, Voice, Personality.
 
-Each tab is built from the settings in use and reads its widgets back with `values()`.
+Each tab is built from the settings in use and reads its widgets back with `values()`;
+none of them changes anything before Save. The Voice tab is a list of sections
+(`add_section`, `add_row`) so other parts of her voice can add their own rows.
 """
 
 from __future__ import annotations
@@ -9,26 +11,30 @@ import asyncio
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QKeySequence
+from PySide6.QtCore import Qt, SignalInstance, Slot
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
     QDoubleSpinBox,
     QFormLayout,
+    QGroupBox,
     QHBoxLayout,
-    QKeySequenceEdit,
     QLabel,
     QLineEdit,
+    QProgressBar,
     QPushButton,
     QSpinBox,
+    QVBoxLayout,
     QWidget,
 )
 
 from companion.api_keys import keyring_name, load_api_key
 from companion.config import BrainSettings, Paths, Settings, VoiceSettings
+from companion.ui.key_recorder import DEFAULT_KEY, KeyRecorder
 
 DEFAULT_DEVICE = "System default"
+INSTALLED_HEARING = "Whisper tiny.en (installed)"
+INSTALLED_VOICE = "en_US-joe-medium (installed)"
 
 
 async def check_connection(brain: BrainSettings) -> tuple[bool, str, list[str]]:
@@ -50,10 +56,17 @@ async def check_connection(brain: BrainSettings) -> tuple[bool, str, list[str]]:
 
 
 class BrainTab(QWidget):
-    def __init__(self, brain: BrainSettings) -> None:
+    def __init__(self, brain: BrainSettings, *, one_run: bool = False) -> None:
+        """`one_run`: this run's URL or model came from the command line."""
         super().__init__()
         self._brain = brain
         form = QFormLayout(self)
+        if one_run:
+            note = QLabel("This run uses the brain given on the command line. Save keeps the one in "
+                          "your settings file unless you change these fields.")
+            note.setObjectName("hint")
+            note.setWordWrap(True)
+            form.addRow(note)
         self.url = QLineEdit(brain.base_url)
         self.model = QComboBox()
         self.model.setEditable(True)
@@ -105,17 +118,29 @@ class BrainTab(QWidget):
 
 
 class VoiceTab(QWidget):
-    def __init__(self, settings: Settings, devices: list[dict] | None, servers: list[str] | None = None) -> None:
+    """Devices, hearing and voice, timing, push-to-talk. Extend it with `add_section`/`add_row`."""
+
+    def __init__(self, settings: Settings, devices: list[dict] | None, *, hearing_models: list[str] = (),
+                 voices: list[str] = (), mic_level: SignalInstance | None = None,
+                 servers: list[str] | None = None) -> None:
+        """`servers`: what her Wyoming servers said about themselves when her voice started."""
         super().__init__()
         voice = settings.voice
         self._voice = voice
-        form = QFormLayout(self)
+        self._sections: dict[str, QFormLayout] = {}
+        self._column = QVBoxLayout(self)
+        self._column.addStretch(1)
         self.input = self._device_box(devices, "max_input_channels", voice.input_device)
         self.output = self._device_box(devices, "max_output_channels", voice.output_device)
-        self.hearing = QLineEdit(voice.hearing_model)
-        self.hearing.setPlaceholderText("the installed Whisper tiny.en pack")
-        self.voice_name = QLineEdit(voice.voice)
-        self.voice_name.setPlaceholderText("the installed piper voice (en_US-joe-medium)")
+        self.level = QProgressBar()
+        self.level.setRange(0, 100)
+        self.level.setTextVisible(False)
+        self.level.setMaximumHeight(10)
+        self.level.setToolTip("What her microphone hears now")
+        if mic_level is not None:
+            mic_level.connect(self.show_level)
+        self.hearing = self._model_box(INSTALLED_HEARING, hearing_models, voice.hearing_model)
+        self.voice_name = self._model_box(INSTALLED_VOICE, voices, voice.voice)
         self.speed = QDoubleSpinBox()
         self.speed.setRange(0.5, 2.0)
         self.speed.setSingleStep(0.05)
@@ -127,23 +152,36 @@ class VoiceTab(QWidget):
         self.silence.setSingleStep(50)
         self.silence.setSuffix(" ms")
         self.silence.setValue(voice.end_of_turn_silence_ms)
-        self.push_to_talk = QKeySequenceEdit(QKeySequence(settings.ui.push_to_talk_key))
-        self.push_to_talk.setMaximumSequenceLength(1)
+        self.push_to_talk = KeyRecorder(settings.ui.push_to_talk_key)
+        self.key_problem = QLabel()
+        self.key_problem.setObjectName("problem")
+        self.key_problem.setWordWrap(True)
+        self.push_to_talk.refused.connect(self.key_problem.setText)
+        self.push_to_talk.changed.connect(lambda _key: self.key_problem.clear())
+        devices_form = self.add_section("Devices")
+        devices_form.addRow("Microphone", self.input)
+        devices_form.addRow("Level", self.level if mic_level is not None else
+                            QLabel("Shown while she is listening."))
+        devices_form.addRow("Speaker", self.output)
+        if devices == []:
+            devices_form.addRow("", QLabel("No sound devices were found: she will work by typing."))
+        models = self.add_section("Hearing and voice")
+        models.addRow("Hearing model", self.hearing)
+        models.addRow("Voice", self.voice_name)
+        models.addRow("Speed", self.speed)
+        talk = self.add_section("Talking")
+        talk.addRow("Barge-in", self.barge_in)
+        talk.addRow("End-of-turn silence", self.silence)
+        talk.addRow("Push-to-talk key", self.push_to_talk)
+        talk.addRow("", self.key_problem)
         # Hearing and speaking on this computer ("local") or on Wyoming servers elsewhere.
         self.hearing_server = QLineEdit(voice.hearing)
         self.hearing_server.setPlaceholderText("local, or a Wyoming server: tcp://host:10300")
         self.voice_server = QLineEdit(voice.speaking)
         self.voice_server.setPlaceholderText("local, or a Wyoming server: tcp://host:10200")
-        form.addRow("Microphone", self.input)
-        form.addRow("Speaker", self.output)
-        form.addRow("Hearing model", self.hearing)
-        form.addRow("Voice", self.voice_name)
-        form.addRow("Speed", self.speed)
-        form.addRow("Barge-in", self.barge_in)
-        form.addRow("End-of-turn silence", self.silence)
-        form.addRow("Push-to-talk key", self.push_to_talk)
-        form.addRow("Hearing", self.hearing_server)
-        form.addRow("Speaking", self.voice_server)
+        where = self.add_section("Where she hears and speaks")
+        where.addRow("Hearing", self.hearing_server)
+        where.addRow("Speaking", self.voice_server)
         self.server_lines: list[QLabel] = []
         """What her Wyoming servers said about themselves when her voice started."""
         for line in servers or []:
@@ -151,9 +189,24 @@ class VoiceTab(QWidget):
             label.setTextFormat(Qt.TextFormat.PlainText)
             label.setWordWrap(True)
             self.server_lines.append(label)
-            form.addRow("", label)
-        if devices == []:
-            form.addRow("", QLabel("No sound devices were found: she will work by typing."))
+            where.addRow("", label)
+
+    def add_section(self, title: str) -> QFormLayout:
+        """A titled group of rows at the end of the tab; add rows to the returned form."""
+        box = QGroupBox(title)
+        form = QFormLayout(box)
+        self._column.insertWidget(self._column.count() - 1, box)
+        self._sections[title] = form
+        return form
+
+    def add_row(self, section: str, label: str, widget: QWidget) -> None:
+        """Add a row to an existing section (made if missing)."""
+        form = self._sections.get(section) or self.add_section(section)
+        form.addRow(label, widget)
+
+    @Slot(float)
+    def show_level(self, level: float) -> None:
+        self.level.setValue(round(100 * min(1.0, max(0.0, level))))
 
     @staticmethod
     def _device_box(devices: list[dict] | None, channels: str, current: str) -> QComboBox:
@@ -172,25 +225,46 @@ class VoiceTab(QWidget):
         return box
 
     @staticmethod
+    def _model_box(installed: str, downloaded: list[str], current: str) -> QComboBox:
+        """The installed pack, models already downloaded, and any name or path typed in."""
+        box = QComboBox()
+        box.setEditable(True)  # a model name to download, or a path, can still be typed
+        box.addItem(installed, "")
+        for name in downloaded:
+            box.addItem(f"{name} (downloaded)", name)
+        if current:
+            index = box.findData(current)
+            if index < 0:
+                box.addItem(current, current)
+                index = box.count() - 1
+            box.setCurrentIndex(index)
+        return box
+
+    @staticmethod
     def _device_value(box: QComboBox) -> str:
         text = box.currentText().strip()
         return "" if text == DEFAULT_DEVICE else text
+
+    @staticmethod
+    def _model_value(box: QComboBox) -> str:
+        text = box.currentText().strip()
+        index = box.findText(text)
+        return str(box.itemData(index)) if index >= 0 else text
 
     def values(self) -> VoiceSettings:
         from dataclasses import replace
 
         return replace(
             self._voice, input_device=self._device_value(self.input),
-            output_device=self._device_value(self.output), hearing_model=self.hearing.text().strip(),
-            voice=self.voice_name.text().strip(), speed=round(self.speed.value(), 2),
+            output_device=self._device_value(self.output), hearing_model=self._model_value(self.hearing),
+            voice=self._model_value(self.voice_name), speed=round(self.speed.value(), 2),
             barge_in=self.barge_in.isChecked(), end_of_turn_silence_ms=self.silence.value(),
             hearing=self.hearing_server.text().strip() or "local",
             speaking=self.voice_server.text().strip() or "local",
         )
 
     def push_to_talk_key(self) -> str:
-        text = self.push_to_talk.keySequence().toString()
-        return text or "F9"
+        return self.push_to_talk.key_text() or DEFAULT_KEY
 
 
 class PersonalityTab(QWidget):
@@ -209,6 +283,11 @@ class PersonalityTab(QWidget):
         self.template = QComboBox()
         for name in templates:
             self.template.addItem(name)
+        current = self._template_in_use()
+        if current is not None:
+            self.template.setCurrentText(current)
+        self._pending: str | None = None
+        """A template chosen but not yet copied (that happens on Save)."""
         use = QPushButton("Use this template")
         use.clicked.connect(self.use_template)
         row = QHBoxLayout()
@@ -228,23 +307,39 @@ class PersonalityTab(QWidget):
     def _file_text(self) -> str:
         return str(self.current_path())
 
+    def _template_in_use(self) -> str | None:
+        """The template whose copy she uses now ("default" for personality.md), if any."""
+        if not self._chosen:
+            return "default" if "default" in self._templates else None
+        name = Path(self._chosen).name
+        for template in self._templates:
+            if name == f"personality-{template}.md":
+                return template
+        return None
+
+    def _copy_path(self, name: str) -> Path:
+        return self._paths.config_dir / f"personality-{name}.md"
+
     def use_template(self) -> None:
-        """Point at the user's own copy of the chosen template (made now if missing).
+        """Point at the user's own copy of the chosen template (made on Save if missing).
 
         "default" means her usual personality.md; other templates get their own file, so
         switching never overwrites edits the user made to another personality.
         """
         name = self.template.currentText()
-        if name == "default":
-            self._chosen = ""
-        else:
-            from companion.paths import atomic_write_text
-
-            copy = self._paths.config_dir / f"personality-{name}.md"
-            if not copy.exists():
-                atomic_write_text(copy, self._templates[name].read_text(encoding="utf-8"))
-            self._chosen = str(copy)
+        self._pending = None if name == "default" else name
+        self._chosen = "" if name == "default" else str(self._copy_path(name))
         self.file_label.setText(self._file_text())
 
     def value(self) -> str:
+        return self._chosen
+
+    def commit(self) -> str:
+        """On Save: make the chosen template's copy if it is missing; the path to use."""
+        if self._pending is not None:
+            from companion.paths import atomic_write_text
+
+            copy = self._copy_path(self._pending)
+            if not copy.exists():
+                atomic_write_text(copy, self._templates[self._pending].read_text(encoding="utf-8"))
         return self._chosen

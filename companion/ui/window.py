@@ -27,6 +27,7 @@ from companion.ui.approval_card import ApprovalPanel
 from companion.ui.banner import BannerArea, brain_advice
 from companion.ui.bridge import EventBridge
 from companion.ui.face import FaceWidget
+from companion.ui.key_recorder import PushToTalkKey
 from companion.ui.pictures import app_icon
 from companion.ui.presence import BUSY, Presence
 from companion.ui.transcript import TranscriptView
@@ -39,14 +40,6 @@ OFFLINE_TEXT = {
     "wrong_url": "wrong brain URL",
 }
 """What the pill says after a brain error, by its code (the banner says what to do)."""
-
-
-def key_from_text(text: str) -> int:
-    """The Qt key code of a setting like "F9" or "Ctrl+Space" (only the key, not modifiers)."""
-    sequence = QKeySequence.fromString(text)
-    if sequence.isEmpty():
-        return int(Qt.Key.Key_F9.value)
-    return int(sequence[0].key().value)
 
 
 class CompanionWindow(QMainWindow):
@@ -70,7 +63,7 @@ class CompanionWindow(QMainWindow):
         self.setWindowTitle("Companion")
         self.setWindowIcon(app_icon())
         self.brain = brain or BrainSettings()
-        self._ptt_key = key_from_text(push_to_talk_key)
+        self._ptt = PushToTalkKey.parse(push_to_talk_key)
         self._ptt_down = False
         self._ptt_text = push_to_talk_key
         self._brain_failed = False
@@ -302,7 +295,7 @@ class CompanionWindow(QMainWindow):
         self.mute_button.setChecked(muted)
 
     def set_push_to_talk_key(self, text: str) -> None:
-        self._ptt_key = key_from_text(text)
+        self._ptt = PushToTalkKey.parse(text)
         self._ptt_text = text
         self.set_voice(self.presence.facts.voice, self.presence.facts.voice_progress)
 
@@ -331,13 +324,17 @@ class CompanionWindow(QMainWindow):
         kind = event.type()
         if kind in (QEvent.Type.KeyPress, QEvent.Type.KeyRelease) and self.isActiveWindow():
             key_event: QKeyEvent = event  # type: ignore[assignment]
-            if key_event.key() == self._ptt_key and not key_event.isAutoRepeat():
-                down = kind == QEvent.Type.KeyPress
-                if down != self._ptt_down:
+            down = kind == QEvent.Type.KeyPress
+            # Down only with its exact modifiers (Ctrl+Space leaves a plain Space to the text
+            # box); up whenever its key is released, whatever was let go first.
+            mine = self._ptt.pressed_by(key_event) if down else \
+                (key_event.key() == self._ptt.key and self._ptt_down)
+            if mine:
+                if down != self._ptt_down and not key_event.isAutoRepeat():
                     self._ptt_down = down
                     self.push_to_talk.emit(down)
                     self._update(push_to_talk=down)
-                return True
+                return True  # held keys repeat: none of it reaches the text box
             if kind == QEvent.Type.KeyPress and key_event.key() == Qt.Key.Key_Escape:
                 if self.approvals.decline_by_shortcut():
                     return True  # Esc with a card open declines it

@@ -155,6 +155,18 @@ def resolve_voice(
     return VoiceModel(onnx, config, onnx.stem)
 
 
+def downloaded_hearing_models(cache_dir: Path) -> list[str]:
+    """Names of the Whisper models already downloaded into `cache_dir` (for Settings' picker)."""
+    root = cache_dir / "whisper"
+    return sorted(p.name for p in root.iterdir() if (p / "model.bin").is_file()) if root.is_dir() else []
+
+
+def downloaded_voices(cache_dir: Path) -> list[str]:
+    """Names of the piper voices already downloaded into `cache_dir` (for Settings' picker)."""
+    root = cache_dir / "piper"
+    return sorted(p.name for p in root.iterdir() if (p / f"{p.name}.onnx").is_file()) if root.is_dir() else []
+
+
 def _download_whisper(name: str, cache_dir: Path, progress: Progress | None, hub: str) -> HearingModel:
     folder = cache_dir / "whisper" / name
     base = f"{hub.rstrip('/')}/Systran/faster-whisper-{name}/resolve/main"

@@ -1,0 +1,149 @@
+"""Settings' Toolsets and Approvals tabs: they only record what the user wants.
+
+Nothing here switches a family or revokes a grant: the dialog applies both on Save, through
+the settings (tools.disabled_toolsets) and the Companion (`revoke_grants`), and Cancel leaves
+everything as it was.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QFontDatabase
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QScrollArea,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from companion.safety.grants import Grants
+from companion.tools.registry import Registry
+
+RISK_WORDS = {
+    "read": "only looks",
+    "write": "changes files",
+    "exec": "runs commands (asks you first)",
+    "network": "uses the internet",
+}
+"""Each RISK in plain words."""
+
+
+def plain_description(schema: dict) -> str:
+    """The first sentence of a tool's description, for people rather than models."""
+    text = " ".join(str(schema.get("description", "")).split())
+    first = text.split(". ")[0].rstrip(".")
+    return (first + ".") if first else ""
+
+
+class ToolsetsTab(QTreeWidget):
+    """One switch per tool family; under it each tool, what it does, and its risk."""
+
+    def __init__(self, registry: Registry, disabled: tuple[str, ...]) -> None:
+        super().__init__()
+        self.setHeaderLabels(["Family · tool", "What it does (untick a family to switch it off)", "Risk"])
+        self.setToolTip("Untick a family to stop her using its tools (from Save on).")
+        self.families: dict[str, QTreeWidgetItem] = {}
+        specs = registry.tools()
+        for family, tools in registry.all_toolsets().items():
+            count = f"{len(tools)} tool{'s' if len(tools) != 1 else ''}"
+            item = QTreeWidgetItem([family, count if tools else "switched-off plugin", ""])
+            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+            item.setCheckState(0, Qt.CheckState.Unchecked if family in disabled else Qt.CheckState.Checked)
+            for tool in tools:
+                spec = specs.get(tool)
+                description = plain_description(spec.schema) if spec else ""
+                risk = RISK_WORDS.get(spec.risk, spec.risk) if spec else ""
+                child = QTreeWidgetItem([tool, description, risk])
+                child.setToolTip(1, str(spec.schema.get("description", "")) if spec else "")
+                child.setFlags(Qt.ItemFlag.ItemIsEnabled)
+                item.addChild(child)
+            self.addTopLevelItem(item)
+            self.families[family] = item
+        self.expandAll()
+        self.setColumnWidth(0, 150)
+        self.setColumnWidth(1, 300)
+
+    def set_enabled(self, family: str, on: bool) -> None:
+        self.families[family].setCheckState(0, Qt.CheckState.Checked if on else Qt.CheckState.Unchecked)
+
+    def disabled(self) -> tuple[str, ...]:
+        """The families switched off, as the dialog shows them now."""
+        return tuple(sorted(name for name, item in self.families.items()
+                            if item.checkState(0) != Qt.CheckState.Checked))
+
+
+class GrantRow(QWidget):
+    """One saved grant in full (wrapped, selectable) with Revoke, which Save carries out."""
+
+    def __init__(self, title: str, value: str) -> None:
+        super().__init__()
+        self.value = value
+        self.revoking = False
+        line = QHBoxLayout(self)
+        column = QVBoxLayout()
+        heading = QLabel(title)
+        heading.setObjectName("hint")
+        self.text = QLabel(value)
+        self.text.setTextFormat(Qt.TextFormat.PlainText)
+        self.text.setWordWrap(True)
+        self.text.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self.text.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        column.addWidget(heading)
+        column.addWidget(self.text)
+        self.button = QPushButton("Revoke")
+        self.button.clicked.connect(self.toggle)
+        line.addLayout(column, 1)
+        line.addWidget(self.button, 0, Qt.AlignmentFlag.AlignTop)
+
+    def toggle(self) -> None:
+        self.revoking = not self.revoking
+        self.button.setText("Keep" if self.revoking else "Revoke")
+        font = self.text.font()
+        font.setStrikeOut(self.revoking)
+        self.text.setFont(font)
+        self.text.setToolTip("Revoked when you press Save" if self.revoking else "")
+
+
+class ApprovalsTab(QScrollArea):
+    """Saved "always allow" grants, each shown in full with Revoke."""
+
+    def __init__(self, grants: Grants | None, notice: str | None = None) -> None:
+        super().__init__()
+        self.setWidgetResizable(True)
+        self.rows: dict[str, GrantRow] = {}
+        inner = QWidget()
+        self._column = QVBoxLayout(inner)
+        if grants is None:
+            self._column.addWidget(QLabel("Approvals are not available until she has started."))
+        else:
+            if notice:
+                self._column.addWidget(_wrapped(notice))
+            entries = [("Run this exact command without asking", line) for line in grants.lines]
+            entries += [("Run any plain command starting with", family) for family in grants.families]
+            if not entries:
+                self._column.addWidget(_wrapped("Nothing saved: she asks before running any command."))
+            for title, value in entries:
+                row = GrantRow(title, value)
+                self._column.addWidget(row)
+                self.rows[value] = row
+        self._column.addStretch(1)
+        self.setWidget(inner)
+
+    def revoke(self, value: str) -> None:
+        """Mark `value` to be revoked on Save (as its Revoke button does)."""
+        row = self.rows[value]
+        if not row.revoking:
+            row.toggle()
+
+    def to_revoke(self) -> list[str]:
+        return [value for value, row in self.rows.items() if row.revoking]
+
+
+def _wrapped(text: str) -> QLabel:
+    label = QLabel(text)
+    label.setWordWrap(True)
+    return label
