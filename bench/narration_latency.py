@@ -35,7 +35,8 @@ from companion.tools.context import Channel  # noqa: E402
 from companion.tools.registry import Registry  # noqa: E402
 from companion.voice.audio import NullSource, WavSink  # noqa: E402
 from companion.voice.brain_port import CompanionBrain  # noqa: E402
-from companion.voice.session import VoiceSession, load_models  # noqa: E402
+from companion.voice.factory import load_engines  # noqa: E402
+from companion.voice.session import VoiceSession  # noqa: E402
 
 TURNS = 12
 
@@ -65,7 +66,7 @@ async def measure(folder: Path, device: bool) -> dict:
     script = [{"tool_calls": [{"name": "look_up", "arguments": {}}]}, {"text": "It is 42."}] * (2 * TURNS)
     with ScriptedBrain(script) as brain:
         config = make_config(folder, brain.url)
-        transcriber, synthesizer = await load_models(VoiceSettings(), config.paths.models_dir)
+        transcriber, synthesizer = await load_engines(VoiceSettings(), config.paths.models_dir)
         bus = EventBus()
         companion = Companion(config, bus, registry=registry)
         await companion.start()

@@ -34,7 +34,8 @@ from companion.events import EventBus  # noqa: E402
 from companion.runtime import Companion  # noqa: E402
 from companion.voice.audio import WavSink, WavSource, read_wav, resample, write_wav  # noqa: E402
 from companion.voice.brain_port import CompanionBrain  # noqa: E402
-from companion.voice.session import VoiceSession, load_models  # noqa: E402
+from companion.voice.factory import load_engines  # noqa: E402
+from companion.voice.session import VoiceSession  # noqa: E402
 
 UTTERANCES = [
     "What time is it?",
@@ -83,7 +84,7 @@ async def measure(silence_ms: int, engines=None) -> dict:
         voice = replace(VoiceSettings(), end_of_turn_silence_ms=silence_ms)
         config = make_config(folder, brain.url, voice={"end_of_turn_silence_ms": silence_ms})
         started = time.monotonic()
-        transcriber, synthesizer = await (engines or load_models)(voice, config.paths.models_dir)
+        transcriber, synthesizer = await (engines or load_engines)(voice, config.paths.models_dir)
         load_s = time.monotonic() - started
         bus = EventBus()
         companion = Companion(config, bus)

@@ -196,3 +196,39 @@ def test_voice_settings_apply_live_and_a_new_device_restarts_her_voice(
     assert not app.voice.listening
     banner = app.window.banners.banner("audio")
     assert banner is not None and "no such microphone" in banner.text()
+
+
+def test_two_quick_saves_leave_exactly_one_microphone_reader(
+        qtbot, tmp_path, scripted_brain, pulse_audio, qt_loop):
+    import subprocess
+    from dataclasses import replace
+
+    def microphone_readers() -> int:
+        """Recording streams of this process (the remapped microphone itself is one too: not counted)."""
+        out = subprocess.run(["pactl", "list", "source-outputs"], env=pulse_audio.client_env(),
+                             capture_output=True, text=True, check=True, timeout=10).stdout
+        return sum("ALSA plug-in [python" in entry for entry in out.split("Source Output #"))
+
+    settings = with_overrides(Settings(), brain={"base_url": scripted_brain.url},
+                              tools={"workspace": str(tmp_path / "workspace")})
+    app = CompanionApp(RunConfig(Paths.default(tmp_path / "config"), settings))
+    qtbot.addWidget(app.window)
+    app.show()
+
+    async def scenario():
+        await app.start()
+        await app.voice_started.wait()
+        assert app.voice.listening and microphone_readers() == 1
+        for device in ("default", "pulse"):  # two Saves, the second before the first has restarted
+            current = app.keeper.settings
+            app.keeper.apply(replace(current, voice=replace(current.voice, input_device=device)))
+        await app.voice_started.wait()
+        await app.voices.settled.wait()
+        return microphone_readers()
+
+    try:
+        readers = qt_loop(scenario(), timeout=60)
+    finally:
+        qt_loop(app.close())
+    assert readers == 1
+    assert app.voice.voice.input_device == "pulse"  # the newest settings won

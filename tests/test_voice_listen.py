@@ -61,3 +61,35 @@ def test_listen_with_a_damaged_voice_file_says_what_to_do(tmp_path, scripted_bra
     assert done.returncode == 1
     assert "I couldn't load the voice broken: the file looks damaged" in done.stderr
     assert "Point voice.voice at a working piper .onnx voice" in done.stderr
+
+
+def test_short_answers_after_a_reply_with_the_same_words_all_reach_the_brain(
+        tmp_path, scripted_brain, piper_voice):
+    """Her replies say "yes", "no" and "stop"; the user answers with those words a second or
+    two after she finishes. None of it is her echo (she plays into a file), so all four answers
+    must reach the brain: a short answer is never dropped as echo."""
+    import numpy as np
+    from audio_env import speech
+
+    from companion.voice.audio import write_wav
+
+    first = "Sure. Say yes, no, or stop."
+    again = "Okay: yes, no, or stop?"
+    scripted_brain.push({"text": first}, *[{"text": again}] * 4)
+    answers = ["Yes.", "What?", "Stop.", "No, thank you."]
+
+    def seconds(text: str) -> float:
+        return piper_voice.synthesize_sync(text).size / piper_voice.sample_rate
+
+    # Each answer comes about 1.5 s after she should have finished: ~1.5 s to hear the
+    # question and start answering, then her reply, then the pause.
+    pieces = [speech(piper_voice, "Can you help me decide something?", tail_s=1.5 + seconds(first) + 1.5)]
+    for answer in answers:
+        pieces.append(speech(piper_voice, answer, lead_s=0.0, tail_s=1.5 + seconds(again) + 1.5))
+    wav = tmp_path / "answers.wav"
+    write_wav(wav, np.concatenate(pieces), 16_000)
+    done = listen(tmp_path, scripted_brain.url, "--in", str(wav), "--out", str(tmp_path / "out.wav"),
+                  "--realtime")
+    assert done.returncode == 0, done.stderr
+    asked = [words(body["messages"][-1]["content"]) for body in scripted_brain.bodies]
+    assert asked == ["can you help me decide something", "yes", "what", "stop", "no thank you"], done.stdout

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from companion.voice.loop import is_echo
 from companion.voice.sentences import SentenceSplitter
 from companion.voice.speech_filter import CODE_ON_SCREEN, speakable
 from companion.voice.stt import is_phantom
@@ -80,13 +79,6 @@ def test_whisper_phantoms_of_silence_are_dropped():
     for phantom in ("", " Thank you.", "you", "[MUSIC]", "Thanks for watching!"):
         assert is_phantom(phantom), phantom
     assert not is_phantom("Thank you for the tea.")
-
-
-def test_her_own_words_coming_back_are_echo_and_new_words_are_not():
-    recent = ["The capital of France is Paris,", "a lovely city."]
-    assert is_echo("the capital of France is Paris", recent)
-    assert is_echo("Paris, a lovely city", recent)
-    assert not is_echo("What about Germany?", recent)
 
 
 def test_a_decoding_loop_is_recognised_so_the_full_window_is_used_instead():

@@ -49,17 +49,26 @@ async def _listen(args: argparse.Namespace, config: RunConfig) -> int:
     from companion.runtime import Companion
     from companion.voice.audio import WavSink, WavSource
     from companion.voice.brain_port import CompanionBrain
+    from companion.voice.factory import build_voice
     from companion.voice.models import progress_bar
-    from companion.voice.session import VoiceSession, load_models, load_turn_model_or_none
+    from companion.voice.session import VoiceSession
 
     bus = EventBus()
     bus.subscribe(heard_printer(sys.stdout))
     bus.subscribe(Transcript(sys.stdout, verbose=bool(getattr(args, "verbose", False))))
+    started = time.monotonic()
+    sinks: list[WavSink] = []
+
+    def make_sink(rate: int) -> WavSink:
+        # The conversation's clock: the file's own time, or the wall clock when paced in real time.
+        clock = (lambda: time.monotonic() - started) if args.realtime else (lambda: source.position_s)
+        sinks.append(WavSink(clock, rate=rate, realtime=args.realtime))
+        return sinks[0]
+
     try:
         source = WavSource(args.input, realtime=args.realtime)
-        transcriber, synthesizer = await load_models(
-            config.settings.voice, config.paths.models_dir, progress=progress_bar())
-        turn_model = await load_turn_model_or_none()
+        parts = await build_voice(config.settings.voice, config.paths.models_dir, progress=progress_bar(),
+                                  source=source, make_sink=make_sink)
     except CompanionError as exc:
         print(f"companion: {exc.sentence}", file=sys.stderr, flush=True)
         return 1
@@ -69,15 +78,8 @@ async def _listen(args: argparse.Namespace, config: RunConfig) -> int:
     except Exception as exc:
         print(f"companion: I couldn't start: {exc}", file=sys.stderr, flush=True)
         return 1
-    started = time.monotonic()
-    # The conversation's clock: the file's own time, or the wall clock when paced in real time.
-    clock = (lambda: time.monotonic() - started) if args.realtime else (lambda: source.position_s)
-    sink = WavSink(clock, rate=synthesizer.sample_rate, realtime=args.realtime)
-    session = VoiceSession(
-        brain=CompanionBrain(companion), bus=bus, source=source, sink=sink,
-        transcriber=transcriber, synthesizer=synthesizer, voice=config.settings.voice,
-        turn_model=turn_model,
-    )
+    [sink] = sinks
+    session = VoiceSession.from_parts(parts, brain=CompanionBrain(companion), bus=bus, voice=config.settings.voice)
     try:
         await session.run()
     finally:

@@ -53,11 +53,11 @@ async def _voice(args: argparse.Namespace, config: RunConfig) -> int:
     from companion.events import EventBus
     from companion.runtime import Companion
     from companion.tools.context import Channel
-    from companion.voice.audio import NullSink, NullSource
+    from companion.voice.audio import NullSource
     from companion.voice.brain_port import CompanionBrain
-    from companion.voice.devices import DeviceSink, DeviceSource
+    from companion.voice.factory import build_voice
     from companion.voice.models import progress_bar
-    from companion.voice.session import VoiceSession, load_models, load_turn_model_or_none
+    from companion.voice.session import VoiceSession
 
     voice = config.settings.voice
     if args.input_device is not None or args.output_device is not None:
@@ -74,30 +74,16 @@ async def _voice(args: argparse.Namespace, config: RunConfig) -> int:
         return 1
     voice = companion.voice_settings(voice)  # her personality's voice: unless Settings names one
     try:
-        transcriber, synthesizer = await load_models(voice, config.paths.models_dir, progress=progress_bar())
-        turn_model = await load_turn_model_or_none()
+        parts = await build_voice(voice, config.paths.models_dir, progress=progress_bar())
     except CompanionError as exc:
         print(f"companion: {exc.sentence}", file=sys.stderr, flush=True)
         await companion.close()
         return 1
 
-    def notice(exc: CompanionError) -> None:
-        print(f"companion: {exc.sentence}", file=sys.stderr, flush=True)
-
-    try:
-        source = DeviceSource(voice.input_device)
-    except CompanionError as exc:
-        notice(exc)
-        source = NullSource()
-    try:
-        sink = DeviceSink(voice.output_device, preferred_rate=synthesizer.sample_rate)
-    except CompanionError as exc:
-        notice(exc)
-        sink = NullSink()
-    session = VoiceSession(
-        brain=CompanionBrain(companion), bus=bus, source=source, sink=sink,
-        transcriber=transcriber, synthesizer=synthesizer, voice=voice, turn_model=turn_model,
-    )
+    for notice in parts.notices:
+        print(f"companion: {notice}", file=sys.stderr, flush=True)
+    source = parts.source
+    session = VoiceSession.from_parts(parts, brain=CompanionBrain(companion), bus=bus, voice=voice)
     print("Listening. Speak, or type and press Enter. Ctrl-C quits." if not isinstance(source, NullSource)
           else "Type to me and press Enter. Ctrl-C quits.", flush=True)
     asks: list[asyncio.Future] = []

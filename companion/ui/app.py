@@ -27,10 +27,11 @@ from companion.ui.bridge import EventBridge
 from companion.ui.settings_keeper import SettingsKeeper
 from companion.ui.tray import TrayIcon
 from companion.ui.window import CompanionWindow
+from companion.voice.controller import VoiceController
 
 log = logging.getLogger(__name__)
 
-RESTART_VOICE_FIELDS = ("input_device", "output_device", "hearing_model", "voice")
+RESTART_VOICE_FIELDS = ("input_device", "output_device", "hearing", "speaking", "hearing_model", "voice")
 
 
 class CompanionApp(QObject):
@@ -55,7 +56,8 @@ class CompanionApp(QObject):
         """The core (companion.runtime.Companion), built by start(): its import is slow."""
         self._given = {"registry": registry, "model": model}
         self.gate = None
-        self.voice = None
+        self.voices: VoiceController = VoiceController(self._open_voice, failed=self._voice_failed)
+        """Owns her one voice session (see the `voice` property)."""
         self.with_voice = with_voice
         self.tray = TrayIcon(self.window)
         self.closed = asyncio.Event()
@@ -69,6 +71,11 @@ class CompanionApp(QObject):
         self.notes_dialog = None
         self._voice_in_use: str | None = None
         """The voice setting her running voice was built with (Settings' or the personality's)."""
+        self._voice_wanted = False
+        """Her voice was started (or offered a download that was accepted)."""
+        self._unkeyed_brain = None
+        """The brain settings as saved (the key is looked up only when these change)."""
+        self._applied_voice = config.settings.voice
         self._wire()
         if config.notice:
             self.window.banners.show_banner("settings", config.notice, kind="warning")
@@ -110,6 +117,8 @@ class CompanionApp(QObject):
             # The core pulls in the HTTP client stack (~0.5 s of imports): load it off the Qt
             # thread so her face keeps moving, then build and start it here.
             runtime = await asyncio.to_thread(_import_core)
+            self._unkeyed_brain = self.keeper.settings.brain
+            self._applied_voice = self.keeper.settings.voice
             settings = await asyncio.to_thread(with_api_key, self.keeper.settings)  # keyring lookup
             self.companion = runtime.Companion(replace(self.config, settings=settings), self.bus,
                                                **self._given)
@@ -200,37 +209,51 @@ class CompanionApp(QObject):
         return self.config.paths.models_dir
 
     async def _start_voice(self) -> None:
+        """(Re)start her voice with the saved settings; restarts are serialised by the controller."""
+        self._voice_wanted = True
+        self.voice_started.clear()  # set again once the new voice is up (or has failed)
+        await self.voices.start(self.companion.voice_settings(self.keeper.settings.voice))
+        if self.voices.settled.is_set():
+            self._voice_settled()
+
+    async def _open_voice(self, voice):
+        """One voice session on the devices of `voice` (called by the controller only)."""
         self.window.banners.clear("models")
         self.window.set_voice("loading")
         app_voice = await asyncio.to_thread(_import_voice)
-        voice = self.companion.voice_settings(self.keeper.settings.voice)
         self._voice_in_use = voice.voice
         session = app_voice.WindowVoice(
             self.companion, self.bus, voice, self._models_dir(),
             speech_level=self.bridge.deliver_speech_level, mic_level=self.bridge.deliver_mic_level,
             progress=self.bridge.deliver_progress)
-        try:
-            await session.start()
-        except Exception as exc:  # a CompanionError carries its sentence; anything else is a bug
-            if not isinstance(exc, CompanionError):
-                log.exception("her voice did not start")
-            sentence = exc.sentence if isinstance(exc, CompanionError) else f"My voice didn't start ({exc})."
-            await session.close()
-            self.window.banners.clear("download")
-            self.window.banners.show_banner("voice", f"{sentence} Typing still works.", kind="warning")
-            self.window.set_voice("none")
-            self.voice_started.set()
-            return
-        self.window.banners.clear("download")
-        self.voice = session
+        await session.start()  # closes what it opened when it fails
         session.loop.intercept = self._answers_a_card
         session.set_muted(self.window.mute_button.isChecked())
-        if session.notices:
-            self.window.banners.show_banner("audio", " ".join(session.notices), kind="warning")
-        self.times["ready_to_listen"] = time.perf_counter()
-        self.window.set_voice("ready")
-        self.window.show_state("listening" if session.listening else "idle")
+        return session
+
+    def _voice_failed(self, exc: BaseException) -> None:
+        if not isinstance(exc, CompanionError):
+            log.error("her voice did not start", exc_info=exc)
+        sentence = exc.sentence if isinstance(exc, CompanionError) else f"My voice didn't start ({exc})."
+        self.window.banners.show_banner("voice", f"{sentence} Typing still works.", kind="warning")
+        self.window.set_voice("none")
+
+    def _voice_settled(self) -> None:
+        self.window.banners.clear("download")
+        session = self.voice
+        if session is not None:
+            self.window.banners.clear("voice")
+            if session.notices:
+                self.window.banners.show_banner("audio", " ".join(session.notices), kind="warning")
+            self.times["ready_to_listen"] = time.perf_counter()
+            self.window.set_voice("ready")
+            self.window.show_state("listening" if session.listening else "idle")
         self.voice_started.set()
+
+    @property
+    def voice(self):
+        """Her running voice (ui.app_voice.WindowVoice), or None."""
+        return self.voices.session
 
     def _download_progress(self, name: str, done: int, total: int) -> None:
         banner = self.window.banners.banner("download")
@@ -364,9 +387,8 @@ class CompanionApp(QObject):
         self.window.face.set_character(self.companion.personality.current.face)
         wanted = self.companion.voice_settings(self.keeper.settings.voice).voice
         if self.voice is not None and wanted != self._voice_in_use:
-            self._voice_in_use = wanted
             self.voice_started.clear()  # set again once the new voice is up (or has failed)
-            self._spawn(self._restart_voice())
+            self._spawn(self._start_voice())
 
     def _preview_lines(self, lines: list[tuple[str, str]]) -> bool:
         return self.voice is not None and self.voice.say_preview(lines)
@@ -380,25 +402,30 @@ class CompanionApp(QObject):
         self.window.set_push_to_talk_key(settings.ui.push_to_talk_key)
         if self.companion is None:
             return  # start() reads the keeper's settings
-        old_voice = self.companion.settings.voice
-        self.companion.apply_settings(with_api_key(settings))
+        if settings.brain == self._unkeyed_brain:
+            # Mute, voice, tools…: the key looked up last time still holds (no keyring on the Qt thread).
+            self.companion.apply_settings(replace(settings, brain=self.companion.settings.brain))
+        else:
+            self._unkeyed_brain = settings.brain
+            self._spawn(self._apply_brain_with_key(settings.brain))
         self.window.face.set_character(self.companion.personality.current.face)
-        if self.voice is None:
+        old_voice, self._applied_voice = self._applied_voice, settings.voice
+        if not self._voice_wanted:
             return
         wanted = self.companion.voice_settings(settings.voice)
-        if (any(getattr(old_voice, f) != getattr(settings.voice, f) for f in RESTART_VOICE_FIELDS)
-                or wanted.voice != self._voice_in_use):
-            self._voice_in_use = wanted.voice
-            self.voice_started.clear()  # set again once the new voice is up (or has failed)
-            self._spawn(self._restart_voice())
+        restarting = not self.voices.settled.is_set()
+        if restarting or self.voice is None or wanted.voice != self._voice_in_use or any(
+                getattr(old_voice, f) != getattr(settings.voice, f) for f in RESTART_VOICE_FIELDS):
+            self.voice_started.clear()  # now, not when the task first runs
+            self._spawn(self._start_voice())
         else:
             self.voice.apply(wanted)
 
-    async def _restart_voice(self) -> None:
-        old, self.voice = self.voice, None
-        if old is not None:
-            await old.close()
-        await self._start_voice()
+    async def _apply_brain_with_key(self, brain) -> None:
+        """Saved brain settings: the API key is looked up in the keyring off the Qt thread."""
+        keyed = await asyncio.to_thread(with_api_key, replace(self.keeper.settings, brain=brain))
+        if self.companion is not None and self._unkeyed_brain == brain:  # not superseded meanwhile
+            self.companion.apply_settings(replace(self.keeper.settings, brain=keyed.brain))
 
     def _save(self, settings: Settings) -> None:
         try:
@@ -420,8 +447,7 @@ class CompanionApp(QObject):
         self._save(replace(settings, ui=replace(settings.ui, geometry=self.window.saved_geometry())))
         self.tray.hide()
         self.window.hide()
-        if self.voice is not None:
-            await self.voice.close()
+        await self.voices.close()
         if self.companion is not None:
             await self.companion.close()
         # Background work still running (a start-up probe, a model download) ends with her,

@@ -1,4 +1,4 @@
-"""Her ears and voice for the window, on top of companion.voice.session.
+"""Her ears and voice for the window: a VoiceSession built by companion.voice.factory.
 
 Everything here runs on the asyncio loop (qasync, the Qt thread); model loading runs in a
 worker thread. Audio levels and download progress leave through the bridge only.
@@ -13,13 +13,12 @@ from dataclasses import replace
 from pathlib import Path
 
 from companion.config import VoiceSettings
-from companion.errors import CompanionError
 from companion.events import EventBus, SpeechKind
 from companion.runtime import Companion
-from companion.voice.audio import NullSink, NullSource
 from companion.voice.brain_port import CompanionBrain
+from companion.voice.factory import build_voice
 from companion.voice.models import Progress
-from companion.voice.session import VoiceSession, load_models, load_turn_model_or_none
+from companion.voice.session import VoiceSession
 from companion.voice.vad import rms
 
 log = logging.getLogger(__name__)
@@ -73,32 +72,25 @@ class WindowVoice:
         return self.session.loop if self.session is not None else None
 
     async def start(self) -> None:
-        """Raises CompanionError when the models cannot be had; a missing device only adds a notice."""
-        from companion.voice.devices import DeviceSink, DeviceSource
-
-        transcriber, synthesizer = await load_models(self.voice, self.cache_dir, progress=self._progress)
-        turn_model = await load_turn_model_or_none()
-        loop = asyncio.get_running_loop()
-        # Opening a PortAudio stream can take a few hundred ms: do it off the Qt thread.
+        """Raises CompanionError when an engine cannot be had; a missing device only adds a notice.
+        A start that fails or is cancelled half-way closes what it opened."""
         try:
-            sink = await asyncio.to_thread(DeviceSink, self.voice.output_device, loop=loop,
-                                           preferred_rate=synthesizer.sample_rate)
-        except CompanionError as exc:
-            self.notices.append(exc.sentence)
-            sink = NullSink()
+            await self._start()
+        except BaseException:
+            await self.close()
+            raise
+
+    async def _start(self) -> None:
+        parts = await build_voice(self.voice, self.cache_dir, progress=self._progress)
+        self.notices.extend(parts.notices)
         if self._speech_level is not None:
             report = self._speech_level
-            sink.add_level_listener(lambda level: report(min(1.0, level * SPEECH_LEVEL_GAIN)))
-        try:
-            device = await asyncio.to_thread(DeviceSource, self.voice.input_device, loop=loop)
-            source = _MeteredSource(device, self._mic_level or (lambda _l: None))
-            self.listening = True
-        except CompanionError as exc:
-            self.notices.append(exc.sentence)
-            source = NullSource()  # typing still works, and she still speaks her answers
-        self.session = VoiceSession(brain=CompanionBrain(self.companion), bus=self.bus, source=source,
-                                    sink=sink, transcriber=transcriber, synthesizer=synthesizer,
-                                    voice=self.voice, turn_model=turn_model)
+            parts.sink.add_level_listener(lambda level: report(min(1.0, level * SPEECH_LEVEL_GAIN)))
+        self.listening = parts.listening
+        if parts.listening:
+            parts.source = _MeteredSource(parts.source, self._mic_level or (lambda _l: None))
+        self.session = VoiceSession.from_parts(parts, brain=CompanionBrain(self.companion), bus=self.bus,
+                                               voice=self.voice)
         if self.listening:
             self._run = asyncio.ensure_future(self.session.run())
         else:

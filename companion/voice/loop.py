@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import difflib
 import logging
-import re
 import time
 from collections import deque
 from collections.abc import Callable
@@ -33,6 +31,7 @@ from companion.events import (
     TurnFinished,
 )
 from companion.voice.audio import AudioSink, AudioSource
+from companion.voice.echo import is_echo
 from companion.voice.endpoint import (
     Endpointer,
     EndpointSettings,
@@ -47,11 +46,9 @@ from companion.voice.smart_turn import SmartTurn
 from companion.voice.speaker import Line, Speaker
 from companion.voice.stt import Transcriber
 from companion.voice.turn_end import TurnJudge, TurnWatch
-from companion.voice.vad import FRAME_S, SpeechDetector, rms
+from companion.voice.vad import FRAME_S, SAMPLE_RATE, SpeechDetector, rms
 
 log = logging.getLogger(__name__)
-
-ECHO_WINDOW_S = 12.0
 
 
 class BrainPort(Protocol):
@@ -91,23 +88,6 @@ class LoopSettings:
 
 def _frames_in(ms: float) -> int:
     return max(1, round(ms / 1000 / FRAME_S))
-
-
-def _words(text: str) -> str:
-    return re.sub(r"[^a-z0-9 ]+", "", text.lower()).strip()
-
-
-def is_echo(heard: str, recent_spoken: list[str]) -> bool:
-    """True when `heard` is (mostly) one of her own recent lines coming back through the mic."""
-    words = _words(heard)
-    if not words:
-        return False
-    spoken = _words(" ".join(recent_spoken))
-    if words in spoken:
-        return True
-    matcher = difflib.SequenceMatcher(None, words, spoken, autojunk=False)
-    matched = sum(block.size for block in matcher.get_matching_blocks())
-    return matched / len(words) >= 0.8
 
 
 class VoiceLoop:
@@ -277,7 +257,10 @@ class VoiceLoop:
         latency.mark("transcribed")
         if not text:
             return
-        if is_echo(text, self._recent_lines()):
+        spoken_to = latency.speech_end or time.monotonic()
+        spoken_from = spoken_to - len(event.audio) / SAMPLE_RATE
+        if is_echo(text, self.speaker.recent_played, spoken_from=spoken_from, spoken_to=spoken_to,
+                   now=time.monotonic()):
             log.info("dropped my own echo: %r", text)
             return
         if self.intercept is not None and self.intercept(text):
@@ -292,11 +275,6 @@ class VoiceLoop:
         if not self.source.realtime:
             # Reading a file faster than real time: take turns, as a person would.
             await self.wait_until_quiet()
-
-    def _recent_lines(self) -> list[str]:
-        # Her lines that started within the echo window (a sentence lasts a few seconds).
-        since = time.monotonic() - ECHO_WINDOW_S
-        return [text for started, text in self.speaker.recent_spoken if started >= since]
 
     def _start_turn(self, text: str, latency: TurnLatency) -> None:
         self._latency = latency

@@ -1,49 +1,23 @@
-"""Assembling the voice loop from settings: models, her mouth, the narration cache, the brain."""
+"""One running voice session: the loop over parts built by voice.factory, her mouth, the narration cache."""
 
 from __future__ import annotations
 
-import asyncio
 import logging
-from pathlib import Path
 
 from companion.config import VoiceSettings
 from companion.events import EventBus, UserHeard
 from companion.voice.audio import AudioSink, AudioSource
 from companion.voice.brain_port import CompanionBrain
+from companion.voice.factory import VoiceParts, make_vad
 from companion.voice.loop import BrainPort, LoopSettings, VoiceLoop
-from companion.voice.models import Progress, resolve_hearing_model, resolve_voice
 from companion.voice.narration_cache import NarrationCache
-from companion.voice.smart_turn import SmartTurn, load_turn_model
+from companion.voice.smart_turn import SmartTurn
 from companion.voice.speaker import Speaker
-from companion.voice.stt import WhisperTranscriber
-from companion.voice.tts import PiperSynthesizer
-from companion.voice.vad import SileroVad
+from companion.voice.stt import Transcriber
+from companion.voice.tts import Synthesizer
+from companion.voice.vad import SpeechDetector
 
 log = logging.getLogger(__name__)
-
-
-async def load_models(
-    voice: VoiceSettings, cache_dir: Path, *, progress: Progress | None = None
-) -> tuple[WhisperTranscriber, PiperSynthesizer]:
-    """Resolve, verify and load both models off the event loop (each warmed up once).
-
-    Raises CompanionError with a sentence when a model is missing, corrupt or unloadable.
-    """
-    def load() -> tuple[WhisperTranscriber, PiperSynthesizer]:
-        hearing = WhisperTranscriber(resolve_hearing_model(voice.hearing_model, cache_dir, progress=progress))
-        speaking = PiperSynthesizer(resolve_voice(voice.voice, cache_dir, progress=progress), speed=voice.speed)
-        hearing.load()
-        speaking.load()
-        return hearing, speaking
-
-    return await asyncio.to_thread(load)
-
-
-async def load_turn_model_or_none() -> SmartTurn | None:
-    """Smart Turn, loaded off the event loop; None when it can't be had (a fixed silence then
-    ends each turn, the log and `companion doctor` say why)."""
-    model, _why = await asyncio.to_thread(load_turn_model)
-    return model
 
 
 class VoiceSession:
@@ -54,8 +28,8 @@ class VoiceSession:
 
     def __init__(
         self, *, brain: BrainPort | CompanionBrain, bus: EventBus, source: AudioSource, sink: AudioSink,
-        transcriber: WhisperTranscriber, synthesizer: PiperSynthesizer, voice: VoiceSettings,
-        turn_model: SmartTurn | None = None,
+        transcriber: Transcriber, synthesizer: Synthesizer, voice: VoiceSettings,
+        vad: SpeechDetector | None = None, turn_model: SmartTurn | None = None,
     ) -> None:
         self.brain = brain
         self.bus = bus
@@ -68,7 +42,7 @@ class VoiceSession:
         self.cache = NarrationCache(synthesizer)
         self.speaker = Speaker(synthesizer, sink, self.cache)
         self.loop = VoiceLoop(
-            source=source, speaker=self.speaker, vad=SileroVad(), transcriber=transcriber,
+            source=source, speaker=self.speaker, vad=vad or make_vad(), transcriber=transcriber,
             brain=brain, bus=bus, settings=LoopSettings.from_voice(voice, turn_model=turn_model is not None),
             sink=sink, turn_model=turn_model,
         )
@@ -76,6 +50,13 @@ class VoiceSession:
         # Each turn re-reads the narration lines: a personality edit is synthesized in the
         # background before her next tool call (unchanged lines are kept).
         self._unsubscribe = bus.subscribe(self._on_event)
+
+    @classmethod
+    def from_parts(cls, parts: VoiceParts, *, brain: BrainPort | CompanionBrain, bus: EventBus,
+                   voice: VoiceSettings) -> VoiceSession:
+        """A session on what `voice.factory.build_voice` assembled."""
+        return cls(brain=brain, bus=bus, source=parts.source, sink=parts.sink, transcriber=parts.transcriber,
+                   synthesizer=parts.synthesizer, voice=voice, vad=parts.vad, turn_model=parts.turn_model)
 
     def _on_event(self, event) -> None:
         if isinstance(event, UserHeard):
@@ -93,7 +74,7 @@ class VoiceSession:
         """Mute, barge-in, end-of-turn silence and speed take effect now."""
         self.voice = voice
         self.loop.apply(LoopSettings.from_voice(voice, turn_model=self.turn_model is not None))
-        if voice.speed != self.synthesizer.speed:
+        if voice.speed != getattr(self.synthesizer, "speed", voice.speed):
             self.synthesizer.speed = voice.speed
             self.refresh_narration()
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -12,6 +13,7 @@ import numpy as np
 
 from companion.events import SpeechKind
 from companion.voice.audio import AudioSink
+from companion.voice.echo import PlayedLine
 from companion.voice.narration_cache import NarrationCache
 from companion.voice.speech_filter import speakable
 from companion.voice.tts import Synthesizer
@@ -51,8 +53,8 @@ class Speaker:
         self.playing = False
         self.played: list[Line] = []
         """Lines of the current generation that were played to the end."""
-        self.recent_spoken: list[tuple[float, str]] = []
-        """(time.monotonic(), speakable text) of her last lines, to recognise her own echo."""
+        self.recent_played: deque[PlayedLine] = deque(maxlen=8)
+        """Her last lines with when they played (time.monotonic()), to recognise her own echo."""
         self.stats = SpeakerStats()
         self.last_synthesis_ms = 0.0
         """How long the line just synthesized took (0 when it came from the narration cache)."""
@@ -135,10 +137,14 @@ class Speaker:
                 if line.generation != self._generation:
                     continue
                 self.playing = True
-                self.recent_spoken = [*self.recent_spoken[-5:], (time.monotonic(), speakable(line.text))]
+                record = PlayedLine(speakable(line.text), time.monotonic())
+                self.recent_played.append(record)
                 if self.on_playing:
                     self.on_playing(line)
-                finished = await self._sink.play(audio, self._synth.sample_rate)
+                try:
+                    finished = await self._sink.play(audio, self._synth.sample_rate)
+                finally:
+                    record.ended = time.monotonic()
                 if finished and line.generation == self._generation:
                     self.played.append(line)
             except Exception:

@@ -1,0 +1,135 @@
+"""The one place her voice is assembled from VoiceSettings: VAD, turn model, hearing, speaking, devices.
+
+Every front-end (`companion voice`, `companion listen`, the window) calls `build_voice`; a new
+engine is one module plus one branch in `make_transcriber` / `make_synthesizer`, the engine
+selection point (`voice.hearing` / `voice.speaking`: "local" or "tcp://host:port").
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from companion.config import VoiceSettings
+from companion.errors import CompanionError, Stage
+from companion.voice.audio import AudioSink, AudioSource, NullSink, NullSource
+from companion.voice.models import Progress, resolve_hearing_model, resolve_voice
+from companion.voice.smart_turn import SmartTurn, load_turn_model
+from companion.voice.stt import Transcriber, WhisperTranscriber
+from companion.voice.tts import PiperSynthesizer, Synthesizer
+from companion.voice.vad import SileroVad, SpeechDetector
+
+__all__ = ["VoiceParts", "build_voice", "load_engines", "load_turn_model_or_none", "make_synthesizer", "make_transcriber", "make_vad", "open_devices"]
+
+log = logging.getLogger(__name__)
+
+LOCAL = "local"
+"""The engine on this computer (Whisper, piper); anything else is a tcp://host:port server."""
+
+
+@dataclass
+class VoiceParts:
+    """Everything a voice session runs on. `notices` say what did not work (in sentences)."""
+
+    vad: SpeechDetector
+    transcriber: Transcriber
+    synthesizer: Synthesizer
+    source: AudioSource
+    sink: AudioSink
+    listening: bool
+    """The source is a real microphone (not NullSource)."""
+    turn_model: SmartTurn | None = None
+    """Smart Turn (semantic end of turn), or None: a fixed silence then ends each turn."""
+    notices: list[str] = field(default_factory=list)
+
+
+def make_vad() -> SpeechDetector:
+    """A fresh streaming VAD (it keeps state across frames, so one per session)."""
+    return SileroVad()
+
+
+async def load_turn_model_or_none() -> SmartTurn | None:
+    """Smart Turn, loaded off the event loop; None when it can't be had (a fixed silence then
+    ends each turn, the log and `companion doctor` say why)."""
+    model, _why = await asyncio.to_thread(load_turn_model)
+    return model
+
+
+def make_transcriber(voice: VoiceSettings, cache_dir: Path, *, progress: Progress | None = None) -> Transcriber:
+    """Her hearing engine, loaded and warmed (blocking: call from a worker thread)."""
+    if voice.hearing == LOCAL:
+        transcriber = WhisperTranscriber(resolve_hearing_model(voice.hearing_model, cache_dir, progress=progress))
+        transcriber.load()
+        return transcriber
+    raise CompanionError("engine_unknown", f"I don't know how to hear through {voice.hearing}.",
+                         stage=Stage.HEARING)
+
+
+def make_synthesizer(voice: VoiceSettings, cache_dir: Path, *, progress: Progress | None = None) -> Synthesizer:
+    """Her speaking engine, loaded (blocking: call from a worker thread)."""
+    if voice.speaking == LOCAL:
+        synthesizer = PiperSynthesizer(resolve_voice(voice.voice, cache_dir, progress=progress), speed=voice.speed)
+        synthesizer.load()
+        return synthesizer
+    raise CompanionError("engine_unknown", f"I don't know how to speak through {voice.speaking}.",
+                         stage=Stage.SPEAKING)
+
+
+async def open_devices(
+    voice: VoiceSettings, *, sample_rate: int, source: AudioSource | None = None, sink: AudioSink | None = None,
+) -> tuple[AudioSource, AudioSink, list[str]]:
+    """The microphone and speaker from the settings (those not given); one that cannot be
+    opened becomes a Null device and a notice (typing still works, and she still speaks with
+    no microphone)."""
+    from companion.voice.devices import DeviceSink, DeviceSource
+
+    loop = asyncio.get_running_loop()
+    notices: list[str] = []
+    # Opening a PortAudio stream can take a few hundred ms: off the event loop's thread.
+    if sink is None:
+        try:
+            sink = await asyncio.to_thread(DeviceSink, voice.output_device, loop=loop, preferred_rate=sample_rate)
+        except CompanionError as exc:
+            notices.append(exc.sentence)
+            sink = NullSink()
+    if source is None:
+        try:
+            source = await asyncio.to_thread(DeviceSource, voice.input_device, loop=loop)
+        except CompanionError as exc:
+            notices.append(exc.sentence)
+            source = NullSource()
+    return source, sink, notices
+
+
+async def load_engines(
+    voice: VoiceSettings, cache_dir: Path, *, progress: Progress | None = None,
+) -> tuple[Transcriber, Synthesizer]:
+    """Her hearing and speaking engines, loaded off the event loop (raises CompanionError)."""
+    def load() -> tuple[Transcriber, Synthesizer]:
+        return (make_transcriber(voice, cache_dir, progress=progress),
+                make_synthesizer(voice, cache_dir, progress=progress))
+
+    return await asyncio.to_thread(load)
+
+
+async def build_voice(
+    voice: VoiceSettings, cache_dir: Path, *, progress: Progress | None = None,
+    source: AudioSource | None = None, make_sink: Callable[[int], AudioSink] | None = None,
+) -> VoiceParts:
+    """Load both engines off the loop, then open the devices from the settings, unless given:
+    `source`, and `make_sink(sample_rate)` for the speaker (`listen` reads and writes WAVs).
+
+    Raises CompanionError with a sentence when an engine cannot be had; a device that cannot
+    be opened only adds a notice.
+    """
+    transcriber, synthesizer = await load_engines(voice, cache_dir, progress=progress)
+    turn_model = await load_turn_model_or_none()
+    sink = make_sink(synthesizer.sample_rate) if make_sink is not None else None
+    source, sink, notices = await open_devices(voice, sample_rate=synthesizer.sample_rate,
+                                               source=source, sink=sink)
+    return VoiceParts(vad=make_vad(), transcriber=transcriber, synthesizer=synthesizer, source=source,
+                      sink=sink, listening=not isinstance(source, NullSource), turn_model=turn_model,
+                      notices=notices)
