@@ -150,8 +150,9 @@ async def test_her_own_voice_coming_back_through_the_microphone_is_dropped_as_ec
 ):
     reply = "The weather today is sunny and warm."
     scripted_brain.push({"text": reply})
-    question = speech(piper_voice, "How is the weather?", tail_s=1.2)
-    # Her answer leaks back into the microphone, quieter than she plays it.
+    # Her answer leaks back into the microphone, quieter than she plays it, while she plays it:
+    # she starts 1-3 s after the question (more on a busy machine) and talks for ~2.5 s.
+    question = speech(piper_voice, "How is the weather?", tail_s=2.5)
     echo = speech(piper_voice, reply, lead_s=0.0, tail_s=1.5) * 0.15
     wav = tmp_path / "echo.wav"
     write_wav(wav, np.concatenate([question, echo]), 16_000)
