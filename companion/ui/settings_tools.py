@@ -10,6 +10,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import (
+    QCheckBox,
     QHBoxLayout,
     QLabel,
     QPushButton,
@@ -111,12 +112,18 @@ class GrantRow(QWidget):
 class ApprovalsTab(QScrollArea):
     """Saved "always allow" grants, each shown in full with Revoke."""
 
-    def __init__(self, grants: Grants | None, notice: str | None = None) -> None:
+    def __init__(self, grants: Grants | None, notice: str | None = None, *,
+                 run_without_sandbox: bool = False) -> None:
         super().__init__()
         self.setWidgetResizable(True)
         self.rows: dict[str, GrantRow] = {}
         inner = QWidget()
         self._column = QVBoxLayout(inner)
+        self.unsandboxed = QCheckBox("Run commands without a sandbox")
+        self.unsandboxed.setChecked(run_without_sandbox)
+        self.sandbox_note = _wrapped(_sandbox_note())
+        self._column.addWidget(self.unsandboxed)
+        self._column.addWidget(self.sandbox_note)
         if grants is None:
             self._column.addWidget(QLabel("Approvals are not available until she has started."))
         else:
@@ -141,6 +148,24 @@ class ApprovalsTab(QScrollArea):
 
     def to_revoke(self) -> list[str]:
         return [value for value, row in self.rows.items() if row.revoking]
+
+    def run_without_sandbox(self) -> bool:
+        return self.unsandboxed.isChecked()
+
+
+def _sandbox_note() -> str:
+    from companion.safety import sandbox
+
+    reason = sandbox.unavailable_reason()
+    if reason is None:
+        return ("Every command and program she runs is sandboxed (bubblewrap): your system is "
+                "read-only to it, your home is hidden, only the workspace can change, and it has no "
+                "internet unless you approve a card that says it needs it. This switch only matters "
+                "where the sandbox can't run.")
+    return (f"{reason} So she doesn't offer to run commands or code. Switching this on lets her, "
+            "WITHOUT a sandbox: a command you approve then runs as you and can read, change or "
+            "delete any of your files and use the internet. The approval cards are then the only "
+            f"protection. {sandbox.FIX}")
 
 
 def _wrapped(text: str) -> QLabel:
