@@ -312,7 +312,8 @@ class CompanionApp(QObject):
             templates=shipped_templates(), on_edit_personality=self.open_personality_editor,
             hearing_models=downloaded_hearing_models(self._models_dir()),
             voices=downloaded_voices(self._models_dir()),
-            mic_level=self.bridge.mic_level if self.voice is not None else None, parent=self.window)
+            mic_level=self.bridge.mic_level if self.voice is not None else None,
+            family_notes=core.family_notes() if core is not None else None, parent=self.window)
         if tab:
             dialog.show_tab(tab)  # the banner's "Open Settings" lands where it talks about
         self.settings_dialog = dialog

@@ -43,17 +43,19 @@ def plain_description(schema: dict) -> str:
 class ToolsetsTab(QTreeWidget):
     """One switch per tool family; under it each tool, what it does, and its risk."""
 
-    def __init__(self, registry: Registry, disabled: tuple[str, ...]) -> None:
+    def __init__(self, registry: Registry, disabled: tuple[str, ...],
+                 notes: dict[str, str] | None = None) -> None:
+        """`notes`: a line about a family instead of its tool count (an MCP server's state)."""
         super().__init__()
         self.setHeaderLabels(["Family · tool", "What it does (untick a family to switch it off)", "Risk"])
         self.setToolTip("Untick a family to stop her using its tools (from Save on).")
         self.families: dict[str, QTreeWidgetItem] = {}
         specs = registry.tools()
+        notes = notes or {}
         for family, tools in registry.all_toolsets().items():
             count = f"{len(tools)} tool{'s' if len(tools) != 1 else ''}"
-            item = QTreeWidgetItem([family, count if tools else "switched-off plugin", ""])
-            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
-            item.setCheckState(0, Qt.CheckState.Unchecked if family in disabled else Qt.CheckState.Checked)
+            item = self.add_family(family, notes.get(family) or (count if tools else "switched-off plugin"),
+                                   on=family not in disabled)
             for tool in tools:
                 spec = specs.get(tool)
                 description = plain_description(spec.schema) if spec else ""
@@ -62,11 +64,19 @@ class ToolsetsTab(QTreeWidget):
                 child.setToolTip(1, str(spec.schema.get("description", "")) if spec else "")
                 child.setFlags(Qt.ItemFlag.ItemIsEnabled)
                 item.addChild(child)
-            self.addTopLevelItem(item)
-            self.families[family] = item
         self.expandAll()
         self.setColumnWidth(0, 150)
         self.setColumnWidth(1, 300)
+
+    def add_family(self, family: str, note: str, *, on: bool = True) -> QTreeWidgetItem:
+        """A family row (a switch) with a line about it; its tools go under it."""
+        item = QTreeWidgetItem([family, note, ""])
+        item.setToolTip(1, note)
+        item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+        item.setCheckState(0, Qt.CheckState.Checked if on else Qt.CheckState.Unchecked)
+        self.addTopLevelItem(item)
+        self.families[family] = item
+        return item
 
     def set_enabled(self, family: str, on: bool) -> None:
         self.families[family].setCheckState(0, Qt.CheckState.Checked if on else Qt.CheckState.Unchecked)
