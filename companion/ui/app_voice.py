@@ -81,7 +81,7 @@ class WindowVoice:
             raise
 
     async def _start(self) -> None:
-        parts = await build_voice(self.voice, self.cache_dir, progress=self._progress)
+        parts = await build_voice(self.voice, self.cache_dir, progress=self._progress, bus=self.bus)
         self.notices.extend(parts.notices)
         if self._speech_level is not None:
             report = self._speech_level

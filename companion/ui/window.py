@@ -347,6 +347,5 @@ class CompanionWindow(QMainWindow):
             self.focus_text_box()  # back from a dialog, a menu, or another app
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
-        # The app decides (an unsaved personality may ask first) and hides the window itself.
-        event.ignore()
         self.quit_requested.emit()
+        event.accept()

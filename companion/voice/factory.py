@@ -15,6 +15,7 @@ from pathlib import Path
 
 from companion.config import VoiceSettings
 from companion.errors import CompanionError, Stage
+from companion.events import EventBus
 from companion.voice.audio import AudioSink, AudioSource, NullSink, NullSource
 from companion.voice.models import Progress, resolve_hearing_model, resolve_voice
 from companion.voice.smart_turn import SmartTurn, load_turn_model
@@ -105,27 +106,42 @@ async def open_devices(
 
 
 async def load_engines(
-    voice: VoiceSettings, cache_dir: Path, *, progress: Progress | None = None,
+    voice: VoiceSettings, cache_dir: Path, *, progress: Progress | None = None, bus: EventBus | None = None,
 ) -> tuple[Transcriber, Synthesizer]:
-    """Her hearing and speaking engines, loaded off the event loop (raises CompanionError)."""
-    def load() -> tuple[Transcriber, Synthesizer]:
-        return (make_transcriber(voice, cache_dir, progress=progress),
-                make_synthesizer(voice, cache_dir, progress=progress))
+    """Her hearing and speaking engines, loaded off the event loop (raises CompanionError).
 
-    return await asyncio.to_thread(load)
+    A Wyoming server (tcp://host:port) is asked what it runs and timed on a small test; one
+    that fails then or later emits an ErrorOccurred on `bus` and hands over to the local engine
+    (companion.voice.fallback), so a server never stops her from starting.
+    """
+    from companion.voice.fallback import open_hearing, open_voice
+
+    bus = bus if bus is not None else EventBus()
+
+    def load() -> tuple[Transcriber | None, Synthesizer | None]:
+        return (make_transcriber(voice, cache_dir, progress=progress) if voice.hearing == LOCAL else None,
+                make_synthesizer(voice, cache_dir, progress=progress) if voice.speaking == LOCAL else None)
+
+    transcriber, synthesizer = await asyncio.to_thread(load)
+    if transcriber is None:
+        transcriber = await open_hearing(voice, cache_dir, bus)
+    if synthesizer is None:
+        synthesizer = await open_voice(voice, cache_dir, bus)
+    return transcriber, synthesizer
 
 
 async def build_voice(
     voice: VoiceSettings, cache_dir: Path, *, progress: Progress | None = None,
     source: AudioSource | None = None, make_sink: Callable[[int], AudioSink] | None = None,
+    bus: EventBus | None = None,
 ) -> VoiceParts:
     """Load both engines off the loop, then open the devices from the settings, unless given:
     `source`, and `make_sink(sample_rate)` for the speaker (`listen` reads and writes WAVs).
 
     Raises CompanionError with a sentence when an engine cannot be had; a device that cannot
-    be opened only adds a notice.
+    be opened only adds a notice; a Wyoming server that cannot be reached says so on `bus`.
     """
-    transcriber, synthesizer = await load_engines(voice, cache_dir, progress=progress)
+    transcriber, synthesizer = await load_engines(voice, cache_dir, progress=progress, bus=bus)
     turn_model = await load_turn_model_or_none()
     sink = make_sink(synthesizer.sample_rate) if make_sink is not None else None
     source, sink, notices = await open_devices(voice, sample_rate=synthesizer.sample_rate,

@@ -12,17 +12,20 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
 from typing import Generic, TypeVar
 from urllib.parse import urlparse
 
 import numpy as np
 
+from companion.config import VoiceSettings
 from companion.errors import Stage
 from companion.events import ErrorOccurred, EventBus, Speak, SpeechKind
 from companion.voice.audio import resample
 from companion.voice.remote import ServerError
 from companion.voice.remote_stt import WyomingTranscriber
-from companion.voice.remote_tts import WyomingSynthesizer
+from companion.voice.remote_tts import WyomingSynthesizer, server_voice
 from companion.voice.stt import Transcriber
 from companion.voice.tts import Synthesizer
 
@@ -171,3 +174,43 @@ def server_lines(transcriber: object, synthesizer: object) -> list[str]:
         elif engine.remote.info is not None:
             lines.append(f"{role}: {uri} runs {engine.remote.info.summary(kind)}.")
     return lines
+
+
+def _local_loader(voice: VoiceSettings, cache_dir: Path, what: str) -> LocalLoader | None:
+    """How to load her own engine to stand in for a server, or None when it would need a download."""
+    from companion.voice.models import missing_models, resolve_hearing_model, resolve_voice
+    from companion.voice.stt import WhisperTranscriber
+    from companion.voice.tts import PiperSynthesizer
+
+    field = "hearing_model" if what == "hearing model" else "voice"
+    for candidate in (voice, replace(voice, **{field: ""})):  # as set, else the installed pack
+        if what in {m.what for m in missing_models(candidate, cache_dir)}:
+            continue
+        if what == "hearing model":
+            def load_hearing(setting: str = candidate.hearing_model) -> WhisperTranscriber:
+                engine = WhisperTranscriber(resolve_hearing_model(setting, cache_dir))
+                engine.load()
+                return engine
+            return load_hearing
+
+        def load_voice(setting: str = candidate.voice) -> PiperSynthesizer:
+            engine = PiperSynthesizer(resolve_voice(setting, cache_dir), speed=voice.speed)
+            engine.load()
+            return engine
+        return load_voice
+    return None
+
+
+async def open_hearing(voice: VoiceSettings, cache_dir: Path, bus: EventBus) -> RemoteHearing:
+    """Her hearing on the Wyoming server voice.hearing, started (an unreachable one has already fallen back)."""
+    engine = RemoteHearing(WyomingTranscriber(voice.hearing), _local_loader(voice, cache_dir, "hearing model"), bus)
+    await engine.start()
+    return engine
+
+
+async def open_voice(voice: VoiceSettings, cache_dir: Path, bus: EventBus) -> RemoteVoice:
+    """Her voice on the Wyoming server voice.speaking, started (an unreachable one has already fallen back)."""
+    remote = WyomingSynthesizer(voice.speaking, voice=server_voice(voice.voice), speed=voice.speed)
+    engine = RemoteVoice(remote, _local_loader(voice, cache_dir, "voice"), bus)
+    await engine.start()
+    return engine

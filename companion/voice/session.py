@@ -5,10 +5,11 @@ from __future__ import annotations
 import logging
 
 from companion.config import VoiceSettings
-from companion.events import EventBus, UserHeard
+from companion.events import EventBus, Speak, SpeechKind, UserHeard
 from companion.voice.audio import AudioSink, AudioSource
 from companion.voice.brain_port import CompanionBrain
 from companion.voice.factory import VoiceParts, make_vad
+from companion.voice.fallback import server_lines
 from companion.voice.loop import BrainPort, LoopSettings, VoiceLoop
 from companion.voice.narration_cache import NarrationCache
 from companion.voice.smart_turn import SmartTurn
@@ -50,6 +51,17 @@ class VoiceSession:
         # Each turn re-reads the narration lines: a personality edit is synthesized in the
         # background before her next tool call (unchanged lines are kept).
         self._unsubscribe = bus.subscribe(self._on_event)
+        # An engine that fell back at start (a Wyoming server not there) says so once, now that
+        # her voice is up; its banner went out when it happened.
+        for engine in (transcriber, synthesizer):
+            take_notice = getattr(engine, "take_notice", None)
+            notice = take_notice() if take_notice is not None else None
+            if notice:
+                bus.emit(Speak(SpeechKind.SAY, notice))
+
+    def servers(self) -> list[str]:
+        """What her Wyoming servers said about themselves (Settings → Voice); empty when all is local."""
+        return server_lines(self.loop.transcriber, self.synthesizer)
 
     @classmethod
     def from_parts(cls, parts: VoiceParts, *, brain: BrainPort | CompanionBrain, bus: EventBus,
