@@ -141,14 +141,29 @@ def test_the_face_command_refuses_an_unknown_expression(tmp_path, capsys):
     assert not (tmp_path / "x.png").exists()
 
 
-def test_only_the_idle_sway_left_means_half_the_frame_rate():
+def test_the_frame_rate_follows_what_moves_full_for_changes_slow_for_the_idle_sway():
     animator = FaceAnimator(0.0, rng=random.Random(3))
-    quiet = next(t / 100 for t in range(100, 1000) if not animator.lively(t / 100))
-    assert not animator.lively(quiet)
-    animator.set_expression("happy", quiet)
-    assert animator.lively(quiet + 0.1)  # a change is under way
+    quiet = next(t / 100 for t in range(100, 1000) if animator.frame_interval_ms(t / 100) == 125)
+    animator.set_expression("happy", quiet)  # only the sway was left: 8 fps
+    assert animator.frame_interval_ms(quiet + 0.1) == 16  # a change is under way
     animator.set_state("listening")
-    assert animator.lively(quiet + 0.3)  # the listening ring breathes at full rate
+    later = next(t / 100 for t in range(int(quiet * 100) + 30, 3000) if animator.frame_interval_ms(t / 100) == 50)
+    animator.set_listen_level(0.6)  # the listening ring breathed at 20 fps; now it swells
+    animator.frame(later)
+    animator.frame(later + 0.2)
+    assert animator.frame_interval_ms(later + 0.2) == 33
+    animator.set_state("speaking")
+    assert animator.frame_interval_ms(later + 0.2) == 16  # lip sync
+
+
+def test_a_blink_is_never_skipped_by_a_slow_frame():
+    animator = FaceAnimator(0.0, rng=random.Random(5))
+    t, blinks = 0.0, 0
+    while t < 30.0:
+        frame = animator.frame(t)
+        blinks += frame.blink > 0.5
+        t += animator.frame_interval_ms(t) / 1000
+    assert blinks >= 5  # 2-6 s apart over 30 s, each seen shut or nearly
 
 
 def test_the_widget_goes_back_to_full_rate_when_her_face_changes(qtbot):

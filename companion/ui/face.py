@@ -7,17 +7,25 @@ import time
 from collections.abc import Callable
 
 from PySide6.QtCore import QEvent, QRectF, QSize, Qt, QTimer, Signal, Slot
-from PySide6.QtGui import QColor, QImage, QPainter, QPaintEvent
+from PySide6.QtGui import QColor, QImage, QPainter, QPaintEvent, QPixmap
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from companion.ui.expressions import shape_for
-from companion.ui.face_animation import FaceAnimator
+from companion.ui.face_animation import FAST_MS, STILL_MS, FaceAnimator
 from companion.ui.face_character import Character, character_for
-from companion.ui.face_painter import FaceFrame, HeadCache, paint_face
+from companion.ui.face_extras import RingCache
+from companion.ui.face_painter import (
+    FaceFrame,
+    HeadCache,
+    LayerCache,
+    face_bounds,
+    paint_background,
+    paint_face,
+)
 
-FRAME_INTERVAL_MS = 16
-IDLE_FRAME_INTERVAL_MS = 33
-"""While she only sways gently (idle, no change under way) 30 fps looks the same and costs half."""
+FRAME_INTERVAL_MS = FAST_MS
+IDLE_FRAME_INTERVAL_MS = STILL_MS
+"""While she only sways gently (idle, no change under way) 10 fps looks the same."""
 
 
 class FaceWidget(QWidget):
@@ -37,11 +45,14 @@ class FaceWidget(QWidget):
         self._timer = QTimer(self)
         self._timer.setTimerType(Qt.TimerType.PreciseTimer)
         self._timer.setInterval(FRAME_INTERVAL_MS)
-        self._timer.timeout.connect(self.update)
+        self._timer.timeout.connect(self._next_frame)
         self.last_frame: FaceFrame | None = None
         self.frames = 0
         """Frames painted so far (benches and tests count them)."""
         self._head_cache = HeadCache()
+        self._layer_cache = LayerCache()
+        self._ring_cache = RingCache()
+        self._background: QPixmap | None = None
         self._watched: QWidget | None = None
 
     def sizeHint(self) -> QSize:
@@ -113,14 +124,29 @@ class FaceWidget(QWidget):
         gc.disable()
         try:
             painter = QPainter(self)
-            paint_face(painter, QRectF(self.rect()), frame, head_cache=self._head_cache)
+            if self._background is None or self._background.size() != self.size():
+                self._background = self._paint_background()
+            painter.drawPixmap(event.rect(), self._background, event.rect())
+            paint_face(painter, QRectF(self.rect()), frame, background=False, head_cache=self._head_cache,
+                       layer_cache=self._layer_cache, ring_cache=self._ring_cache)
             painter.end()
         finally:
             if collecting:
                 gc.enable()
-        self._pace(FRAME_INTERVAL_MS if self.animator.lively(now) else IDLE_FRAME_INTERVAL_MS)
+        self._pace(self.animator.frame_interval_ms(now))
         self.frames += 1
         self.painted.emit(now)
+
+    def _next_frame(self) -> None:
+        # Only the square around her face changes from frame to frame; the rest is backdrop.
+        self.update(face_bounds(QRectF(self.rect())).toAlignedRect())
+
+    def _paint_background(self) -> QPixmap:
+        pixmap = QPixmap(self.size())
+        painter = QPainter(pixmap)
+        paint_background(painter, QRectF(self.rect()))
+        painter.end()
+        return pixmap
 
     def _pace(self, interval_ms: int) -> None:
         # setInterval restarts a running timer: calling it on every frame or level update

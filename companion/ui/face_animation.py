@@ -19,6 +19,13 @@ BLINK_CLOSE_S = 0.07
 BLINK_OPEN_S = 0.10
 SPEECH_ATTACK_S = 0.03
 SPEECH_RELEASE_S = 0.09
+FAST_MS = 16
+STEADY_MS = 33
+"""A spinning arc or a ring swelling with your voice: 30 fps looks as smooth."""
+BREATHING_MS = 50
+"""The listening ring breathing on its own (a 2 s cycle)."""
+STILL_MS = 125
+"""Only the slow sway and breath left (5.3 s and 3.7 s cycles): 8 fps."""
 
 
 def _ease(t: float) -> float:
@@ -78,10 +85,25 @@ class FaceAnimator:
         return now - self._changed_at < TRANSITION_S
 
     def lively(self, now: float) -> bool:
-        """Something quick is moving (a change, a blink, speech, a ring or spinner): paint at
-        full rate. When only the slow idle sway is left, half the rate looks the same."""
-        return (self.in_transition(now) or self.state != "idle" or self._speech > 0.01
-                or now >= self._blink_at - 0.05)
+        """Something quick is moving (a change, speech): paint at full rate."""
+        return self.in_transition(now) or self.state == "speaking" or self._speech > 0.01
+
+    def blinking(self, now: float) -> bool:
+        return self._blink_at <= now < self._blink_at + BLINK_CLOSE_S + BLINK_OPEN_S + 0.02
+
+    def frame_interval_ms(self, now: float) -> int:
+        """How soon the next frame is worth painting: full rate for quick motion, slower for
+        a blink, a spinner or the listening ring, and a few frames a second for the idle sway
+        alone (it moves under half a pixel per frame at that rate). A slow frame is cut short
+        so the next one lands on the start of a blink."""
+        if self.lively(now):
+            return FAST_MS
+        if self.blinking(now) or self.state in ("thinking", "working") or (
+                self.state == "listening" and self._listen > 0.05):
+            return STEADY_MS
+        interval = BREATHING_MS if self.state == "listening" else STILL_MS
+        until_blink = int((self._blink_at - now) * 1000)
+        return max(FAST_MS, min(interval, until_blink)) if until_blink > 0 else STEADY_MS
 
     def frame(self, now: float) -> FaceFrame:
         dt = max(0.0, now - self._last)

@@ -4,10 +4,11 @@ lines, and the ring that shows whether she is listening, thinking, working or sp
 from __future__ import annotations
 
 import math
+from collections import OrderedDict
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QPointF, QRectF, Qt
-from PySide6.QtGui import QBrush, QColor, QLinearGradient, QPainter, QPainterPath
+from PySide6.QtGui import QBrush, QColor, QImage, QLinearGradient, QPainter, QPainterPath
 
 from companion.ui.expressions import FaceShape
 from companion.ui.paint_tools import alpha, drop, round_pen
@@ -125,25 +126,87 @@ def _star(p: QPainter, c: QPointF, r: float) -> None:
     p.drawPath(path)
 
 
-def paint_state_ring(p: QPainter, f: FaceFrame) -> None:
+RING_STEPS = 8
+"""Breath and loudness are drawn in this many steps: no one sees finer, and few steps mean
+few ring images to keep."""
+
+
+def _step(value: float) -> float:
+    return round(max(0.0, min(1.0, value)) * RING_STEPS) / RING_STEPS
+
+
+def ring_shape(f: FaceFrame) -> tuple | None:
+    """The listening or speaking ring as (state, alpha, pen width, rx, ry), in steps; None
+    for no ring or a spinning one."""
+    if f.state == "listening":
+        # A breathing ring that swells with her hearing your voice: the listening cue.
+        pulse, level = _step(0.5 + 0.5 * math.sin(f.phase * 3.0)), _step(f.listen_level)
+        return ("listening", 0.35 + 0.35 * pulse, 0.03 + 0.06 * level, 1.1 + 0.03 * pulse + 0.06 * level, 1.08)
+    if f.state == "speaking":
+        level = _step(f.speech_level)
+        return ("speaking", 0.25 + 0.5 * level, 0.03, 1.1 + 0.05 * level, 1.08 + 0.05 * level)
+    return None
+
+
+def _paint_ring(p: QPainter, shape: tuple, centre: QPointF) -> None:
+    state, strength, width, rx, ry = shape
+    p.setBrush(Qt.BrushStyle.NoBrush)
+    p.setPen(round_pen(alpha(STATE_COLORS[state], strength), width))
+    p.drawEllipse(centre, rx, ry)
+
+
+class RingCache:
+    """The listening and speaking rings as images, one per step: a thick antialiased ellipse
+    is the costliest stroke of a frame, and while she listens it is drawn 20 times a second."""
+
+    SIZE = 24
+    HALF = 1.25
+
+    def __init__(self) -> None:
+        self._images: OrderedDict[tuple, QImage] = OrderedDict()
+
+    def draw(self, p: QPainter, shape: tuple, bob: float, scale: float, ratio: float) -> None:
+        key = (shape, round(scale, 1), ratio)
+        image = self._images.get(key)
+        if image is None:
+            size = int(math.ceil(2 * self.HALF * scale * ratio))
+            image = QImage(size, size, QImage.Format.Format_ARGB32_Premultiplied)
+            image.setDevicePixelRatio(ratio)
+            image.fill(Qt.GlobalColor.transparent)
+            painter = QPainter(image)
+            painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
+            painter.translate(self.HALF * scale, self.HALF * scale)
+            painter.scale(scale, scale)
+            _paint_ring(painter, shape, QPointF(0, 0))
+            painter.end()
+            self._images[key] = image
+            while len(self._images) > self.SIZE:
+                self._images.popitem(last=False)
+        else:
+            self._images.move_to_end(key)
+        p.save()
+        p.scale(1 / scale, 1 / scale)
+        p.drawImage(QPointF(-self.HALF * scale, (bob - self.HALF) * scale), image)
+        p.restore()
+
+
+def paint_state_ring(p: QPainter, f: FaceFrame, cache: RingCache | None = None, scale: float = 1.0,
+                     ratio: float = 1.0) -> None:
     color = STATE_COLORS.get(f.state)
     if color is None:
         return
+    shape = ring_shape(f)
+    if shape is not None:
+        if cache is not None:
+            cache.draw(p, shape, f.bob, scale, ratio)
+        else:
+            _paint_ring(p, shape, QPointF(0, f.bob))
+        return
+    # Thinking or working: a spinning arc, slow for thinking, brisker while a tool works.
     p.setBrush(Qt.BrushStyle.NoBrush)
-    if f.state == "listening":
-        # A breathing ring that swells with her hearing your voice: the listening cue.
-        pulse = 0.5 + 0.5 * math.sin(f.phase * 3.0)
-        width = 0.03 + 0.06 * f.listen_level
-        p.setPen(round_pen(alpha(color, 0.35 + 0.35 * pulse), width))
-        p.drawEllipse(QPointF(0, f.bob), 1.1 + 0.03 * pulse + 0.06 * f.listen_level, 1.08)
-    elif f.state in ("thinking", "working"):
-        # A spinning arc: slow for thinking, brisker while a tool works.
-        speed = 180 if f.state == "thinking" else 300
-        start = int(-(f.phase * speed) % 360 * 16)
-        p.setPen(round_pen(alpha(color, 0.8), 0.04))
-        p.drawArc(QRectF(-1.12, -1.1 + f.bob, 2.24, 2.2), start, 90 * 16)
-        p.setPen(round_pen(alpha(color, 0.25), 0.04))
-        p.drawArc(QRectF(-1.12, -1.1 + f.bob, 2.24, 2.2), start + 180 * 16, 60 * 16)
-    elif f.state == "speaking":
-        p.setPen(round_pen(alpha(color, 0.25 + 0.5 * f.speech_level), 0.03))
-        p.drawEllipse(QPointF(0, f.bob), 1.1 + 0.05 * f.speech_level, 1.08 + 0.05 * f.speech_level)
+    speed = 180 if f.state == "thinking" else 300
+    start = int(-(f.phase * speed) % 360 * 16)
+    p.setPen(round_pen(alpha(color, 0.8), 0.04))
+    p.drawArc(QRectF(-1.12, -1.1 + f.bob, 2.24, 2.2), start, 90 * 16)
+    p.setPen(round_pen(alpha(color, 0.25), 0.04))
+    p.drawArc(QRectF(-1.12, -1.1 + f.bob, 2.24, 2.2), start + 180 * 16, 60 * 16)

@@ -7,7 +7,8 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from collections import OrderedDict
+from dataclasses import dataclass, replace
 
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import (
@@ -23,7 +24,13 @@ from PySide6.QtGui import (
 
 from companion.ui.expressions import FaceShape
 from companion.ui.face_character import CHARACTERS, Character
-from companion.ui.face_extras import paint_decorations, paint_gloom, paint_state_ring, paint_tears
+from companion.ui.face_extras import (
+    RingCache,
+    paint_decorations,
+    paint_gloom,
+    paint_state_ring,
+    paint_tears,
+)
 from companion.ui.face_features import paint_behind, paint_front
 from companion.ui.paint_tools import alpha, mix, quad, round_pen
 
@@ -95,28 +102,120 @@ class HeadCache:
         p.restore()
 
 
+LAYER_HALF = 1.5
+"""Half the side of the face layer, in face radii: room for Pip's ears and horns."""
+
+
+class LayerCache:
+    """Her face (head, features, eyes, brows, mouth) as images while its expression holds.
+
+    Idle, only the sway, the breath and her blinks move her: the same face, turned and
+    lifted a little, its lids at one of a few heights. Drawing one cached image per frame
+    costs a fraction of drawing every curve again. An expression is cached once it has held
+    for two frames (a change, or speech, differ every frame and are painted directly).
+    """
+
+    SIZE = 8
+    """Images kept: an open face and its blink steps, for the last expression or two."""
+    BLINK_STEPS = 5
+
+    def __init__(self) -> None:
+        self._images: OrderedDict[tuple, QImage] = OrderedDict()
+        self._last_face: tuple | None = None
+        self.hits = 0
+
+    def draw(self, p: QPainter, frame: FaceFrame, tilt: float, scale: float, ratio: float) -> bool:
+        """Draw the face from the cache (True), or leave it to the caller to paint (False)."""
+        s = frame.shape
+        if frame.speech_level > 0.01 or s.tears > 0.01:
+            self._last_face = None
+            return False  # moving every frame: nothing to reuse
+        face = (s, frame.character.name, round(scale, 1), ratio)
+        blink = round(frame.blink * (self.BLINK_STEPS - 1)) / (self.BLINK_STEPS - 1)
+        key = (face, blink)
+        image = self._images.get(key)
+        if image is None:
+            if face != self._last_face:
+                self._last_face = face
+                return False
+            image = _render_layer(replace(frame, blink=blink), scale, ratio)
+            self._images[key] = image
+            while len(self._images) > self.SIZE:
+                self._images.popitem(last=False)
+        else:
+            self.hits += 1
+            self._images.move_to_end(key)
+        p.save()
+        p.rotate(tilt)
+        p.scale(1 / scale, 1 / scale)
+        p.setRenderHint(QPainter.RenderHint.SmoothPixmapTransform, True)
+        p.drawImage(QPointF(-LAYER_HALF * scale, -LAYER_HALF * scale), image)
+        p.restore()
+        return True
+
+
+def _render_layer(frame: FaceFrame, scale: float, ratio: float) -> QImage:
+    size = int(math.ceil(2 * LAYER_HALF * scale * ratio))
+    image = QImage(size, size, QImage.Format.Format_ARGB32_Premultiplied)
+    image.setDevicePixelRatio(ratio)
+    image.fill(Qt.GlobalColor.transparent)
+    painter = QPainter(image)
+    painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
+    painter.translate(LAYER_HALF * scale, LAYER_HALF * scale)
+    painter.scale(scale, scale)
+    paint_behind(painter, frame.character)
+    _paint_head(painter, frame.shape, frame.character)
+    _paint_details(painter, frame)
+    painter.end()
+    return image
+
+
 def paint_face(p: QPainter, rect: QRectF, frame: FaceFrame, *, background: bool = True,
-               head_cache: HeadCache | None = None) -> None:
+               head_cache: HeadCache | None = None, layer_cache: LayerCache | None = None,
+               ring_cache: RingCache | None = None) -> None:
     """Paint `frame` centred in `rect`, scaled to fit."""
     p.save()
     p.setRenderHint(QPainter.RenderHint.Antialiasing, True)
     if background:
         paint_background(p, rect)
-    scale = min(rect.width(), rect.height()) * 0.34
+    scale = face_scale(rect)
     p.translate(rect.center())
     p.scale(scale, scale)
     s, c = frame.shape, frame.character
-    paint_state_ring(p, frame)
+    ratio = p.device().devicePixelRatioF() if p.device() else 1.0
+    paint_state_ring(p, frame, ring_cache, scale, ratio)
     p.translate(0, frame.bob)
     tilt = s.head_tilt + frame.sway
-    p.rotate(tilt)
-    paint_behind(p, c)
-    p.rotate(-tilt)
-    if head_cache is not None:
-        head_cache.draw(p, s, c, scale, p.device().devicePixelRatioF() if p.device() else 1.0)
-    p.rotate(tilt)
-    if head_cache is None:
-        _paint_head(p, s, c)
+    if layer_cache is None or not layer_cache.draw(p, frame, tilt, scale, ratio):
+        p.rotate(tilt)
+        paint_behind(p, c)
+        p.rotate(-tilt)
+        if head_cache is not None:
+            head_cache.draw(p, s, c, scale, ratio)
+        p.rotate(tilt)
+        if head_cache is None:
+            _paint_head(p, s, c)
+        _paint_details(p, frame)
+        p.rotate(-tilt)
+    paint_decorations(p, s, frame.phase)
+    p.restore()
+
+
+def face_scale(rect: QRectF) -> float:
+    """Pixels per face radius for a face fitted into `rect`."""
+    return min(rect.width(), rect.height()) * 0.34
+
+
+def face_bounds(rect: QRectF) -> QRectF:
+    """The part of `rect` a frame can change (ring, face, features, decorations)."""
+    reach = face_scale(rect) * 1.62
+    centre = rect.center()
+    return QRectF(centre.x() - reach, centre.y() - reach, 2 * reach, 2 * reach).intersected(rect)
+
+
+def _paint_details(p: QPainter, frame: FaceFrame) -> None:
+    """Everything on the head, in the head's own (tilted) coordinates."""
+    s, c = frame.shape, frame.character
     _paint_blush(p, s)
     for side in (-1, 1):
         _paint_eye(p, s, frame, side)
@@ -125,9 +224,6 @@ def paint_face(p: QPainter, rect: QRectF, frame: FaceFrame, *, background: bool 
     _paint_mouth(p, s, c, frame.speech_level, frame.phase)
     paint_front(p, c)
     paint_gloom(p, s)
-    p.rotate(-(s.head_tilt + frame.sway))
-    paint_decorations(p, s, frame.phase)
-    p.restore()
 
 
 def _paint_head(p: QPainter, s: FaceShape, c: Character) -> None:

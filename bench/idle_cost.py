@@ -1,0 +1,134 @@
+"""What her window costs the machine while nothing happens: CPU (% of one core) and memory.
+
+Each phase runs in a fresh process of the real app (offscreen Qt, the scripted brain over
+HTTP) and counts the process's own CPU time (every thread) over MEASURE_S of wall time:
+
+- idle: the window shown, no voice, nobody talking;
+- hidden: the same window hidden (as the tray's Hide does);
+- minimised: the same window minimised;
+- listening: her real voice (Whisper, piper, VAD) on a private PulseAudio microphone that
+  hears silence; resident memory (RSS) is read there too.
+
+CPU time is what the process itself used, so other work on the machine slows it but does
+not inflate it much; the 1-minute load average is printed beside every number anyway.
+
+    .venv/bin/python bench/idle_cost.py
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SETTLE_S = 3.0
+MEASURE_S = 12.0
+TARGETS = {"idle_cpu_percent": 3.0, "hidden_cpu_percent": 0.5, "listening_cpu_percent": 15.0,
+           "listening_rss_mb": 450.0}
+
+
+def _rss_mb() -> float:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def _peak_rss_mb() -> float:
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def child(mode: str, brain_url: str, config_dir: str) -> None:
+    import asyncio
+
+    import qasync
+    from PySide6.QtWidgets import QApplication
+
+    from companion.cli import RunConfig
+    from companion.config import Paths, Settings, with_overrides
+    from companion.ui.app import CompanionApp
+    from companion.ui.theme import STYLE_SHEET
+
+    app = QApplication(sys.argv)
+    app.setStyleSheet(STYLE_SHEET)
+    loop = qasync.QEventLoop(app)
+    asyncio.set_event_loop(loop)
+    settings = with_overrides(Settings(), brain={"base_url": brain_url},
+                              tools={"workspace": str(Path(config_dir) / "workspace")})
+    result: dict[str, float] = {}
+
+    async def measure(name: str) -> None:
+        await asyncio.sleep(SETTLE_S)  # start-up work and the first transitions are over
+        frames = companion.window.face.frames
+        cpu, wall = time.process_time(), time.monotonic()
+        await asyncio.sleep(MEASURE_S)
+        used = time.process_time() - cpu
+        elapsed = time.monotonic() - wall
+        result[f"{name}_cpu_percent"] = round(100 * used / elapsed, 2)
+        result[f"{name}_fps"] = round((companion.window.face.frames - frames) / elapsed, 1)
+        result[f"{name}_load_average_1m"] = round(os.getloadavg()[0], 2)
+
+    companion = CompanionApp(RunConfig(Paths.default(Path(config_dir)), settings), with_voice=mode == "listening")
+
+    async def main() -> None:
+        companion.show()
+        await companion.start()
+        if mode == "listening":
+            await companion.voice_started.wait()
+            if companion.voice is None or not companion.voice.listening:
+                raise SystemExit("her microphone did not open")
+            # Start-up work done first: her narration lines are synthesized once, in the background.
+            await companion.voice.session.cache.ready.wait()
+            await measure("listening")
+            result["listening_rss_mb"] = round(_rss_mb(), 1)
+            result["listening_peak_rss_mb"] = round(_peak_rss_mb(), 1)
+        else:
+            await measure("idle")
+            result["idle_rss_mb"] = round(_rss_mb(), 1)
+            companion.window.hide()
+            await measure("hidden")
+            companion.window.show()
+            companion.window.showMinimized()
+            await measure("minimised")
+        await companion.close()
+
+    with loop:
+        loop.run_until_complete(main())
+    print(json.dumps(result))
+
+
+def parent() -> dict:
+    sys.path.insert(0, str(ROOT / "tests"))
+    from audio_env import PrivatePulseAudio
+    from scripted_brain import ScriptedBrain
+
+    result: dict = {}
+    with tempfile.TemporaryDirectory() as tmp, ScriptedBrain() as brain:
+        pulse = PrivatePulseAudio(Path(tmp) / "pulse").start()
+        try:
+            env = {**os.environ, **pulse.env, "QT_QPA_PLATFORM": "offscreen"}
+            for mode in ("window", "listening"):
+                out = subprocess.run(
+                    [sys.executable, __file__, "--child", mode, brain.url, str(Path(tmp) / f"config-{mode}")],
+                    env=env, capture_output=True, text=True, timeout=300)
+                if out.returncode != 0:
+                    raise SystemExit(out.stderr[-2000:] or out.stdout[-2000:])
+                result.update(json.loads(out.stdout.strip().splitlines()[-1]))
+        finally:
+            pulse.stop()
+    result["targets"] = TARGETS
+    result["meets_targets"] = {key: result.get(key, float("inf")) <= target for key, target in TARGETS.items()}
+    result["cores"] = os.cpu_count()
+    return result
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "--child":
+        child(sys.argv[2], sys.argv[3], sys.argv[4])
+    else:
+        print(json.dumps(parent()))
