@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from companion.brain.client import ChatModel, OpenAIChatModel
 from companion.brain.narration import VoiceLines, all_lines
+from companion.brain.prepared import HeldBus, PreparedTurn
 from companion.brain.turn import MAX_HISTORY_MESSAGES, Conversation, TurnResult
 from companion.brain.work import WorkManager
 from companion.config import Settings, VoiceSettings
@@ -155,7 +156,31 @@ class Companion:
         if self.personality is not None and self.personality.refresh():
             self._report_personality()
         self.bus.emit(UserHeard(text, spoken=channel == Channel.VOICE))
-        turn = asyncio.ensure_future(self.conversation.run_turn(text, channel))
+        return await self._own(asyncio.ensure_future(self.conversation.run_turn(text, channel)),
+                               self.conversation)
+
+    def prepare(self, text: str, front: Callable[[Event], None], channel: Channel = Channel.VOICE) -> PreparedTurn:
+        """Start answering `text` while the user may still go on (brain/prepared.py): `front`
+        sees the reply as it streams; nothing is shown, kept or run until ask_prepared()."""
+        assert self.conversation is not None, "call start() first"
+        if self.personality is not None and self.personality.refresh():
+            self._report_personality()
+        hold = HeldBus(self.bus, front)
+        scratch = self._conversation(hold, Mode.COMPANION)  # type: ignore[arg-type]
+        scratch.history = list(self.conversation.history)
+        return PreparedTurn(scratch, hold, text, channel)
+
+    async def ask_prepared(self, prepared: PreparedTurn) -> TurnResult:
+        """The user's turn is over: the prepared turn becomes hers, exactly as ask() runs one."""
+        assert self.conversation is not None, "call start() first"
+        if self._turn is not None and not self._turn.done():
+            self.cancel_turn()
+            await asyncio.gather(self._turn, return_exceptions=True)
+        prepared.confirm(self.conversation.history, self.conversation.remembered)
+        return await self._own(prepared.task, prepared.conversation)
+
+    async def _own(self, turn: asyncio.Future[TurnResult], conversation: Conversation) -> TurnResult:
+        """Run `turn` as the current turn: cancel_turn() stops it, notices wait for its end."""
         self._turn = turn
         try:
             return await turn
@@ -163,7 +188,7 @@ class Companion:
             current = asyncio.current_task()
             if turn.cancelled() and (current is None or not current.cancelling()):
                 # cancel_turn() stopped it; the caller was not cancelled.
-                return TurnResult(self.conversation.partial, interrupted=True)
+                return TurnResult(conversation.partial, interrupted=True)
             raise
         finally:
             self._turn = None

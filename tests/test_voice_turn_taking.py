@@ -7,14 +7,15 @@ import shutil
 
 import pytest
 from audio_env import speech
-from brain_harness import make_config
+from brain_harness import make_config, tool
 
 from companion.config import Settings, VoiceSettings
 from companion.doctor import check_turn_model
 from companion.errors import CompanionError
-from companion.events import EventBus
+from companion.events import EventBus, UserHeard
 from companion.runtime import Companion
-from companion.voice.audio import WavSink, WavSource, write_wav
+from companion.tools.registry import Registry
+from companion.voice.audio import WavSink, WavSource, resample, write_wav
 from companion.voice.brain_port import CompanionBrain
 from companion.voice.endpoint import TurnCheck
 from companion.voice.session import VoiceSession
@@ -24,20 +25,48 @@ from companion.voice.turn_end import TurnJudge, sounds_unfinished
 THINKING = ("I would like to", 0.7, "book a table for two people tonight.")
 
 
-async def converse(tmp_path, scripted_brain, hearing, piper_voice, wav, *, turn_model, voice=None):
-    companion = Companion(make_config(tmp_path, scripted_brain.url), EventBus())
+async def converse(tmp_path, scripted_brain, hearing, piper_voice, wav, *, turn_model, voice=None,
+                   registry=None, source=None, events=None):
+    companion = Companion(make_config(tmp_path, scripted_brain.url), EventBus(), registry=registry)
+    if events is not None:
+        companion.bus.subscribe(events.append)
     await companion.start()
-    source = WavSource(wav, realtime=False)
+    source = source or WavSource(wav, realtime=False)
     sink = WavSink(lambda: source.position_s, rate=piper_voice.sample_rate, realtime=False)
     session = VoiceSession(brain=CompanionBrain(companion), bus=companion.bus, source=source, sink=sink,
                            transcriber=hearing, synthesizer=piper_voice, voice=voice or VoiceSettings(),
                            turn_model=turn_model)
+    if isinstance(source, PausingSource):
+        source.loop = session.loop
     try:
         await session.run()
     finally:
         await session.close()
         await companion.close()
+    session.history = list(companion.conversation.history)
+    session.said = sink.audio()
     return session
+
+
+class PausingSource(WavSource):
+    """A WAV read as fast as the loop takes it, whose speaker stays silent at `resume_s` until
+    she has prepared a reply (and, with `until_reply`, until its model reply waits): the user
+    pauses long enough for that however busy the machine is."""
+
+    def __init__(self, path, resume_s: float, *, until_reply: bool = False) -> None:
+        super().__init__(path, realtime=False)
+        self.resume_s, self.until_reply = resume_s, until_reply
+        self.loop = None
+        self.waited = False
+
+    async def read(self):
+        if not self.waited and self.position_s >= self.resume_s:
+            self.waited = True
+            preparer = self.loop.preparer
+            await preparer.preparing.wait()
+            if self.until_reply:
+                await preparer.current.turn.model.holding.wait()
+        return await super().read()
 
 
 async def test_the_turn_model_hears_a_finished_question_and_a_phrase_broken_off(piper_voice, turn_model):
@@ -122,3 +151,93 @@ async def test_with_the_turn_model_missing_a_fixed_silence_ends_turns_and_doctor
     session = await converse(tmp_path, scripted_brain, hearing, piper_voice, wav, turn_model=model)
     assert session.loop.heard == ["What is the capital of France?"]
     assert session.loop.endpointer.settings.end_silence_ms == 500
+
+
+PAUSED = ("Please remind me to", 0.7, "call my sister tomorrow.")
+
+
+def paused_wav(tmp_path, piper_voice):
+    wav = tmp_path / "paused.wav"
+    audio = speech(piper_voice, *PAUSED)
+    write_wav(wav, audio, 16_000)
+    first_part = speech(piper_voice, PAUSED[0]).size / 16_000
+    return wav, first_part + 0.5  # the speaker goes on 0.5 s into the pause
+
+
+def user_messages(history):
+    return [m["content"] for m in history if m["role"] == "user"]
+
+
+async def test_a_reply_prepared_for_a_turn_that_goes_on_is_never_spoken_shown_or_kept(
+    tmp_path, scripted_brain, hearing, piper_voice, turn_model
+):
+    scripted_brain.fallback = {"text": "Your sister Anna lives in Paris."}  # answers the half sentence
+    scripted_brain.push({"for": "sister", "text": "I will remind you tomorrow."})
+    wav, resume_s = paused_wav(tmp_path, piper_voice)
+    events = []
+    session = await converse(tmp_path, scripted_brain, hearing, piper_voice, wav, turn_model=turn_model,
+                             source=PausingSource(wav, resume_s), events=events)
+    asked = [user_messages(body["messages"])[-1] for body in scripted_brain.bodies]
+    assert asked[0].startswith("Please remind me to") and "sister" not in asked[0]  # it was prepared
+    assert session.loop.preparer.discarded >= 1
+    [heard] = session.loop.heard
+    assert "sister" in heard
+    assert user_messages(session.history) == [heard]
+    assert [m["content"] for m in session.history if m["role"] == "assistant"] == ["I will remind you tomorrow."]
+    assert [e.text for e in events if isinstance(e, UserHeard)] == [heard]
+    assert not any("Paris" in getattr(e, "text", "") for e in events)
+    said = hearing.transcribe_sync(resample(session.said, piper_voice.sample_rate, 16_000))
+    assert "paris" not in said.lower() and "remind you" in said.lower()
+
+
+async def test_a_tool_call_in_a_prepared_reply_waits_for_the_end_of_the_turn(
+    tmp_path, scripted_brain, hearing, piper_voice, turn_model
+):
+    ran = []
+
+    async def note_down(args, ctx):
+        ran.append((args.get("what"), len(session_heard)))  # how many turns were confirmed then
+        return "noted"
+
+    registry = Registry()
+    registry.register(tool("note_down", note_down, parameters={
+        "type": "object", "properties": {"what": {"type": "string"}}}))
+    scripted_brain.fallback = {"tool_calls": [{"name": "note_down", "arguments": {"what": "early"}}]}
+    scripted_brain.push({"for": "sister", "tool_calls": [{"name": "note_down", "arguments": {"what": "final"}}]},
+                        {"for": "sister", "text": "Noted."})
+    wav, resume_s = paused_wav(tmp_path, piper_voice)
+    source = PausingSource(wav, resume_s, until_reply=True)
+    session_heard: list[str] = []
+    session = await converse(tmp_path, scripted_brain, hearing, piper_voice, wav, turn_model=turn_model,
+                             registry=registry, source=source,
+                             events=_HeardList(session_heard))
+    # The half sentence's reply asked for the tool and was held there, then thrown away.
+    assert source.waited and session.loop.preparer.discarded >= 1
+    assert ran == [("final", 1)]  # only the confirmed turn's call ran, after the turn was heard
+    tool_results = [m["content"] for m in session.history if m["role"] == "tool"]
+    assert tool_results == ["noted"]
+
+
+async def test_the_reply_to_a_finished_question_is_prepared_during_the_pause_and_used(
+    tmp_path, scripted_brain, hearing, piper_voice, turn_model
+):
+    scripted_brain.push({"text": "Paris is the capital."})
+    wav = tmp_path / "q.wav"
+    write_wav(wav, speech(piper_voice, "What is the capital of France?"), 16_000)
+    session = await converse(tmp_path, scripted_brain, hearing, piper_voice, wav, turn_model=turn_model)
+    assert (session.loop.preparer.started, session.loop.preparer.discarded) == (1, 0)
+    assert len(scripted_brain.bodies) == 1
+    assert [m["role"] for m in session.history] == ["user", "assistant"]
+    said = hearing.transcribe_sync(resample(session.said, piper_voice.sample_rate, 16_000))
+    assert "capital" in said.lower()
+
+
+class _HeardList:
+    """An event subscriber that appends each UserHeard text to a list (the confirmed turns)."""
+
+    def __init__(self, into: list[str]) -> None:
+        self.into = into
+
+    def append(self, event) -> None:
+        if isinstance(event, UserHeard):
+            self.into.append(event.text)

@@ -19,6 +19,13 @@ class CompanionBrain:
     async def ask(self, text: str) -> None:
         await self.companion.ask(text, Channel.VOICE)
 
+    def prepare(self, text: str, front):
+        """Start the reply to `text` during the pause, held back (brain/prepared.py)."""
+        return self.companion.prepare(text, front, Channel.VOICE)
+
+    async def ask_prepared(self, prepared) -> None:
+        await self.companion.ask_prepared(prepared)
+
     def cancel_turn(self) -> None:
         self.companion.cancel_turn()
 

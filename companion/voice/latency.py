@@ -48,7 +48,8 @@ class TurnLatency:
         out: dict[str, float | None] = {}
         for name, start, end in STAGES:
             a, b = getattr(self, start), getattr(self, end)
-            out[name] = round((b - a) * 1000, 1) if a is not None and b is not None else None
+            # A stage done before the one before it ended (a prepared reply) cost no wait: 0.
+            out[name] = round(max(0.0, b - a) * 1000, 1) if a is not None and b is not None else None
         return out
 
     def report(self) -> dict:

@@ -41,6 +41,7 @@ from companion.voice.endpoint import (
     UtteranceEnded,
 )
 from companion.voice.latency import TurnLatency
+from companion.voice.preparing import Preparation, ReplyPreparer
 from companion.voice.sentences import SentenceSplitter
 from companion.voice.smart_turn import SmartTurn
 from companion.voice.speaker import Line, Speaker
@@ -64,6 +65,9 @@ class BrainPort(Protocol):
 
     def hold_notices(self, hold: bool) -> None:
         """Background results wait while the user speaks or she talks."""
+
+    # Optional (companion.voice.brain_port.CompanionBrain has them): a reply prepared during
+    # the pause. prepare(text, front) -> PreparedTurn; ask_prepared(prepared) runs it as the turn.
 
 
 @dataclass(frozen=True)
@@ -108,6 +112,8 @@ class VoiceLoop:
         self.endpointer = Endpointer(self.settings.endpoint)
         self.turn_watch = TurnWatch(TurnJudge(turn_model)) if turn_model is not None else None
         """Asks the turn model at each pause; None: the silence alone ends a turn."""
+        self.preparer = ReplyPreparer(brain, speaker)
+        """The reply prepared during the current pause, if any."""
         self.latencies: list[TurnLatency] = []
         self.heard: list[str] = []
         self.barge_ins = 0
@@ -169,7 +175,8 @@ class VoiceLoop:
 
     async def _hear(self, frame: np.ndarray) -> None:
         probability = self.vad.probability(frame)
-        busy = self.speaker.playing or not self.speaker.idle.is_set()
+        # Held lines of a reply prepared during this pause don't count: she is not talking.
+        busy = self.speaker.playing or (not self.speaker.idle.is_set() and not self.speaker.holding)
         if busy and not self.settings.barge_in:
             # Without barge-in her own voice must not become a question: hear nothing while she talks.
             return
@@ -182,7 +189,9 @@ class VoiceLoop:
                     await self._utterance_ended(event)
         for event in self.endpointer.push(frame, probability):
             if isinstance(event, PauseStarted):
-                self._early[event.pause_id] = asyncio.create_task(self.transcriber.transcribe(event.audio))
+                early = asyncio.create_task(self.transcriber.transcribe(event.audio))
+                self._early[event.pause_id] = early
+                early.add_done_callback(lambda task, pause_id=event.pause_id: self._prepare(pause_id, task))
             elif isinstance(event, TurnCheck) and watch is not None:
                 watch.check(event, self._early.get(event.pause_id))
                 if not self.source.realtime and await watch.answer(event.pause_id):
@@ -193,6 +202,7 @@ class VoiceLoop:
                 task = self._early.pop(event.pause_id, None)
                 if task:
                     task.cancel()
+                self.preparer.drop()
                 if watch is not None:
                     watch.resumed(event.pause_id)
             elif isinstance(event, UtteranceEnded):
@@ -210,6 +220,7 @@ class VoiceLoop:
 
     def interrupt(self) -> None:
         """Barge-in: stop playback, drop queued speech, end the brain turn, keep only what was said."""
+        self.preparer.drop()
         if (self._turn is None or self._turn.done()) and self.speaker.idle.is_set():
             return
         self.barge_ins += 1
@@ -249,21 +260,22 @@ class VoiceLoop:
         for task in self._early.values():
             task.cancel()
         self._early.clear()
+        prepared = self.preparer.take(event.pause_id)
+        if prepared is not None:
+            # The reply prepared during this pause is wanted: its marks are this turn's.
+            latency = self._adopt_marks(prepared.latency, latency)
         if early is not None:
             latency.early_transcript_ready = early.done()
             text = await early
         else:
             text = await self.transcriber.transcribe(event.audio)
         latency.mark("transcribed")
-        if not text:
-            return
-        spoken_to = latency.speech_end or time.monotonic()
-        spoken_from = spoken_to - len(event.audio) / SAMPLE_RATE
-        if is_echo(text, self.speaker.recent_played, spoken_from=spoken_from, spoken_to=spoken_to,
-                   now=time.monotonic()):
-            log.info("dropped my own echo: %r", text)
-            return
-        if self.intercept is not None and self.intercept(text):
+        dropped = not text or self._is_echo(text, event, latency) or (
+            self.intercept is not None and self.intercept(text))
+        if prepared is not None and (dropped or prepared.text != text):
+            self.preparer.refuse(prepared)
+            prepared = None
+        if dropped:
             return
         latency.heard = text
         self.heard.append(text)
@@ -271,10 +283,43 @@ class VoiceLoop:
             self.interrupt()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self._turn
-        self._start_turn(text, latency)
+        if prepared is not None:
+            self._start_prepared(prepared, latency)
+        else:
+            self._start_turn(text, latency)
         if not self.source.realtime:
             # Reading a file faster than real time: take turns, as a person would.
             await self.wait_until_quiet()
+
+    def _is_echo(self, text: str, event: UtteranceEnded, latency: TurnLatency) -> bool:
+        spoken_to = latency.speech_end or time.monotonic()
+        spoken_from = spoken_to - len(event.audio) / SAMPLE_RATE
+        if is_echo(text, self.speaker.recent_played, spoken_from=spoken_from, spoken_to=spoken_to,
+                   now=time.monotonic()):
+            log.info("dropped my own echo: %r", text)
+            return True
+        return False
+
+    def _prepare(self, pause_id: int, early: asyncio.Task[str]) -> None:
+        """The early transcript of a pause is ready: while the user may still go on, start her
+        reply (held back). Only when she is quiet and free, and only for the pause under way."""
+        if early.cancelled() or early.exception() is not None or not early.result():
+            return
+        quiet = self.speaker.idle.is_set() and not self.speaker.playing and (
+            self._turn is None or self._turn.done()) and (self._trim is None or self._trim.done())
+        if (not self.preparer.supported or not quiet or self.settings.muted or self._closing
+                or self.endpointer.pause_id != pause_id):
+            return  # (her own echo is recognised when the turn ends, and the preparation dropped)
+        self.preparer.start(pause_id, early.result())
+
+    @staticmethod
+    def _adopt_marks(prepared: TurnLatency, latency: TurnLatency) -> TurnLatency:
+        """The prepared turn's marks (its transcript, first token, first synthesis) go on with
+        this turn's end of speech and verdicts; ready in time = her first sound was synthesized."""
+        prepared.speech_end, prepared.utterance_end = latency.speech_end, latency.utterance_end
+        prepared.verdicts = latency.verdicts
+        prepared.prepared_in_time = prepared.first_synthesized is not None
+        return prepared
 
     def _start_turn(self, text: str, latency: TurnLatency) -> None:
         self._latency = latency
@@ -285,11 +330,28 @@ class VoiceLoop:
         self._turn = asyncio.create_task(self._ask(text))
         self._update_hold()
 
-    async def _ask(self, text: str) -> None:
+    def _start_prepared(self, prepared: Preparation, latency: TurnLatency) -> None:
+        """Her turn is the prepared one: what is synthesized plays now, the rest follows."""
+        self._latency = latency
+        self.latencies.append(latency)
+        self._discarding = False
+        self._splitter = prepared.splitter
+        self.speaker.new_turn()
+        self.speaker.release()
+        self._turn = asyncio.create_task(self._ask(prepared.text, prepared))
+        self._update_hold()
+
+    async def _ask(self, text: str, prepared: Preparation | None = None) -> None:
         if self._trim is not None:
             await self._trim
         try:
-            await self.brain.ask(text)
+            if prepared is not None:
+                try:
+                    await self.brain.ask_prepared(prepared.turn)
+                finally:
+                    self.preparer.finish(prepared)
+            else:
+                await self.brain.ask(text)
         except asyncio.CancelledError:
             raise
         except Exception:
@@ -325,8 +387,8 @@ class VoiceLoop:
                 # The brain's turn is over, but she may still be talking: settle after this event.
                 asyncio.get_running_loop().call_soon(self._settle_state)
             return
-        if self._discarding:
-            return
+        if self._discarding or self.preparer.shown(event):
+            return  # an interrupted turn, or words her mouth already had from the preparation
         if isinstance(event, ReplyDelta):
             if self._latency is not None:
                 self._latency.mark("first_token")
@@ -341,7 +403,8 @@ class VoiceLoop:
             self.speaker.say(event.text, event.kind)
 
     def _on_synthesized(self, line: Line) -> None:
-        latency = self._latency
+        preparing = self.preparer.current
+        latency = preparing.latency if preparing is not None and self.speaker.holding else self._latency
         if latency is not None and latency.first_synthesized is None:
             latency.mark("first_synthesized")
             latency.first_fragment = line.text
@@ -379,6 +442,7 @@ class VoiceLoop:
             task.cancel()
         if self.turn_watch is not None:
             self.turn_watch.close()
+        self.preparer.drop()
         if self._turn is not None and not self._turn.done():
             self.brain.cancel_turn()
             self._turn.cancel()

@@ -60,26 +60,38 @@ class SentenceSplitter:
         return self._split_at(buffer, allow_tail=False)
 
     def _split_at(self, text: str, *, allow_tail: bool) -> str | None:
-        for match in _END.finditer(text):
-            candidate = text[: match.start()]
-            last_word = candidate.rsplit(None, 1)[-1].lower() if candidate.split() else ""
-            if last_word in _ABBREVIATIONS:
-                continue
-            self._buffer = self._buffer[match.end():]
-            return candidate
+        end = self._sentence_end(text)
         if self._emitted == 0:
-            for match in _COMMA.finditer(text):
-                candidate = text[: match.start()]
-                if len(candidate.split()) >= self.first_cut_words:
-                    self._buffer = self._buffer[match.end():]
-                    return candidate
-            # No punctuation yet: once a word follows the sixth, the first six are a fragment.
-            words = list(re.finditer(r"\S+\s+", text))
-            if len(words) >= self.first_max_words and len(text.split()) > self.first_max_words:
-                cut = words[self.first_max_words - 1].end()
-                self._buffer = self._buffer[cut:]
-                return text[:cut]
+            first = self._first_fragment(text if end is None else text[: end[0]])
+            if first is not None:
+                self._buffer = self._buffer[first[1]:]
+                return text[: first[0]]
+        if end is not None:
+            self._buffer = self._buffer[end[1]:]
+            return text[: end[0]]
         if allow_tail:
             self._buffer = self._buffer[len(text):]
             return text
+        return None
+
+    @staticmethod
+    def _sentence_end(text: str) -> tuple[int, int] | None:
+        """(end of the first sentence, start of what follows), or None while it streams."""
+        for match in _END.finditer(text):
+            candidate = text[: match.start()]
+            last_word = candidate.rsplit(None, 1)[-1].lower() if candidate.split() else ""
+            if last_word not in _ABBREVIATIONS:
+                return match.start(), match.end()
+        return None
+
+    def _first_fragment(self, sentence: str) -> tuple[int, int] | None:
+        """Where to cut the first piece of a reply short: its first comma, else after six words
+        when at least two more follow (a lone word left over would sound worse than waiting)."""
+        for match in _COMMA.finditer(sentence):
+            if len(sentence[: match.start()].split()) >= self.first_cut_words:
+                return match.start(), match.end()
+        words = list(re.finditer(r"\S+\s+", sentence))
+        if len(sentence.split()) >= self.first_max_words + 2:
+            cut = words[self.first_max_words - 1].end()
+            return cut, cut
         return None

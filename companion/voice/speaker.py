@@ -50,6 +50,8 @@ class Speaker:
         self._pending = 0
         self._idle = asyncio.Event()
         self._idle.set()
+        self._play_gate = asyncio.Event()
+        self._play_gate.set()
         self.playing = False
         self.played: list[Line] = []
         """Lines of the current generation that were played to the end."""
@@ -76,10 +78,23 @@ class Speaker:
         self._idle.clear()
         self._text_queue.put_nowait(Line(text, kind, self._generation))
 
+    @property
+    def holding(self) -> bool:
+        """Lines are being prepared but not played (a reply waiting for the user to finish)."""
+        return not self._play_gate.is_set()
+
+    def hold(self) -> None:
+        """Lines said from now on are synthesized but wait; release() plays them, cancel() drops them."""
+        self._play_gate.clear()
+
+    def release(self) -> None:
+        self._play_gate.set()
+
     def cancel(self) -> list[Line]:
         """Stop playback and drop every queued line; returns the lines that were fully played."""
         played, self.played = self.played, []
         self._generation += 1
+        self._play_gate.set()
         for queue in (self._text_queue, self._audio_queue):
             while not queue.empty():
                 queue.get_nowait()
@@ -134,6 +149,7 @@ class Speaker:
         while True:
             line, audio = await self._audio_queue.get()
             try:
+                await self._play_gate.wait()
                 if line.generation != self._generation:
                     continue
                 self.playing = True
