@@ -34,6 +34,7 @@ from companion.events import EventBus  # noqa: E402
 from companion.runtime import Companion  # noqa: E402
 from companion.voice.audio import WavSink, WavSource, read_wav, resample, write_wav  # noqa: E402
 from companion.voice.brain_port import CompanionBrain  # noqa: E402
+from companion.voice.endpoint import FALLBACK_SILENCE_MS  # noqa: E402
 from companion.voice.factory import load_engines  # noqa: E402
 from companion.voice.session import VoiceSession  # noqa: E402
 
@@ -143,10 +144,11 @@ SHORT_SILENCE_MS = 300
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    default = VoiceSettings().end_of_turn_silence_ms
+    # This bench runs without the turn model (bench/turn_taking.py measures it): the fixed silence.
+    default = FALLBACK_SILENCE_MS
     parser.add_argument("--silence-ms", type=int, nargs="+", default=sorted({SHORT_SILENCE_MS, default}),
                         help=f"end-of-turn silences to measure (default: {SHORT_SILENCE_MS} and the "
-                             f"setting's default, {default})")
+                             f"fixed silence without the turn model, {default})")
     args = parser.parse_args()
     results = {f"silence_{ms}ms": asyncio.run(measure(ms)) for ms in args.silence_ms}
     print(json.dumps(results))
