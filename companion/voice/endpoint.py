@@ -144,6 +144,11 @@ class Endpointer:
         """The pause now under way, if any."""
         return self._pause.pause_id if self._pause is not None else None
 
+    @property
+    def silence_ms(self) -> float:
+        """How long the pause under way has lasted (0 while speech goes on)."""
+        return self._silence * FRAME_S * 1000 if self._pause is not None else 0.0
+
     def _is_check_point(self) -> bool:
         check = self._check_frames
         if check is None or self._silence < check or self._silence >= self._end_frames:

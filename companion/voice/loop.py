@@ -33,6 +33,7 @@ from companion.events import (
 from companion.voice.audio import AudioSink, AudioSource
 from companion.voice.echo import is_echo
 from companion.voice.endpoint import (
+    TURN_CHECK_MS,
     Endpointer,
     EndpointSettings,
     PauseStarted,
@@ -50,6 +51,9 @@ from companion.voice.turn_end import TurnJudge, TurnWatch
 from companion.voice.vad import FRAME_S, SAMPLE_RATE, SpeechDetector, rms
 
 log = logging.getLogger(__name__)
+
+PREPARE_AFTER_MS = TURN_CHECK_MS
+"""A reply is prepared once a pause is this long: shorter gaps between words would waste requests."""
 
 
 class BrainPort(Protocol):
@@ -191,12 +195,14 @@ class VoiceLoop:
             if isinstance(event, PauseStarted):
                 early = asyncio.create_task(self.transcriber.transcribe(event.audio))
                 self._early[event.pause_id] = early
-                early.add_done_callback(lambda task, pause_id=event.pause_id: self._prepare(pause_id, task))
+                early.add_done_callback(lambda _task, pause_id=event.pause_id: self._prepare(pause_id))
             elif isinstance(event, TurnCheck) and watch is not None:
                 watch.check(event, self._early.get(event.pause_id))
-                if not self.source.realtime and await watch.answer(event.pause_id):
+                if not self.source.realtime:
                     # A file has no real time to keep up with: wait for the answer right here.
-                    for ended in self.endpointer.conclude(event.pause_id):
+                    finished = await watch.answer(event.pause_id)
+                    self._prepare(event.pause_id)
+                    for ended in self.endpointer.conclude(event.pause_id) if finished else ():
                         await self._utterance_ended(ended)
             elif isinstance(event, SpeechResumed):
                 task = self._early.pop(event.pause_id, None)
@@ -207,6 +213,8 @@ class VoiceLoop:
                     watch.resumed(event.pause_id)
             elif isinstance(event, UtteranceEnded):
                 await self._utterance_ended(event)
+        if self.endpointer.pause_id is not None:
+            self._prepare(self.endpointer.pause_id)
 
     def _watch_for_barge_in(self, frame: np.ndarray, probability: float) -> None:
         s = self.settings
@@ -300,15 +308,21 @@ class VoiceLoop:
             return True
         return False
 
-    def _prepare(self, pause_id: int, early: asyncio.Task[str]) -> None:
-        """The early transcript of a pause is ready: while the user may still go on, start her
-        reply (held back). Only when she is quiet and free, and only for the pause under way."""
-        if early.cancelled() or early.exception() is not None or not early.result():
+    def _prepare(self, pause_id: int) -> None:
+        """Once the pause under way is long enough to be more than a gap between words, and its
+        early transcript is ready: while the user may still go on, start her reply (held back).
+        Only when she is quiet and free, and once per pause."""
+        early = self._early.get(pause_id)
+        if early is None or not early.done() or early.cancelled() or early.exception() is not None:
+            return
+        current = self.preparer.current
+        if (current is not None and current.pause_id == pause_id) or not early.result():
+            return
+        if self.endpointer.pause_id != pause_id or self.endpointer.silence_ms < PREPARE_AFTER_MS:
             return
         quiet = self.speaker.idle.is_set() and not self.speaker.playing and (
             self._turn is None or self._turn.done()) and (self._trim is None or self._trim.done())
-        if (not self.preparer.supported or not quiet or self.settings.muted or self._closing
-                or self.endpointer.pause_id != pause_id):
+        if not self.preparer.supported or not quiet or self.settings.muted or self._closing:
             return  # (her own echo is recognised when the turn ends, and the preparation dropped)
         self.preparer.start(pause_id, early.result())
 
