@@ -41,12 +41,26 @@ class BrainSettings:
     """Empty: read COMPANION_API_KEY / OPENAI_API_KEY, then the keyring."""
     connect_timeout_s: float = 5.0
     read_timeout_s: float = 60.0
+    max_tokens_spoken: int = 300
+    """Longest spoken reply, in tokens (about 200 words: a minute of speech)."""
+    max_tokens_typed: int = 1200
+    """Longest typed reply, in tokens."""
+    temperature: float = 0.7
+    top_p: float = 0.9
+    context_tokens: int = 0
+    """The server's context size to fit requests into; 0 asks the server (llama.cpp, Ollama)."""
 
     def __post_init__(self) -> None:
         if not self.base_url.startswith(("http://", "https://")):
             raise ValueError(f"brain.base_url must start with http:// or https:// (got {self.base_url!r})")
         if self.connect_timeout_s <= 0 or self.read_timeout_s <= 0:
             raise ValueError("brain timeouts must be positive")
+        if not (16 <= self.max_tokens_spoken <= 32768 and 16 <= self.max_tokens_typed <= 32768):
+            raise ValueError("brain reply limits must be between 16 and 32768 tokens")
+        if not (0 <= self.temperature <= 2 and 0 < self.top_p <= 1):
+            raise ValueError("brain.temperature must be 0-2 and brain.top_p above 0 and at most 1")
+        if self.context_tokens < 0:
+            raise ValueError("brain.context_tokens must be 0 (ask the server) or a positive size")
 
 
 @dataclass(frozen=True)

@@ -92,6 +92,7 @@ class Companion:
         self.store: ConversationStore | None = None
         """Her conversations on disk (set by start())."""
         self.recorder: TurnRecorder | None = None
+        self._warm_up: asyncio.Future[None] | None = None
 
     # --- life cycle -----------------------------------------------------------------------
     @property
@@ -124,12 +125,18 @@ class Companion:
         self._start_reminders()
         self._start_mcp()
         self._report_personality()
+        if self._given_model is None:
+            # The server caches her prompt now, so the first question doesn't pay for it.
+            self._warm_up = asyncio.ensure_future(self.conversation.warm_up())
 
     async def close(self) -> None:
         """Stop the turn and the background job, and close the brain client."""
         self.cancel_turn()
         if self._turn is not None:
             await asyncio.gather(self._turn, return_exceptions=True)
+        if self._warm_up is not None:
+            self._warm_up.cancel()
+            await asyncio.gather(self._warm_up, return_exceptions=True)
         if self.work is not None:
             await self.work.close()
         if self.reminders is not None:

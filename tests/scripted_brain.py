@@ -24,6 +24,12 @@ A reply is a JSON-friendly dict (so the same script works from a file):
     {"for": "JOB:", ...}                                     only for a request whose first user
                                                              message contains "JOB:" (concurrent
                                                              conversations, e.g. a work-mode job)
+    {"raw": "data: {...}\n\n...", "status": 200}          replay a recorded response body byte
+                                                             for byte (SSE streams event by event);
+                                                             see `recorded()` for the fixtures
+
+`props` (llama.cpp's GET /props) and `show` (Ollama's POST /api/show) answer those routes when
+given, so a test can be a llama.cpp or an Ollama server; without them both routes are 404.
 
 Standalone (for the voice, UI and end-to-end tests and benches):
 
@@ -39,6 +45,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import re
 import socket
 import sys
 import threading
@@ -64,13 +71,20 @@ class ScriptedBrain:
         models: list[str] | None = None,
         api_key: str | None = None,
         record_file: Path | None = None,
+        props: dict[str, Any] | None = None,
+        show: dict[str, Any] | None = None,
     ) -> None:
         self._replies: deque[Reply] = deque(replies or [])
         self.fallback = fallback or EXHAUSTED
         self.models = models or ["qwen2.5:3b", "scripted"]
         self.api_key = api_key
+        self.props = props
+        self.show = show
         self.requests: list[dict[str, Any]] = []
         """Every chat request: {"path", "body", "headers" (lower-case names)} in arrival order."""
+        self.warm_ups: list[dict[str, Any]] = []
+        """Prompt-cache warm-ups (requests with max_tokens 1): answered "OK", never from the
+        queue, so a test's script is not consumed by the start-up warm-up."""
         self._record_file = record_file
         self._lock = threading.Condition()
         self._stopping = threading.Event()
@@ -179,6 +193,8 @@ class _Handler(BaseHTTPRequestHandler):
         if self.path.rstrip("/") in ("/v1/models", "/models"):
             data = [{"id": m, "object": "model", "owned_by": "scripted"} for m in self.scripted.models]
             self._json(200, {"object": "list", "data": data})
+        elif self.path.rstrip("/") == "/props" and self.scripted.props is not None:
+            self._json(200, self.scripted.props)
         else:
             self._json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
 
@@ -192,10 +208,19 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if not self._authorised():
             return
+        if self.path.rstrip("/") == "/api/show" and self.scripted.show is not None:
+            self._json(200, self.scripted.show)
+            return
         if self.path.rstrip("/") not in ("/v1/chat/completions", "/chat/completions"):
             self._json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
             return
         headers = {k.lower(): v for k, v in self.headers.items()}
+        if body.get("max_tokens") == 1:
+            with self.scripted._lock:
+                self.scripted.warm_ups.append(body)
+                self.scripted._lock.notify_all()
+            self._stream({"text": "OK", "chunks": 1}, body)
+            return
         reply = self.scripted._record(self.path, body, headers)
         if reply.get("hang"):
             self.scripted._wait(3600)
@@ -203,7 +228,9 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if reply.get("delay") and self.scripted._wait(float(reply["delay"])):
             return
-        if "error" in reply:
+        if "raw" in reply:
+            self._raw(reply)
+        elif "error" in reply:
             self._error(reply, body)
         elif body.get("stream"):
             self._stream(reply, body)
@@ -295,6 +322,23 @@ class _Handler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError, ConnectionAbortedError, OSError):
             self.close_connection = True
 
+    def _raw(self, reply: Reply) -> None:
+        raw: str = reply["raw"]
+        status = int(reply.get("status", 200))
+        streamed = raw.lstrip().startswith("data:")
+        self.send_response(status)
+        self.send_header("Content-Type", "text/event-stream" if streamed else "application/json")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        try:
+            # One write per event, as the server sent them.
+            for event in raw.split("\n\n") if streamed else [raw]:
+                if event.strip():
+                    self._chunk((event + "\n\n" if streamed else event).encode())
+            self._chunk(b"")
+        except (BrokenPipeError, ConnectionResetError, ConnectionAbortedError, OSError):
+            self.close_connection = True  # the client stopped reading (as it may, to stop a reply)
+
     # --- plumbing -----------------------------------------------------------------------
     def _chunk(self, data: bytes) -> None:
         self.wfile.write(f"{len(data):X}\r\n".encode() + data + b"\r\n")
@@ -334,6 +378,26 @@ def _split(text: str, parts: int) -> list[str]:
         return []
     size = max(1, -(-len(text) // max(1, parts)))
     return [text[i:i + size] for i in range(0, len(text), size)]
+
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "llama-server"
+
+
+def recorded(name: str) -> Reply:
+    """A reply that replays the recorded llama.cpp exchange `name` (a file in FIXTURES)."""
+    data = json.loads((FIXTURES / f"{name}.json").read_text(encoding="utf-8"))
+    return {"raw": data["response_raw"], "status": data["status"]}
+
+
+def recorded_request(name: str) -> dict[str, Any]:
+    """The request body companion sent when the exchange `name` was recorded."""
+    return json.loads((FIXTURES / f"{name}.json").read_text(encoding="utf-8"))["request"]
+
+
+def user_texts(body: dict[str, Any]) -> list[str]:
+    """The user's words in a request, without the turn note companion adds to the newest one."""
+    return [re.sub(r"\n\n\[It is [^\]]*\]$", "", str(m.get("content")))
+            for m in body.get("messages", []) if m.get("role") == "user"]
 
 
 def load_script(path: Path) -> dict[str, Any]:

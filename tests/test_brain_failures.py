@@ -5,7 +5,7 @@ from __future__ import annotations
 import socket
 
 from brain_harness import make_config, registry_with, start_companion, tool
-from scripted_brain import ScriptedBrain
+from scripted_brain import ScriptedBrain, user_texts
 
 from companion.config import with_overrides
 from companion.events import ErrorOccurred, ReplyDelta, Speak
@@ -27,11 +27,11 @@ async def ask_and_get_error(tmp_path, url: str, **sections):
     return error, rec
 
 
-async def test_a_brain_that_is_not_running_gets_the_is_ollama_running_sentence(tmp_path):
+async def test_a_brain_that_is_not_running_gets_a_sentence_for_a_local_server(tmp_path):
     url = f"http://127.0.0.1:{free_port()}/v1"
     error, _ = await ask_and_get_error(tmp_path, url)
     assert error.code == "unreachable"
-    assert error.sentence == f"I can't reach my brain at {url} — is Ollama running?"
+    assert error.sentence == f"I can't reach my brain at {url}. Is the model server running at that address?"
 
 
 async def test_a_rejected_api_key_says_to_check_the_key(tmp_path, scripted_brain):
@@ -40,9 +40,10 @@ async def test_a_rejected_api_key_says_to_check_the_key(tmp_path, scripted_brain
     assert error.code == "auth" and "refused my API key" in error.sentence
 
 
-async def test_an_unknown_model_says_how_to_pull_it(tmp_path, scripted_brain):
-    scripted_brain.push({"error": "unknown_model"})
-    error, _ = await ask_and_get_error(tmp_path, scripted_brain.url)
+async def test_an_unknown_model_on_ollama_says_how_to_pull_it(tmp_path):
+    show = {"model_info": {"qwen2.context_length": 32768}, "parameters": "", "capabilities": ["completion"]}
+    with ScriptedBrain([{"error": "unknown_model"}], show=show) as brain:
+        error, _ = await ask_and_get_error(tmp_path, brain.url)
     assert error.code == "unknown_model"
     assert "ollama pull scripted" in error.sentence
 
@@ -91,7 +92,7 @@ async def test_after_a_failure_the_next_turn_works(tmp_path, scripted_brain):
     second = await companion.ask("two")
     assert first.error.code == "status" and "overloaded" in first.error.sentence
     assert second.error is None and second.text == "Back again."
-    assert [m["content"] for m in scripted_brain.bodies[1]["messages"] if m["role"] == "user"] == ["one", "two"]
+    assert user_texts(scripted_brain.bodies[1]) == ["one", "two"]
     assert isinstance(rec.of(Speak)[0], Speak)
     await companion.close()
 
@@ -113,7 +114,7 @@ async def test_a_wrong_address_and_a_rate_limit_get_their_own_sentences(tmp_path
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
     error, _ = await ask_and_get_error(tmp_path / "a", scripted_brain.url + "/nope")
-    assert error.code == "wrong_url" and "for Ollama it ends in /v1" in error.sentence
+    assert error.code == "wrong_url" and "should end in /v1" in error.sentence
     scripted_brain.push({"error": 429, "message": "slow down"})
     error, _ = await ask_and_get_error(tmp_path / "b", scripted_brain.url)
     assert error.code == "rate_limit" and "too many requests" in error.sentence

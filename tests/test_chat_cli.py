@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from scripted_brain import user_texts
+
 
 def chat(tmp_path: Path, url: str, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
     workspace = tmp_path / "workspace"
@@ -47,7 +49,7 @@ def test_lines_from_standard_input_are_one_conversation(tmp_path, scripted_brain
     assert done.returncode == 0, done.stderr
     assert "[say] Hi Sam!" in done.stdout and "[say] You're Sam." in done.stdout
     assert "you>" not in done.stdout  # no prompt when input is not a terminal
-    users = [m["content"] for m in scripted_brain.bodies[1]["messages"] if m["role"] == "user"]
+    users = user_texts(scripted_brain.bodies[1])
     assert users == ["I'm Sam", "who am I?"]
 
 
@@ -58,11 +60,12 @@ def test_a_brain_that_is_down_prints_a_clear_line_and_no_traceback(tmp_path):
     url = f"http://127.0.0.1:{port}/v1"
     done = chat(tmp_path, url, "--once", "hello?")
     assert done.returncode == 1
-    assert f"[say] I can't reach my brain at {url} — is Ollama running?" in done.stdout
+    assert f"[say] I can't reach my brain at {url}. Is the model server running at that address?" in done.stdout
     assert "Traceback" not in done.stdout + done.stderr
 
 
 def test_a_cut_stream_and_an_unknown_model_print_clear_lines(tmp_path, scripted_brain):
+    scripted_brain.show = {"model_info": {}, "parameters": "", "capabilities": ["completion", "tools"]}  # Ollama
     scripted_brain.push({"cut": True, "text": "[happy] Let me tell you a long"}, {"error": "unknown_model"})
     done = chat(tmp_path, scripted_brain.url, "--model", "tiny:1b", stdin="tell me\nagain\n")
     assert "[say] My brain's connection dropped in the middle of my answer. Please ask me again." in done.stdout

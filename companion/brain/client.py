@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -11,6 +13,7 @@ from typing import Any, Protocol
 import httpx
 import openai
 
+from companion.brain.server import ServerInfo, fix_for, guess_kind, probe_server
 from companion.config import BrainSettings
 from companion.errors import CompanionError, Stage
 
@@ -41,9 +44,12 @@ class ModelReply:
 
 class BrainError(CompanionError):
     """The model endpoint failed; `code` is one of unreachable, auth, unknown_model, wrong_url,
-    no_tools, timeout, cut, rate_limit, status."""
+    no_tools, timeout, cut, dropped, context, rate_limit, status.
+
+    `context_tokens` is the server's context size when it said (a context-exceeded error)."""
 
     stage = Stage.BRAIN
+    context_tokens: int = 0
 
 
 class ChatModel(Protocol):
@@ -53,7 +59,7 @@ class ChatModel(Protocol):
 
     async def complete(
         self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]] | None,
-        on_text: Callable[[str], None],
+        on_text: Callable[[str], bool | None], *, max_tokens: int | None = None,
     ) -> ModelReply: ...
 
 
@@ -83,6 +89,9 @@ class OpenAIChatModel:
     def __init__(self, settings: BrainSettings) -> None:
         self.settings = settings
         self.model = settings.model
+        self.server = ServerInfo(guess_kind(settings.base_url))
+        """What the server is; the URL's guess until `describe()` has asked it."""
+        self._describing: asyncio.Future[ServerInfo] | None = None
         self._client = openai.AsyncOpenAI(
             base_url=settings.base_url,
             api_key=resolve_api_key(settings),
@@ -92,16 +101,24 @@ class OpenAIChatModel:
 
     async def complete(
         self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]] | None,
-        on_text: Callable[[str], None],
+        on_text: Callable[[str], bool | None], *, max_tokens: int | None = None,
     ) -> ModelReply:
-        """Stream one round; `on_text` gets each raw content piece as it arrives.
+        """Stream one round; `on_text` gets each raw content piece as it arrives and may return
+        True to stop the stream there (finish_reason "stopped").
 
-        Raises BrainError with a sentence she can say; cancellation closes the stream.
+        Every request carries a reply cap (`max_tokens`, the typed cap when not given) and the
+        sampling settings. Raises BrainError with a sentence she can say; cancellation closes
+        the stream.
         """
         # Messages and tools travel in extra_body (which wins over the typed fields): the client's
         # typed transform walks every message and schema, measured at ~58 ms per request with 60
         # history messages, 80% of a turn's own overhead. The JSON sent is the same.
-        body: dict[str, Any] = {"messages": list(messages)}
+        body: dict[str, Any] = {
+            "messages": list(messages),
+            "max_tokens": max_tokens or self.settings.max_tokens_typed,
+            "temperature": self.settings.temperature,
+            "top_p": self.settings.top_p,
+        }
         if tools:
             body["tools"] = chat_tools(tools)
         try:
@@ -121,7 +138,9 @@ class OpenAIChatModel:
                 delta = choice.delta
                 if delta is not None and delta.content:
                     text.append(delta.content)
-                    on_text(delta.content)
+                    if on_text(delta.content):
+                        finish = "stopped"  # closing the stream tells the server to stop generating
+                        break
                 for call in (delta.tool_calls if delta is not None else None) or []:
                     slot = calls.setdefault(call.index, {"id": "", "name": "", "arguments": ""})
                     slot["id"] = call.id or slot["id"]
@@ -141,6 +160,16 @@ class OpenAIChatModel:
         )
         return ModelReply("".join(text), requests, finish)
 
+    async def describe(self) -> ServerInfo:
+        """Ask the server what it is and how large its context is (once; never raises)."""
+        if self._describing is None:
+            key = resolve_api_key(self.settings)
+            self._describing = asyncio.ensure_future(probe_server(
+                self.settings.base_url, self.model, api_key="" if key == NO_KEY else key))
+        # Shielded: a turn cancelled while waiting must not cancel the probe others share.
+        self.server = await asyncio.shield(self._describing)
+        return self.server
+
     async def list_models(self) -> list[str]:
         """The model names the endpoint serves (for the doctor and the Settings dialog)."""
         try:
@@ -150,40 +179,73 @@ class OpenAIChatModel:
         return [m.id for m in page.data]
 
     async def close(self) -> None:
+        if self._describing is not None and not self._describing.done():
+            self._describing.cancel()
         await self._client.close()
 
     def _error(self, exc: Exception, *, started: bool) -> BrainError:
-        url, model = self.settings.base_url, self.model
+        url, model, kind = self.settings.base_url, self.model, self.server.kind
+        where = f"{self.server.name} at {url}"
         log.info("brain request failed: %r", exc)
         if isinstance(exc, openai.APITimeoutError):
             return BrainError(
                 "timeout",
-                f"My brain at {url} took longer than {self.settings.read_timeout_s:g} seconds to answer. "
-                "It may still be loading the model; try again in a moment.",
+                f"My brain ({where}) took longer than {self.settings.read_timeout_s:g} seconds to "
+                "answer. It may still be loading the model; try again in a moment.",
             )
         if started and isinstance(exc, openai.APIConnectionError | httpx.HTTPError):
             return BrainError("cut", "My brain's connection dropped in the middle of my answer. "
                                      "Please ask me again.")
+        if started and not isinstance(exc, openai.APIStatusError):
+            # HTTP 200, then an `error` event inside the stream (llama.cpp: "got exception: …").
+            return BrainError("dropped", "Sorry, my connection dropped. Ask me again.")
         if isinstance(exc, openai.APIConnectionError):
-            return BrainError("unreachable", f"I can't reach my brain at {url} — is Ollama running?")
+            return BrainError("unreachable", f"I can't reach my brain at {url}. "
+                                             + fix_for(kind, "unreachable", model))
         if isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError):
             return BrainError("auth", f"My brain at {url} refused my API key. Check the key in Settings "
                                       "or the COMPANION_API_KEY environment variable.")
         message = _message(exc)
         if isinstance(exc, openai.NotFoundError):
             if "model" in message.lower():
-                return BrainError("unknown_model", f"My brain doesn't have the model {model}. Pull it with "
-                                                   f"'ollama pull {model}', or pick another model in Settings.")
-            return BrainError("wrong_url", f"Nothing at {url} answers chat requests. Check the brain "
-                                           "address; for Ollama it ends in /v1.")
+                return BrainError("unknown_model", f"My brain doesn't have the model {model}. "
+                                                   + fix_for(kind, "unknown_model", model))
+            return BrainError("wrong_url", f"Nothing at {url} answers chat requests. "
+                                           + fix_for(kind, "wrong_url", model))
+        if isinstance(exc, openai.APIStatusError) and _says_context_exceeded(exc, message):
+            error = BrainError("context", "That was more than my brain can hold in mind at once "
+                                          f"({where}). " + fix_for(kind, "context", model))
+            error.context_tokens = _context_size(exc, message)
+            return error
         if isinstance(exc, openai.APIStatusError) and _says_no_tools(message):
             return BrainError("no_tools", f"The model {model} can't use tools, so I'll answer without them. "
-                                          "For tools, pick a tool-capable model such as qwen2.5:3b.")
+                                          + fix_for(kind, "no_tools", model))
         if isinstance(exc, openai.RateLimitError):
             return BrainError("rate_limit", "My brain says I'm sending too many requests. "
                                             "Wait a moment and try again.")
         status = getattr(exc, "status_code", None)
-        return BrainError("status", f"My brain at {url} had a problem ({status or 'error'}: {message}).")
+        return BrainError("status", f"My brain ({where}) had a problem ({status or 'error'}: {message}).")
+
+
+def _says_context_exceeded(exc: Exception, message: str) -> bool:
+    """llama.cpp: type exceed_context_size_error; vLLM and OpenAI: "maximum context length";
+    others: "context length" / "context window"."""
+    body = getattr(exc, "body", None)
+    inner = body.get("error", body) if isinstance(body, dict) else None
+    if isinstance(inner, dict) and "context" in str(inner.get("type") or inner.get("code") or ""):
+        return True
+    text = message.lower()
+    return any(hint in text for hint in ("context size", "context length", "context window",
+                                         "maximum context"))
+
+
+def _context_size(exc: Exception, message: str) -> int:
+    body = getattr(exc, "body", None)
+    inner = body.get("error", body) if isinstance(body, dict) else None
+    if isinstance(inner, dict) and isinstance(inner.get("n_ctx"), int):
+        return inner["n_ctx"]
+    match = re.search(r"context (?:size|length) (?:is |of )?\(?(\d+)", message)
+    return int(match.group(1)) if match else 0
 
 
 def _says_no_tools(message: str) -> bool:

@@ -122,6 +122,28 @@ def _partial_suffix(text: str, marker: str) -> str:
     return ""
 
 
+# A face for a reply that carries no tag: the first rule with the most hits wins.
+_FACE_RULES: tuple[tuple[str, re.Pattern[str]], ...] = tuple((face, re.compile(pattern, re.I)) for face, pattern in (
+    ("sad", r"\b(sorry|unfortunately|i'm afraid|couldn't|can't|cannot|failed|didn't work|went wrong)\b"),
+    ("excited", r"\b(amazing|awesome|fantastic|incredible|wow|yay|hooray)\b|!!"),
+    ("confused", r"\b(not sure|unclear|confus\w*|don't understand|what do you mean)\b"),
+    ("thinking", r"\b(hmm+|let me (?:think|check|see|look)|maybe|perhaps|i think|i wonder)\b"),
+    ("surprised", r"\b(oh|whoa|really\?|surpris\w*)\b"),
+    ("affectionate", r"\b(love|miss you|hugs?|proud of you)\b"),
+    ("happy", r"\b(great|glad|happy|nice|done|sure|hello|hi|welcome|good|of course|here you go)\b|!"),
+))
+
+
+def guess_emotion(text: str) -> str:
+    """The face a reply without an emotion tag suggests (a few word rules), else neutral."""
+    best, hits = "neutral", 0
+    for face, rule in _FACE_RULES:
+        count = len(rule.findall(text))
+        if count > hits:
+            best, hits = face, count
+    return best
+
+
 def clean_reply(text: str) -> tuple[str, str]:
     """Whole-text version: (visible text, emotion; "neutral" when there is no tag)."""
     reply = ReplyFilter()

@@ -11,8 +11,11 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from companion.brain.client import BrainError, ChatModel, ModelReply
-from companion.brain.emotion import ReplyFilter
+from companion.brain.budget import fit_messages, message_tokens
+from companion.brain.client import BrainError, ChatModel, ToolCallRequest
+from companion.brain.emotion import guess_emotion
+from companion.brain.reply import ReplyStream
+from companion.brain.tool_list import compact_tools
 from companion.brain.toolcall import WORK_TOOLS, CallRecord, ToolRunner
 from companion.config import Settings
 from companion.errors import CompanionError
@@ -28,7 +31,7 @@ from companion.events import (
     StateChanged,
     TurnFinished,
 )
-from companion.persona import Personality, build_system_prompt
+from companion.persona import Personality, build_system_prompt, build_turn_note, with_turn_note
 from companion.tools.context import Channel, Mode, Session, ToolContext
 from companion.tools.registry import Registry, ToolSpec
 
@@ -38,6 +41,10 @@ MAX_HISTORY_MESSAGES = 60
 """Older messages are dropped (whole user turns at a time) to keep requests small."""
 EXTRA_ROUNDS = 3
 """Model rounds allowed beyond the call cap, for refused calls and the final answer."""
+SENTENCE_ROOM = 0.25
+"""The server may write this share past the reply cap, so the sentence that crosses it can end."""
+LIMIT_LINE = "That's where I'll stop; ask me if you want more."
+REPEATING_LINE = "I was starting to repeat myself, so I stopped there."
 
 
 @dataclass(frozen=True)
@@ -49,6 +56,8 @@ class TurnResult:
     interrupted: bool = False
     error: CompanionError | None = None
     calls: tuple[CallRecord, ...] = field(default_factory=tuple)
+    cut: str = ""
+    """Why the reply was ended early: "limit" (the reply cap), "repeating", or "" (it wasn't)."""
 
 
 class Conversation:
@@ -79,6 +88,8 @@ class Conversation:
         """Called with the messages each turn adds to the history (the conversation store saves them)."""
         self._no_tools_model: str | None = None
         self._partial = ""
+        self._context_tokens = 0
+        """A context size learnt from a context-exceeded error (wins over the server's word)."""
 
     @property
     def partial(self) -> str:
@@ -89,8 +100,8 @@ class Conversation:
         """Answer one user message. Cancelling the task stops the stream and the running tool;
         the history then keeps what was said so far."""
         personality = self.personality()
-        system = build_system_prompt(personality, work=self.mode == Mode.WORK,
-                                     voice=channel == Channel.VOICE)
+        system = build_system_prompt(personality)
+        note = build_turn_note(voice=channel == Channel.VOICE, work=self.mode == Mode.WORK)
         added: list[dict[str, Any]] = [{"role": "user", "content": text}]
         runner = ToolRunner(
             registry=self.registry, bus=self.bus, mode=self.mode, narration=self.settings.narration,
@@ -99,7 +110,7 @@ class Conversation:
         self._partial = ""
         self.bus.emit(StateChanged(State.THINKING))
         try:
-            result = await self._rounds(system, added, runner)
+            result = await self._rounds(system, note, added, runner, channel)
         except asyncio.CancelledError:
             _answer_open_calls(added)
             if self._partial:
@@ -108,23 +119,34 @@ class Conversation:
             self.bus.emit(TurnFinished(self._partial, "neutral", interrupted=True))
             self.bus.emit(StateChanged(State.IDLE))
             raise
-        self._remember(added)
+        if result.error is None or result.error.code != "context":
+            self._remember(added)  # a turn too large for the context would fail every next turn
         if result.error is None:
             self.bus.emit(ExpressionChanged(result.emotion, "reply"))
         self.bus.emit(TurnFinished(result.text, result.emotion))
         self.bus.emit(StateChanged(State.IDLE))
         return result
 
-    async def _rounds(self, system: str, added: list[dict[str, Any]], runner: ToolRunner) -> TurnResult:
+    async def _rounds(
+        self, system: str, note: str, added: list[dict[str, Any]], runner: ToolRunner, channel: Channel,
+    ) -> TurnResult:
+        describe = getattr(self.model, "describe", None)
+        if describe is not None:
+            await describe()  # once per client: the server's kind and context size
+        brain = self.settings.brain
+        cap = brain.max_tokens_spoken if channel == Channel.VOICE else brain.max_tokens_typed
+        server_cap = cap + max(40, int(cap * SENTENCE_ROOM))
         max_rounds = runner.limits.max_calls + EXTRA_ROUNDS
-        retried_without_tools = False
-        for round_number in range(max_rounds + 1):
-            last_round = round_number == max_rounds
+        retried_without_tools = retried_drop = retried_context = False
+        round_number = 0
+        while True:
+            last_round = round_number >= max_rounds
             tools = None if last_round or runner.exhausted else self._offered()
-            reply_filter = ReplyFilter()
-            messages = [{"role": "system", "content": system}, *self.history, *added]
+            stream = ReplyStream(known_tools=[t["name"] for t in tools or ()], cap_tokens=cap)
+            messages = self._request(system, note, added, tools, server_cap)
             try:
-                reply = await self.model.complete(messages, tools, partial(self._stream, reply_filter))
+                reply = await self.model.complete(messages, tools, partial(self._stream, stream),
+                                                  max_tokens=server_cap)
             except BrainError as error:
                 if error.code == "no_tools" and tools and not retried_without_tools:
                     # Say it once, remember it for this model, and answer without tools.
@@ -132,36 +154,86 @@ class Conversation:
                     self._no_tools_model = self.model.model
                     self.bus.emit(Speak(SpeechKind.SAY, error.sentence))
                     continue
-                return self._failed(error, reply_filter, added, runner)
-            tail = reply_filter.finish()
+                if error.code == "dropped" and not stream.text.strip() and not retried_drop:
+                    retried_drop = True  # nothing was said yet: ask once more, silently
+                    log.info("the stream broke before any words; asking again")
+                    continue
+                if error.code == "context" and not retried_context:
+                    retried_context = True
+                    self._context_tokens = error.context_tokens or int(_tokens(messages) * 0.7)
+                    log.info("context exceeded; retrying within %d tokens", self._context_tokens)
+                    continue
+                return self._failed(error, stream, added, runner)
+            tail = stream.finish()
             if tail:
                 self.bus.emit(ReplyDelta(tail))
-            visible = reply_filter.text.strip()
+            visible = stream.text.strip()
+            calls = reply.tool_calls or (stream.text_calls(f"call_text_{round_number}_") if tools else ())
+            cut = _cut_reason(reply.finish_reason, stream.stop_reason) if not calls else ""
             if visible:
                 self.bus.emit(ReplyDone(visible))
-            added.append(_assistant_message(reply, reply_filter))
+            added.append(_assistant_message(visible, stream.emotion, calls, cut))
             self._partial = ""
-            if not reply.tool_calls or last_round:
+            if not calls or last_round:
                 _answer_open_calls(added, "Not run: no more tools this turn.")
-                return TurnResult(visible, reply_filter.emotion or "neutral", calls=tuple(runner.records))
-            for call in reply.tool_calls:
+                if cut:
+                    self.bus.emit(Speak(SpeechKind.SAY, LIMIT_LINE if cut == "limit" else REPEATING_LINE))
+                emotion = stream.emotion or guess_emotion(visible)
+                return TurnResult(visible, emotion, calls=tuple(runner.records), cut=cut)
+            for call in calls:
                 content = await runner.run(call)
                 added.append({"role": "tool", "tool_call_id": call.id, "content": content})
-        raise AssertionError("unreachable: the last round always returns")
+            round_number += 1
 
-    def _stream(self, reply_filter: ReplyFilter, piece: str) -> None:
-        visible = reply_filter.feed(piece)
+    def _request(
+        self, system: str, note: str, added: list[dict[str, Any]], tools: list[dict[str, Any]] | None,
+        reply_tokens: int,
+    ) -> list[dict[str, Any]]:
+        """The messages of one request: the fixed system message, the recent history that fits
+        the context, then this turn, its user message carrying the turn note."""
+        current = [dict(m) for m in added]
+        current[0]["content"] = with_turn_note(str(current[0]["content"]), note)
+        fitted = fit_messages([{"role": "system", "content": system}], self.history, current,
+                              tools=tools, context_tokens=self._context_size(), reply_tokens=reply_tokens)
+        if fitted.dropped:
+            log.info("left %d older messages out to fit the context", fitted.dropped)
+        return fitted.messages
+
+    def _context_size(self) -> int:
+        if self._context_tokens:
+            return self._context_tokens
+        if self.settings.brain.context_tokens:
+            return self.settings.brain.context_tokens
+        server = getattr(self.model, "server", None)
+        return getattr(server, "context_tokens", 0)
+
+    async def warm_up(self) -> None:
+        """One tiny request with this conversation's exact prefix (system message and tools),
+        so the server has it cached before the user's first question. Never raises."""
+        describe = getattr(self.model, "describe", None)
+        try:
+            if describe is not None:
+                await describe()
+            system = build_system_prompt(self.personality())
+            messages = [{"role": "system", "content": system}, {"role": "user", "content": "Hi"}]
+            await self.model.complete(messages, self._offered(), lambda _piece: True, max_tokens=1)
+        except (BrainError, OSError) as exc:
+            log.info("prompt warm-up failed (the first turn will say why): %s", exc)
+
+    def _stream(self, stream: ReplyStream, piece: str) -> bool:
+        visible, stop = stream.feed(piece)
         if visible:
             self._partial += visible
             self.bus.emit(ReplyDelta(visible))
+        return stop
 
     def _failed(
-        self, error: BrainError, reply_filter: ReplyFilter, added: list[dict[str, Any]], runner: ToolRunner
+        self, error: BrainError, stream: ReplyStream, added: list[dict[str, Any]], runner: ToolRunner
     ) -> TurnResult:
-        tail = reply_filter.finish()
+        tail = stream.finish()
         if tail:
             self.bus.emit(ReplyDelta(tail))
-        heard = reply_filter.text.strip()
+        heard = stream.text.strip()
         if heard:
             added.append({"role": "assistant", "content": heard})
         self.bus.emit(ErrorOccurred(str(error.stage), error.code, error.sentence))
@@ -175,6 +247,10 @@ class Conversation:
             return None
         exclude = WORK_TOOLS if self.mode == Mode.WORK else ()
         schemas = self.registry.schemas_for(str(self.mode), exclude=exclude)
+        if self.mode == Mode.COMPANION:
+            # Spoken and typed turns share one compact list: the same bytes keep the server's
+            # prompt cache warm when the user switches between talking and typing.
+            schemas = compact_tools(schemas)
         return schemas or None
 
     def _context(self, spec: ToolSpec, channel: Channel) -> ToolContext:
@@ -226,17 +302,31 @@ def _answer_open_calls(
             added.append({"role": "tool", "tool_call_id": call["id"], "content": answer})
 
 
-def _assistant_message(reply: ModelReply, reply_filter: ReplyFilter) -> dict[str, Any]:
-    """The assistant message for the history: reasoning removed, the emotion tag kept (so the
-    model keeps the habit of writing one)."""
-    text = reply_filter.text.strip()
-    if reply_filter.emotion and text:
-        text = f"[{reply_filter.emotion}] {text}"
+def _cut_reason(finish_reason: str, stop_reason: str) -> str:
+    if stop_reason in ("limit", "repeating"):
+        return stop_reason
+    return "limit" if finish_reason == "length" else ""
+
+
+def _tokens(messages: list[dict[str, Any]]) -> int:
+    return sum(message_tokens(m) for m in messages)
+
+
+def _assistant_message(
+    visible: str, emotion: str | None, calls: tuple[ToolCallRequest, ...], cut: str,
+) -> dict[str, Any]:
+    """The assistant message for the history: reasoning and markup removed, the emotion tag
+    kept (so the model keeps the habit of writing one), a cut reply marked as cut."""
+    text = visible
+    if emotion and text:
+        text = f"[{emotion}] {text}"
+    if cut:
+        text = f"{text} {LIMIT_LINE if cut == 'limit' else REPEATING_LINE}".strip()
     message: dict[str, Any] = {"role": "assistant", "content": text or None}
-    if reply.tool_calls:
+    if calls:
         message["tool_calls"] = [
             {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": _safe_json(c.arguments)}}
-            for c in reply.tool_calls
+            for c in calls
         ]
     return message
 

@@ -8,10 +8,11 @@ from companion.persona.document import (
     Problem,
     parse_personality,
 )
-from companion.persona.prompt import build_system_prompt
+from companion.persona.prompt import build_system_prompt, build_turn_note, with_turn_note
 from companion.persona.store import PersonalityStore, shipped_default, shipped_templates
 
 __all__ = [
     "FACES", "PATTERN_KEYS", "REQUIRED_SECTIONS", "Personality", "PersonalityStore", "Problem",
-    "build_system_prompt", "parse_personality", "shipped_default", "shipped_templates",
+    "build_system_prompt", "build_turn_note", "parse_personality", "shipped_default",
+    "shipped_templates", "with_turn_note",
 ]
