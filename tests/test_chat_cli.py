@@ -71,3 +71,11 @@ def test_a_cut_stream_and_an_unknown_model_print_clear_lines(tmp_path, scripted_
     assert "[say] My brain's connection dropped in the middle of my answer. Please ask me again." in done.stdout
     assert "ollama pull tiny:1b" in done.stdout
     assert "Traceback" not in done.stdout + done.stderr
+    assert done.returncode == 1  # a script driving the chat learns that turns failed
+
+
+def test_an_interactive_chat_after_one_failed_turn_exits_non_zero(tmp_path, scripted_brain):
+    scripted_brain.push({"error": 500, "message": "boom"}, {"text": "[happy] Fine now."})
+    done = chat(tmp_path, scripted_brain.url, stdin="first\nsecond\n")
+    assert "[say] Fine now." in done.stdout
+    assert done.returncode == 1

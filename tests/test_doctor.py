@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from scripted_brain import ScriptedBrain, recorded
+
 from companion import doctor
 from companion.config import Paths, Settings, with_overrides
 
@@ -21,11 +23,11 @@ def run_doctor(tmp_path: Path, env: dict[str, str], *extra: str) -> subprocess.C
 
 
 def test_doctor_passes_when_devices_models_and_brain_are_all_there(tmp_path, pulse_audio, scripted_brain):
-    scripted_brain.push({"text": "OK"})
+    scripted_brain.push({"tool_calls": [{"name": "get_time", "arguments": {}}]})
     result = run_doctor(tmp_path, pulse_audio.client_env(), "--brain-url", scripted_brain.url)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "She can hold a spoken conversation." in result.stdout
-    for name in ("Microphone", "Speaker", "Hearing model", "Voice", "Turn model", "Brain model"):
+    for name in ("Microphone", "Speaker", "Hearing model", "Voice", "Turn model", "Brain model", "Brain tools"):
         assert f"[ok  ] {name}:" in result.stdout
     assert "loaded in" in result.stdout
     # the tool-support probe really reached the brain, with a tool offered
@@ -46,11 +48,18 @@ def test_an_unreachable_brain_is_reported_with_what_to_start(unused_port):
     settings = with_overrides(Settings(), brain={"base_url": f"http://127.0.0.1:{unused_port}/v1"})
     [check] = doctor.check_brain(settings)
     assert not check.ok
-    assert "is Ollama running?" in check.detail
-    assert "ollama serve" in check.fix
+    assert "Is the model server running at that address?" in check.detail
+    assert "--brain-url" in check.fix
+
+
+def test_an_unreachable_ollama_is_told_to_start_ollama():
+    settings = with_overrides(Settings(), brain={"base_url": "http://127.0.0.1:11434/v1"})
+    [check] = doctor.check_brain(settings)
+    assert not check.ok and "Is Ollama running?" in check.detail and "ollama serve" in check.fix
 
 
 def test_a_model_the_brain_lacks_is_reported_with_the_pull_command(scripted_brain):
+    scripted_brain.show = {"model_info": {}, "parameters": "", "capabilities": ["completion"]}  # Ollama
     settings = with_overrides(Settings(), brain={"base_url": scripted_brain.url, "model": "tinyllama"})
     reachable, model = doctor.check_brain(settings)
     assert reachable.ok
@@ -59,11 +68,36 @@ def test_a_model_the_brain_lacks_is_reported_with_the_pull_command(scripted_brai
 
 
 def test_a_model_without_tool_support_is_reported(scripted_brain):
+    scripted_brain.show = {"model_info": {}, "parameters": "", "capabilities": ["completion"]}  # Ollama
     scripted_brain.push({"error": "no_tools"})
     settings = with_overrides(Settings(), brain={"base_url": scripted_brain.url})
-    _, model = doctor.check_brain(settings)
-    assert not model.ok
-    assert "tool-capable" in model.fix
+    _, model, tools = doctor.check_brain(settings)
+    assert model.ok and not tools.ok and not tools.essential
+    assert "tool-capable" in tools.fix
+
+
+def test_the_tool_probe_fails_against_a_server_that_ignores_tools(tmp_path):
+    # llama.cpp with a chat template that has no tool support drops `tools` without a word.
+    props = {"default_generation_settings": {"n_ctx": 4096}, "chat_template_caps": {"supports_tools": False}}
+    with ScriptedBrain([recorded("plain-reply-no-emotion-tag")], props=props) as brain:
+        settings = with_overrides(Settings(), brain={"base_url": brain.url, "model": "scripted"})
+        reachable, model, tools = doctor.check_brain(settings)
+        [body] = brain.bodies
+    assert reachable.ok and "llama.cpp" in reachable.detail and "4,096" in reachable.detail
+    assert not tools.ok and not tools.essential
+    assert "answered without calling the test tool (its chat template has no tool support)" in tools.detail
+    assert "--jinja" in tools.fix
+    # bounded: a tiny reply cap, the test tool offered
+    assert body["max_tokens"] == doctor.PROBE_MAX_TOKENS and body["tools"][0]["function"]["name"] == "get_time"
+
+
+def test_the_tool_probe_passes_with_a_structured_or_a_written_call(scripted_brain):
+    scripted_brain.push({"tool_calls": [{"name": "get_time", "arguments": {}}]},
+                        {"text": '<tool_call>\n{"name": "get_time", "arguments": {}}\n</tool_call>'})
+    settings = with_overrides(Settings(), brain={"base_url": scripted_brain.url})
+    assert doctor.check_brain(settings)[2].ok
+    *_, written = doctor.check_brain(settings)
+    assert written.ok and "as text" in written.detail
 
 
 def test_personality_problems_are_listed_with_line_numbers(tmp_path):

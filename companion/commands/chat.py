@@ -82,17 +82,20 @@ async def _chat(args: argparse.Namespace, config: RunConfig) -> int:
             if args.wait_work:
                 await _wait_for_work(companion)
             return 1 if result.error is not None else 0
-        await _interactive(companion)
+        failed = await _interactive(companion)
         if args.wait_work:
             await _wait_for_work(companion)
-        return 0
+        return 1 if failed else 0
     finally:
         await companion.close()
 
 
-async def _interactive(companion) -> None:
+async def _interactive(companion) -> bool:
+    """Read lines until the end of input; True when any turn ended in a brain error (the exit
+    code then says so to a script driving the chat)."""
     from companion.tools.context import Channel
 
+    failed = False
     interactive = sys.stdin.isatty()
     loop = asyncio.get_running_loop()
     while True:
@@ -116,7 +119,9 @@ async def _interactive(companion) -> None:
         if text in ("/quit", "/exit"):
             break
         if text:
-            await companion.ask(text, Channel.TEXT)
+            result = await companion.ask(text, Channel.TEXT)
+            failed = failed or result.error is not None
+    return failed
 
 
 async def _wait_for_work(companion) -> None:
