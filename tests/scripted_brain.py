@@ -142,6 +142,12 @@ class ScriptedBrain:
                 raise TimeoutError(f"expected {count} requests, got {len(self.requests)}")
             return list(self.requests)
 
+    def wait_for_warm_ups(self, count: int = 1, timeout: float = 10.0) -> list[dict[str, Any]]:
+        with self._lock:
+            if not self._lock.wait_for(lambda: len(self.warm_ups) >= count, timeout=timeout):
+                raise TimeoutError(f"expected {count} warm-ups, got {len(self.warm_ups)}")
+            return list(self.warm_ups)
+
     @property
     def bodies(self) -> list[dict[str, Any]]:
         with self._lock:
