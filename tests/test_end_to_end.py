@@ -27,6 +27,7 @@ from e2e_support import (
     window_app,
     words,
 )
+from scripted_brain import user_texts
 from ui_loop import qt_loop_fixture, signal_future  # noqa: F401 (the qt_loop fixture)
 
 BARGE_IN_STOP_BOUND_S = 1.0
@@ -117,7 +118,7 @@ def test_a_spoken_question_runs_get_time_and_she_announces_it_then_answers_aloud
     # She heard the question, and the brain was offered get_time and called it.
     assert words(app.voice.loop.heard[0]) == ["what", "time", "is", "it"]
     first, second = scripted_brain.bodies[:2]
-    assert first["messages"][-1] == {"role": "user", "content": app.voice.loop.heard[0]}
+    assert first["messages"][-1]["role"] == "user" and user_texts(first)[-1] == app.voice.loop.heard[0]
     assert "get_time" in tool_names(first)
     # The tool really ran: its result, the real local time, went back to the brain.
     [result] = tool_results(second)

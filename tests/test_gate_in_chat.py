@@ -75,7 +75,8 @@ def test_declining_on_the_terminal_runs_nothing(tmp_path: Path, scripted_brain) 
 
 def test_with_no_terminal_chat_runs_nothing(tmp_path: Path, scripted_brain) -> None:
     workspace = make_workspace(tmp_path)
-    scripted_brain.push(RM_CALL, {"text": "[neutral] I couldn't ask you."})
+    # "y" arrives as a turn of its own (no card is open to answer): it gets a reply too.
+    scripted_brain.push(RM_CALL, {"text": "[neutral] I couldn't ask you."}, {"text": "[neutral] Okay."})
     command = [sys.executable, "-m", "companion.cli", "chat", "--brain-url", scripted_brain.url,
                "--config-dir", str(tmp_path / "config"), "--workspace", str(workspace)]
     done = subprocess.run(command, input="delete it\ny\n", capture_output=True, text=True, timeout=60)

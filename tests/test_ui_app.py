@@ -6,6 +6,7 @@ import asyncio
 
 import pytest
 from PySide6.QtCore import Qt
+from scripted_brain import user_texts
 from ui_loop import qt_gc_fixture, qt_loop_fixture, signal_future  # noqa: F401 (fixtures)
 
 from companion.cli import RunConfig
@@ -73,7 +74,7 @@ def test_a_typed_question_runs_a_turn_and_the_captions_show_her_reply(
     qt_loop(scenario())
     assert app.window.captions.entries() == [("heard", "hi Mira"), ("said", "Hello there! Nice to see you.")]
     assert app.window.face.expression == "happy"
-    assert scripted_brain.bodies[-1]["messages"][-1] == {"role": "user", "content": "hi Mira"}
+    assert user_texts(scripted_brain.bodies[-1])[-1] == "hi Mira"
     assert app.window.banners.shown_keys() == []
 
 
@@ -233,8 +234,7 @@ def test_a_typed_yes_answers_the_open_approval_card_instead_of_starting_a_turn(
     qt_loop(scenario())
     entries = app.window.captions.entries()
     assert ("heard", "yes") in entries and ("said", "Done: notes.txt is there.") in entries
-    user_turns = [m for m in scripted_brain.bodies[-1]["messages"] if m["role"] == "user"]
-    assert [m["content"] for m in user_turns] == ["make me a notes file"]
+    assert user_texts(scripted_brain.bodies[-1]) == ["make me a notes file"]
     assert [e["decision"] for e in app.gate.audit.entries()] == ["approved"]
 
 
