@@ -114,7 +114,7 @@ def main() -> None:
     else:
         result["first_token"] = "set COMPANION_BENCH_BRAIN_URL to a real server to measure"
     result["load"] = os.getloadavg()
-    print(json.dumps(result, indent=2))
+    print(json.dumps(result))
 
 
 if __name__ == "__main__":

@@ -126,3 +126,9 @@ async def test_a_model_that_keeps_writing_calls_is_held_to_the_same_call_cap(tmp
     assert "tools" not in scripted_brain.bodies[-1]
     assert result.error is None
     await companion.close()
+
+
+def test_repeated_lines_inside_a_code_block_are_not_taken_for_a_loop():
+    code = "Here:\n```python\n" + "print('same line here')\n" * 4 + "```\nThat prints it four times."
+    shown, _, reason = run(code, cuts=13)
+    assert shown == code and reason == ""

@@ -30,6 +30,7 @@ class ReplyGuard:
         self._unit = ""  # the sentence being written
         self._shown = 0  # how much of it already went out
         self._tokens = 0  # estimate for the units already complete
+        self._in_code = False  # inside a ``` fence code lines may repeat (closing braces, prints)
 
     def feed(self, text: str) -> tuple[str, bool]:
         if self.stop_reason:
@@ -42,7 +43,9 @@ class ReplyGuard:
                 break
             unit, self._unit = self._unit[: boundary.end()], self._unit[boundary.end():]
             key = _key(unit)
-            if len(key) >= MIN_UNIT:
+            if unit.count("```") % 2:
+                self._in_code = not self._in_code
+            elif len(key) >= MIN_UNIT and not self._in_code:
                 if self._seen.get(key, 0) >= REPEATS_ALLOWED:
                     self.stop_reason = "repeating"
                     self._unit = ""
@@ -77,6 +80,8 @@ class ReplyGuard:
         return rest
 
     def _could_repeat(self, partial: str) -> bool:
+        if self._in_code:
+            return False
         key = _key(partial)
         return bool(key) and any(count >= REPEATS_ALLOWED and seen.startswith(key)
                                  for seen, count in self._seen.items())

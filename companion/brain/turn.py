@@ -17,7 +17,8 @@ from companion.brain.emotion import guess_emotion
 from companion.brain.reply import ReplyStream
 from companion.brain.tool_list import compact_tools
 from companion.brain.toolcall import WORK_TOOLS, CallRecord, ToolRunner
-from companion.config import Settings
+from companion.brain.warmup import warm_in_background
+from companion.config import BrainSettings, Settings
 from companion.errors import CompanionError
 from companion.events import (
     ErrorOccurred,
@@ -88,8 +89,9 @@ class Conversation:
         """Called with the messages each turn adds to the history (the conversation store saves them)."""
         self._no_tools_model: str | None = None
         self._partial = ""
-        self._context_tokens = 0
-        """A context size learnt from a context-exceeded error (wins over the server's word)."""
+        self._learnt_context: tuple[ChatModel, int] | None = None
+        """A context size learnt from a context-exceeded error, for that client (it wins over
+        the server's word until the client is swapped)."""
 
     @property
     def partial(self) -> str:
@@ -136,6 +138,10 @@ class Conversation:
         brain = self.settings.brain
         cap = brain.max_tokens_spoken if channel == Channel.VOICE else brain.max_tokens_typed
         server_cap = cap + max(40, int(cap * SENTENCE_ROOM))
+        if self._context_size():
+            # A small context (2,048 or 4,096) must keep room for the prompt and the history.
+            server_cap = min(server_cap, max(64, self._context_size() // 3))
+            cap = min(cap, server_cap)
         max_rounds = runner.limits.max_calls + EXTRA_ROUNDS
         retried_without_tools = retried_drop = retried_context = False
         round_number = 0
@@ -160,8 +166,9 @@ class Conversation:
                     continue
                 if error.code == "context" and not retried_context:
                     retried_context = True
-                    self._context_tokens = error.context_tokens or int(_tokens(messages) * 0.7)
-                    log.info("context exceeded; retrying within %d tokens", self._context_tokens)
+                    learnt = error.context_tokens or int(_tokens(messages) * 0.7)
+                    self._learnt_context = (self.model, learnt)
+                    log.info("context exceeded; retrying within %d tokens", learnt)
                     continue
                 return self._failed(error, stream, added, runner)
             tail = stream.finish()
@@ -200,8 +207,8 @@ class Conversation:
         return fitted.messages
 
     def _context_size(self) -> int:
-        if self._context_tokens:
-            return self._context_tokens
+        if self._learnt_context is not None and self._learnt_context[0] is self.model:
+            return self._learnt_context[1]
         if self.settings.brain.context_tokens:
             return self.settings.brain.context_tokens
         server = getattr(self.model, "server", None)
@@ -216,7 +223,11 @@ class Conversation:
                 await describe()
             system = build_system_prompt(self.personality())
             messages = [{"role": "system", "content": system}, {"role": "user", "content": "Hi"}]
-            await self.model.complete(messages, self._offered(), lambda _piece: True, max_tokens=1)
+            settings = getattr(self.model, "settings", None)
+            if isinstance(settings, BrainSettings):
+                await asyncio.wrap_future(warm_in_background(settings, messages, self._offered()))
+            else:
+                await self.model.complete(messages, self._offered(), lambda _piece: True, max_tokens=1)
         except (BrainError, OSError) as exc:
             log.info("prompt warm-up failed (the first turn will say why): %s", exc)
 
