@@ -26,10 +26,12 @@ def warm_in_background(
 
     def run() -> None:
         try:
-            done.set_result(asyncio.run(_warm(settings, list(messages), tools)))
+            answered = asyncio.run(_warm(settings, list(messages), tools))
         except Exception as exc:  # the first turn reports a broken brain in words
             log.info("prompt warm-up failed: %s", exc)
-            done.set_result(False)
+            answered = False
+        if done.set_running_or_notify_cancel():  # False when the waiter gave up (she closed)
+            done.set_result(answered)
 
     threading.Thread(target=run, name="brain-warm-up", daemon=True).start()
     return done
