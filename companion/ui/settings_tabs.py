@@ -152,6 +152,8 @@ class VoiceTab(QWidget):
         self.silence.setSingleStep(50)
         self.silence.setSuffix(" ms")
         self.silence.setValue(voice.end_of_turn_silence_ms)
+        self.silence.setToolTip("When you sound finished she answers at once; when you pause mid-sentence "
+                                "she waits up to this long (without the turn model: a fixed 500 ms).")
         self.push_to_talk = KeyRecorder(settings.ui.push_to_talk_key)
         self.key_problem = QLabel()
         self.key_problem.setObjectName("problem")
@@ -171,7 +173,7 @@ class VoiceTab(QWidget):
         models.addRow("Speed", self.speed)
         talk = self.add_section("Talking")
         talk.addRow("Barge-in", self.barge_in)
-        talk.addRow("End-of-turn silence", self.silence)
+        talk.addRow("How long may I wait while you think?", self.silence)
         talk.addRow("Push-to-talk key", self.push_to_talk)
         talk.addRow("", self.key_problem)
         # Hearing and speaking on this computer ("local") or on Wyoming servers elsewhere.
