@@ -80,7 +80,8 @@ TABLE: list[tuple[str, str]] = [
     ("find . -maxdepth 2 -type f -name '*.py' -print", SAFE),
     ("grep --deref SECRET .", ASK),
     ("grep --fil=notes.txt x notes.txt", ASK),  # could mean --file
-    ("grep --files-with TODO sub", SAFE),  # only allowed options start so
+    ("grep --files-with TODO sub", ASK),  # ambiguous to getopt (-matches or -out-match)
+    ("grep --files-with-m TODO sub", SAFE),
     ("grep -e TODO sub", SAFE),
     ("grep -e TODO /etc", ASK),
     ("grep -A3 -i todo notes.txt", SAFE),
@@ -89,7 +90,8 @@ TABLE: list[tuple[str, str]] = [
     ("tail --li=5 notes.txt", SAFE),
     ("head -5 notes.txt", SAFE),
     ("head --lines 3 notes.txt", SAFE),
-    ("cat --numb notes.txt", SAFE),
+    ("cat --numb notes.txt", ASK),  # ambiguous to getopt
+    ("cat --number-n notes.txt", SAFE),
     ("cat -v -x notes.txt", ASK),
     ("ls -L sub", ASK),
     ("ls --deref sub", ASK),

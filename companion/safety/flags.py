@@ -121,9 +121,8 @@ GRAMMARS: dict[str, Grammar] = {
     ),
     "wc": Grammar(
         short="cmlLw",
-        long={"bytes": NONE, "chars": NONE, "lines": NONE, "max-line-length": NONE, "words": NONE,
-              "total": REQUIRED},
-        known_long=_known("bytes", "chars", "files0-from", "lines", "max-line-length", "total", "words"),
+        long={"bytes": NONE, "chars": NONE, "lines": NONE, "max-line-length": NONE, "words": NONE},
+        known_long=_known("bytes", "chars", "files0-from", "lines", "max-line-length", "words"),
     ),
     "stat": Grammar(
         short="ft", short_value="c",
@@ -131,7 +130,8 @@ GRAMMARS: dict[str, Grammar] = {
         known_long=_known("cached", "dereference", "file-system", "format", "printf", "terse"),
     ),
     "date": Grammar(
-        short="uR", short_value="dI", positionals="format",
+        # -I takes its value only attached (-Iseconds), so here it is read as a plain letter.
+        short="uRI", short_value="d", positionals="format",
         long={"utc": NONE, "universal": NONE, "rfc-email": NONE, "date": REQUIRED, "rfc-3339": REQUIRED,
               "iso-8601": OPTIONAL, "debug": NONE, "resolution": NONE},
         known_long=_known("date", "debug", "file", "iso-8601", "reference", "resolution", "rfc-3339",
@@ -142,8 +142,8 @@ GRAMMARS: dict[str, Grammar] = {
         long={"parents": NONE, "verbose": NONE, "mode": REQUIRED},
         known_long=_known("context", "mode", "parents", "verbose"),
     ),
-    "pwd": Grammar(short="LP", positionals="none", known_long=_known("logical", "physical"),
-                   long={"logical": NONE, "physical": NONE}),
+    # bash's builtin pwd (the one a shell line runs) reads only -L and -P.
+    "pwd": Grammar(short="LP", positionals="none", abbreviations=False),
     # bash's builtin echo reads only -n -e -E and prints every other word.
     "echo": Grammar(positionals="any"),
 }
@@ -204,14 +204,14 @@ def _resolve_long(grammar: Grammar, option: str) -> tuple[str | None, str]:
         return option, ""
     if option in grammar.known_long or not grammar.abbreviations:
         return None, "is not one of the read-only options I know"
-    # getopt_long takes a unique prefix; ambiguous prefixes of one option's aliases are fine too.
+    # getopt_long takes a prefix of exactly one option; several matches are an error.
     matches = sorted(n for n in grammar.known_long | set(grammar.long) if n.startswith(option))
     if not matches:
         return None, "is not an option I know"
-    if any(m not in grammar.long for m in matches):
-        return None, f"could mean --{next(m for m in matches if m not in grammar.long)}"
-    if len({grammar.long[m] for m in matches}) > 1:
-        return None, "is ambiguous"
+    if len(matches) > 1:
+        return None, f"is ambiguous (--{matches[0]}, --{matches[1]}…)"
+    if matches[0] not in grammar.long:
+        return None, f"means --{matches[0]}, which is not read-only"
     return matches[0], ""
 
 
