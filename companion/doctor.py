@@ -123,6 +123,24 @@ def check_workspace(settings: Settings) -> Check:
     return Check("Workspace", True, f"{workspace} is writable")
 
 
+def check_sandbox(settings: Settings) -> Check:
+    """Can commands and code run in the kernel sandbox (bubblewrap) here? Without it, shell and
+    execute_code are not offered unless the user chose to run them without one."""
+    from companion.safety import sandbox
+
+    reason = sandbox.unavailable_reason()
+    if reason is None:
+        return Check("Command sandbox", True, f"bubblewrap ({sandbox.find_bwrap()}) works: commands "
+                     "and code run with a read-only system, only the workspace writable, no network",
+                     essential=False)
+    if settings.tools.run_without_sandbox:
+        return Check("Command sandbox", False, f"{reason} You chose to run commands and code WITHOUT a "
+                     "sandbox (Settings → Approvals): an approved command can touch all your files.",
+                     sandbox.FIX, essential=False)
+    return Check("Command sandbox", False, f"{reason} Until it works she won't offer to run commands "
+                 "or code (shell and execute_code are switched off).", sandbox.FIX, essential=False)
+
+
 CheckFn = Callable[[], Check | list[Check]]
 
 
@@ -361,6 +379,7 @@ def all_checks(config, *, include_brain: bool = True) -> list[CheckFn]:
         lambda: check_audio_devices(settings),
         lambda: check_settings(paths),
         lambda: check_workspace(settings),
+        lambda: check_sandbox(settings),
         lambda: check_personality(settings, paths),
         lambda: check_models(settings, paths),
         lambda: check_voice_servers(settings, paths),

@@ -1,7 +1,9 @@
 """A static look (ast) at Python code before it runs: does it delete, write, spawn, connect or pry?
 
-Any finding makes the approval gate ask, even when harmless code has been granted. The scan
-is a tripwire, not a sandbox: it errs toward asking, and code it cannot read asks too.
+The findings explain the approval card ("That code deletes files (line 3)") and make the gate
+ask even when harmless code has been granted. It is an explanation, not the wall: code can
+always hide what it does from a static look, so every program runs in the kernel sandbox
+(safety/sandbox.py) whatever the scan said.
 """
 
 from __future__ import annotations
@@ -28,7 +30,12 @@ _MODULE_FINDINGS = {
     "websockets": NETWORK, "paramiko": NETWORK, "urllib3": NETWORK, "socketserver": NETWORK,
     "asyncssh": NETWORK, "selectors": NETWORK,
     "ctypes": NATIVE, "cffi": NATIVE, "importlib": DYNAMIC, "keyring": SECRETS,
+    # Unpickling runs whatever the data names (pickle.loads can call os.system).
+    "pickle": DYNAMIC, "_pickle": DYNAMIC, "cPickle": DYNAMIC, "marshal": DYNAMIC, "shelve": DYNAMIC,
+    "dill": DYNAMIC, "cloudpickle": DYNAMIC, "copyreg": DYNAMIC, "runpy": DYNAMIC, "code": DYNAMIC,
 }
+# Other names for the os module's functions.
+_OS_ALIASES = frozenset({"os", "posix", "nt"})
 # Attribute or function names that say what they do whatever they are called on.
 _NAME_FINDINGS = {
     "rmtree": DELETES, "unlink": DELETES, "rmdir": DELETES, "removedirs": DELETES,
@@ -59,7 +66,7 @@ _SAFE_DUNDERS = {"__name__", "__doc__", "__init__", "__main__", "__dict__", "__c
 _SECRET_MARKERS = (
     ".ssh", "id_rsa", "id_ed25519", "id_ecdsa", ".env", "/etc/shadow", "/etc/sudoers", ".aws",
     ".gnupg", ".netrc", ".pgpass", ".git-credentials", ".kube/config", ".docker/config",
-    "gcloud", "/proc/self/environ", "keyring", ".password-store", "wallet.dat", ".npmrc", ".pypirc",
+    "gcloud", "/proc/", "environ", "keyring", ".password-store", "wallet.dat", ".npmrc", ".pypirc",
 )
 
 
@@ -97,12 +104,13 @@ class _Visitor(ast.NodeVisitor):
     def visit_Import(self, node: ast.Import) -> None:
         for alias in node.names:
             root = alias.name.split(".")[0]
-            self.aliases[alias.asname or root] = root
+            self.aliases[alias.asname or root] = "os" if root in _OS_ALIASES else root
             if root in _MODULE_FINDINGS:
                 self.add(_MODULE_FINDINGS[root], node)
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         root = (node.module or "").split(".")[0]
+        root = "os" if root in _OS_ALIASES else root
         if node.level == 0 and root in _MODULE_FINDINGS:
             self.add(_MODULE_FINDINGS[root], node)
         for alias in node.names:
@@ -125,14 +133,18 @@ class _Visitor(ast.NodeVisitor):
         if isinstance(func, ast.Name):
             if func.id in _DYNAMIC_BUILTINS:
                 self.add(DYNAMIC, node)
-            elif func.id == "open" or self.aliases.get(func.id) in ("io.open", "codecs.open"):
+            elif func.id == "open" or self.aliases.get(func.id) in ("io.open", "codecs.open", "io.FileIO"):
                 self._check_open_mode(node, position=1)
-            elif func.id in ("getattr", "setattr", "delattr") and not _constant_name(node, 1):
-                self.add(DYNAMIC, node)
+            elif func.id in ("getattr", "setattr", "delattr"):
+                name = _constant_name(node, 1)
+                if name is None:
+                    self.add(DYNAMIC, node)
+                elif self._named(name):  # getattr(os, 'system') says what it does
+                    self.add(self._named(name), node)
         elif isinstance(func, ast.Attribute):
             module = self.aliases.get(func.value.id, func.value.id) if isinstance(func.value, ast.Name) else ""
-            if func.attr == "open":
-                if module in ("os",):
+            if func.attr in ("open", "FileIO"):
+                if module in ("os",) and func.attr == "open":
                     self.add(WRITES, node)
                 else:  # io.open(path, mode) or Path(...).open(mode)
                     self._check_open_mode(node, position=1 if module in ("io", "codecs") else 0)
@@ -147,7 +159,28 @@ class _Visitor(ast.NodeVisitor):
             self.add(_NAME_FINDINGS[node.attr], node)
         elif node.attr.startswith("__") and node.attr not in _SAFE_DUNDERS:
             self.add(DYNAMIC, node)
+        elif node.attr == "__dict__" and isinstance(node.value, ast.Name) and node.value.id in self.aliases:
+            self.add(DYNAMIC, node)  # os.__dict__['system']: a module's names looked up by string
         self.generic_visit(node)
+
+    def visit_Subscript(self, node: ast.Subscript) -> None:
+        key, table = node.slice, node.value
+        looked_up = (isinstance(table, ast.Attribute) and table.attr == "__dict__") or (
+            isinstance(table, ast.Call) and isinstance(table.func, ast.Name) and table.func.id in ("vars", "globals"))
+        if looked_up and isinstance(key, ast.Constant) and isinstance(key.value, str) and self._named(key.value):
+            self.add(self._named(key.value), node)  # vars(os)['system'], os.__dict__['remove']
+        self.generic_visit(node)
+
+    @staticmethod
+    def _named(name: str) -> str | None:
+        """What a function called `name` would do, as far as its name says."""
+        if name in _NAME_FINDINGS:
+            return _NAME_FINDINGS[name]
+        if ("os", name) in _MODULE_CALLS:
+            return _MODULE_CALLS[("os", name)]
+        if name.startswith(_PROCESS_PREFIXES):
+            return PROCESSES
+        return None
 
     def visit_Name(self, node: ast.Name) -> None:
         if node.id in ("__builtins__", "__loader__", "__spec__"):
@@ -174,8 +207,11 @@ class _Visitor(ast.NodeVisitor):
             self.add(WRITES, node)
 
 
-def _constant_name(node: ast.Call, position: int) -> bool:
+def _constant_name(node: ast.Call, position: int) -> str | None:
+    """The attribute name getattr(obj, NAME) is given as a plain constant, else None."""
     if len(node.args) <= position:
-        return False
+        return None
     arg = node.args[position]
-    return isinstance(arg, ast.Constant) and isinstance(arg.value, str) and not arg.value.startswith("__")
+    if isinstance(arg, ast.Constant) and isinstance(arg.value, str) and not arg.value.startswith("__"):
+        return arg.value
+    return None

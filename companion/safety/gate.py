@@ -40,6 +40,7 @@ from companion.safety.approval import (
 )
 from companion.safety.door import LiveProcess, Permit, ProcessDoor, ProcessRefused, RunResult
 from companion.safety.grants import GrantError, GrantStore
+from companion.safety.pins import files_run_by, fingerprint
 from companion.safety.rules import review_line
 
 __all__ = ["CODE_FAMILY", "NEEDS_INTERNET", "Gate", "Precheck", "ProcessRefused", "Verdict", "build_gate"]
@@ -122,18 +123,32 @@ class Gate:
         review = review_line(line, self.workspace)
         if review.danger:
             return Precheck(False, "ask", review.danger, saveable=False)
+        runs_files = bool(files_run_by(line, self.workspace))
         if self.grants.has_line(line):
-            return Precheck(True, "line grant", "you said always for this exact line", True)
-        if self.grants.has_family(review.family):
+            changed = self._changed_pins(line)
+            if not changed:
+                return Precheck(True, "line grant", "you said always for this exact line", True)
+            return Precheck(False, "ask", f"{changed} changed since you said always for this line, "
+                            "so I need your OK again.", saveable=True)
+        if self.grants.has_family(review.family) and not runs_files:
+            # A family grant trusts the program, not a workspace file it would run.
             return Precheck(True, "family grant", f"you said always for {review.family}", True)
         if review.auto_safe:
             return Precheck(True, "auto-safe", review.note, True)
         return Precheck(False, "ask", f"I need your OK because {review.note}.", saveable=True)
 
+    def _changed_pins(self, line: str) -> str:
+        """The workspace files `line` runs whose content differs from when it was granted."""
+        saved, now = self.grants.pins_for(line), fingerprint(line, self.workspace)
+        changed = sorted(name for name in set(saved) | set(now) if saved.get(name) != now.get(name))
+        return ", ".join(changed)
+
     def precheck_code(self, code: str, findings: list[str]) -> Precheck:
         """Like precheck, for Python code: risky code always asks, even with the family granted."""
         if findings:
-            return Precheck(False, "ask", f"That code {'; '.join(findings)}.", saveable=False)
+            # The scan explains; the sandbox is what holds the code to the workspace.
+            return Precheck(False, "ask", f"That code {'; '.join(findings)}. It runs in the sandbox, "
+                            "so it can only change the workspace.", saveable=False)
         if self.grants.has_line(code):
             return Precheck(True, "line grant", "you said always for this exact code", True)
         if self.grants.has_family(CODE_FAMILY):
@@ -260,8 +275,10 @@ class Gate:
                 # For code, "always" means harmless code in general: the same snippet rarely returns.
                 if tool == "execute_code":
                     self.grants.add_family(CODE_FAMILY)
-                else:
-                    self.grants.add_line(grant or command)
+                elif grant is not None:
+                    self.grants.add_line(grant)
+                else:  # tied to the content of the workspace files the line runs
+                    self.grants.add_line(command, pins=fingerprint(command, self.workspace))
                 note = " (saved)"
             except GrantError:
                 note = " (not saveable)"

@@ -1,5 +1,8 @@
 """Saved approvals ("always allow"): exact command lines and command families, in a TOML file.
 
+A saved line that runs workspace files keeps their content hashes (`pins`): the gate asks
+again when one of them changed.
+
 The file (approvals.toml in the config folder) is written atomically and may be edited by
 hand; a broken file is set aside and she starts with no grants, which only means she asks.
 """
@@ -9,7 +12,7 @@ from __future__ import annotations
 import logging
 import os
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
@@ -33,6 +36,8 @@ class Grants:
     """Exact command lines (or exact code) that run without asking."""
     families: tuple[str, ...] = ()
     """First words whose plain single commands run without asking (e.g. "git")."""
+    pins: dict[str, dict[str, str]] = field(default_factory=dict)
+    """For a saved line: {workspace file it runs: sha256 when "always" was said}."""
 
 
 class GrantStore:
@@ -59,8 +64,13 @@ class GrantStore:
     def has_family(self, word: str | None) -> bool:
         return word is not None and word in self.current().families
 
-    def add_line(self, line: str) -> None:
-        """Remember an exact line. Raises GrantError for a line that must always ask."""
+    def pins_for(self, line: str) -> dict[str, str]:
+        """The file hashes saved with the line grant for `line` (empty when none)."""
+        return dict(self.current().pins.get(line.strip(), {}))
+
+    def add_line(self, line: str, pins: dict[str, str] | None = None) -> None:
+        """Remember an exact line (with the hashes of the workspace files it runs).
+        Raises GrantError for a line that must always ask."""
         line = line.strip()
         if not line:
             raise GrantError("There's no command to remember.")
@@ -68,8 +78,12 @@ class GrantStore:
         if danger:
             raise GrantError(f"{danger} I'll always ask before running that.")
         grants = self.current()
-        if line not in grants.lines:
-            self._save(Grants((*grants.lines, line), grants.families))
+        lines = grants.lines if line in grants.lines else (*grants.lines, line)
+        all_pins = {k: v for k, v in grants.pins.items() if k != line}
+        if pins:
+            all_pins[line] = dict(pins)
+        if (lines, all_pins) != (grants.lines, grants.pins):
+            self._save(Grants(lines, grants.families, all_pins))
 
     def add_family(self, word: str) -> None:
         """Remember a family (first word). Raises GrantError for refused families."""
@@ -79,7 +93,7 @@ class GrantStore:
             raise GrantError(refusal)
         grants = self.current()
         if word not in grants.families:
-            self._save(Grants(grants.lines, (*grants.families, word)))
+            self._save(Grants(grants.lines, (*grants.families, word), grants.pins))
 
     def revoke(self, value: str) -> bool:
         """Forget a saved line or family; True when something was removed."""
@@ -89,14 +103,16 @@ class GrantStore:
         families = tuple(x for x in grants.families if x != value)
         if (lines, families) == (grants.lines, grants.families):
             return False
-        self._save(Grants(lines, families))
+        self._save(Grants(lines, families, {k: v for k, v in grants.pins.items() if k in lines}))
         return True
 
     def revoke_all(self) -> None:
         self._save(Grants())
 
     def _save(self, grants: Grants) -> None:
-        data = {"lines": list(grants.lines), "families": list(grants.families)}
+        data: dict = {"lines": list(grants.lines), "families": list(grants.families)}
+        if grants.pins:
+            data["pins"] = grants.pins
         atomic_write_text(self.path, tomli_w.dumps(data))
         self._grants = grants
         self._seen = self._stamp()
@@ -119,8 +135,13 @@ class GrantStore:
         try:
             data = tomllib.loads(text)
             lines, families = data.get("lines", []), data.get("families", [])
+            pins = data.get("pins", {})
             if not all(isinstance(x, str) for x in [*lines, *families]):
                 raise ValueError("lines and families must be lists of strings")
+            if not isinstance(pins, dict) or not all(
+                isinstance(v, dict) and all(isinstance(h, str) for h in v.values()) for v in pins.values()
+            ):
+                raise ValueError("pins must map lines to tables of file hashes")
         except (tomllib.TOMLDecodeError, ValueError, TypeError) as exc:
             backup = self.path.with_name(f"{self.path.stem}.broken-{datetime.now():%Y%m%d-%H%M%S}.toml")
             os.replace(self.path, backup)
@@ -131,7 +152,9 @@ class GrantStore:
             )
             return Grants()
         # A hand-edited file can't smuggle in a grant the rules forbid.
+        kept = tuple(x.strip() for x in lines if x.strip() and not danger_of(x))
         return Grants(
-            tuple(x.strip() for x in lines if x.strip() and not danger_of(x)),
+            kept,
             tuple(x.strip() for x in families if not family_refusal(x)),
+            {line: dict(files) for line, files in pins.items() if line in kept},
         )

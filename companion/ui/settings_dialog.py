@@ -43,7 +43,8 @@ class SettingsDialog(QDialog):
         self.voice = VoiceTab(settings, devices, hearing_models=hearing_models or [], voices=voices or [],
                               mic_level=mic_level, servers=voice_servers)
         self.personality = PersonalityTab(settings, keeper.paths, templates or {}, on_edit_personality)
-        self.approvals = ApprovalsTab(grants, grants_notice)
+        self.approvals = ApprovalsTab(grants, grants_notice,
+                                      run_without_sandbox=settings.tools.run_without_sandbox)
         self.tabs = QTabWidget()
         for widget, title in ((self.brain, "Brain"), (self.voice, "Voice"), (self.toolsets, "Toolsets"),
                               (self.personality, "Personality"), (self.approvals, "Approvals")):
@@ -75,7 +76,8 @@ class SettingsDialog(QDialog):
         if store_api_key(brain.base_url, brain.api_key):
             brain = replace(brain, api_key="")  # it lives in the keyring, not the file
         ui = replace(current.ui, push_to_talk_key=self.voice.push_to_talk_key())
-        tools = replace(current.tools, disabled_toolsets=self.toolsets.disabled())
+        tools = replace(current.tools, disabled_toolsets=self.toolsets.disabled(),
+                        run_without_sandbox=self.approvals.run_without_sandbox())
         return replace(current, brain=brain, voice=self.voice.values(), ui=ui, tools=tools,
                        personality=self.personality.value())
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import (
+    QCheckBox,
     QHBoxLayout,
     QLabel,
     QPushButton,
@@ -42,17 +43,19 @@ def plain_description(schema: dict) -> str:
 class ToolsetsTab(QTreeWidget):
     """One switch per tool family; under it each tool, what it does, and its risk."""
 
-    def __init__(self, registry: Registry, disabled: tuple[str, ...]) -> None:
+    def __init__(self, registry: Registry, disabled: tuple[str, ...],
+                 notes: dict[str, str] | None = None) -> None:
+        """`notes`: a line about a family instead of its tool count (an MCP server's state)."""
         super().__init__()
         self.setHeaderLabels(["Family · tool", "What it does (untick a family to switch it off)", "Risk"])
         self.setToolTip("Untick a family to stop her using its tools (from Save on).")
         self.families: dict[str, QTreeWidgetItem] = {}
         specs = registry.tools()
+        notes = notes or {}
         for family, tools in registry.all_toolsets().items():
             count = f"{len(tools)} tool{'s' if len(tools) != 1 else ''}"
-            item = QTreeWidgetItem([family, count if tools else "switched-off plugin", ""])
-            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
-            item.setCheckState(0, Qt.CheckState.Unchecked if family in disabled else Qt.CheckState.Checked)
+            item = self.add_family(family, notes.get(family) or (count if tools else "switched-off plugin"),
+                                   on=family not in disabled)
             for tool in tools:
                 spec = specs.get(tool)
                 description = plain_description(spec.schema) if spec else ""
@@ -61,11 +64,19 @@ class ToolsetsTab(QTreeWidget):
                 child.setToolTip(1, str(spec.schema.get("description", "")) if spec else "")
                 child.setFlags(Qt.ItemFlag.ItemIsEnabled)
                 item.addChild(child)
-            self.addTopLevelItem(item)
-            self.families[family] = item
         self.expandAll()
         self.setColumnWidth(0, 150)
         self.setColumnWidth(1, 300)
+
+    def add_family(self, family: str, note: str, *, on: bool = True) -> QTreeWidgetItem:
+        """A family row (a switch) with a line about it; its tools go under it."""
+        item = QTreeWidgetItem([family, note, ""])
+        item.setToolTip(1, note)
+        item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+        item.setCheckState(0, Qt.CheckState.Checked if on else Qt.CheckState.Unchecked)
+        self.addTopLevelItem(item)
+        self.families[family] = item
+        return item
 
     def set_enabled(self, family: str, on: bool) -> None:
         self.families[family].setCheckState(0, Qt.CheckState.Checked if on else Qt.CheckState.Unchecked)
@@ -111,12 +122,18 @@ class GrantRow(QWidget):
 class ApprovalsTab(QScrollArea):
     """Saved "always allow" grants, each shown in full with Revoke."""
 
-    def __init__(self, grants: Grants | None, notice: str | None = None) -> None:
+    def __init__(self, grants: Grants | None, notice: str | None = None, *,
+                 run_without_sandbox: bool = False) -> None:
         super().__init__()
         self.setWidgetResizable(True)
         self.rows: dict[str, GrantRow] = {}
         inner = QWidget()
         self._column = QVBoxLayout(inner)
+        self.unsandboxed = QCheckBox("Run commands without a sandbox")
+        self.unsandboxed.setChecked(run_without_sandbox)
+        self.sandbox_note = _wrapped(_sandbox_note())
+        self._column.addWidget(self.unsandboxed)
+        self._column.addWidget(self.sandbox_note)
         if grants is None:
             self._column.addWidget(QLabel("Approvals are not available until she has started."))
         else:
@@ -141,6 +158,24 @@ class ApprovalsTab(QScrollArea):
 
     def to_revoke(self) -> list[str]:
         return [value for value, row in self.rows.items() if row.revoking]
+
+    def run_without_sandbox(self) -> bool:
+        return self.unsandboxed.isChecked()
+
+
+def _sandbox_note() -> str:
+    from companion.safety import sandbox
+
+    reason = sandbox.unavailable_reason()
+    if reason is None:
+        return ("Every command and program she runs is sandboxed (bubblewrap): your system is "
+                "read-only to it, your home is hidden, only the workspace can change, and it has no "
+                "internet unless you approve a card that says it needs it. This switch only matters "
+                "where the sandbox can't run.")
+    return (f"{reason} So she doesn't offer to run commands or code. Switching this on lets her, "
+            "WITHOUT a sandbox: a command you approve then runs as you and can read, change or "
+            "delete any of your files and use the internet. The approval cards are then the only "
+            f"protection. {sandbox.FIX}")
 
 
 def _wrapped(text: str) -> QLabel:

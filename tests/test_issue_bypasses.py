@@ -1,0 +1,187 @@
+"""Each bypass that got through the old parser-only safety layer, tried again on the real tools.
+
+Two things are checked for each: the rules no longer let it through without asking (the
+convenience layer), and even when it is approved anyway, the kernel sandbox stops the harm
+(the wall). The /proc environment read, setsid and the symlink swap race have their own
+tests in test_sandbox_escapes.py and test_file_races.py.
+"""
+
+from __future__ import annotations
+
+import secrets
+from pathlib import Path
+
+import pytest
+
+from companion.safety import sandbox
+from companion.safety.approval import Answer, ApprovalRequest, AuditLog, Decision
+from companion.safety.gate import CODE_FAMILY, Gate
+from companion.safety.grants import GrantStore
+from companion.tools.action import execute_code, shell, write_file
+from companion.tools.context import ToolContext
+
+
+class Answers:
+    """Answers every question the same way, and remembers what it was shown."""
+
+    def __init__(self, decision: Decision = Decision.APPROVED, always: bool = False) -> None:
+        self.answer = Answer(decision, always)
+        self.asked: list[ApprovalRequest] = []
+
+    async def ask(self, request: ApprovalRequest) -> Answer:
+        self.asked.append(request)
+        return self.answer
+
+
+@pytest.fixture(autouse=True)
+def real_sandbox() -> None:
+    assert sandbox.unavailable_reason() is None, sandbox.unavailable_reason()
+
+
+@pytest.fixture
+def gate(tmp_path: Path) -> Gate:
+    workspace = tmp_path / "ws"
+    (workspace / "sub").mkdir(parents=True)
+    (workspace / "notes.txt").write_text("hello\n")
+    return Gate(workspace, GrantStore(tmp_path / "approvals.toml"), approver=Answers(),
+                audit=AuditLog(tmp_path / "approvals.log"))
+
+
+@pytest.fixture
+def home_secret():
+    """A secret in the real home folder, where the old layer let commands read."""
+    secret = "SECRET-" + secrets.token_hex(8)
+    path = Path.home() / f".companion-bypass-{secrets.token_hex(4)}.txt"
+    path.write_text(f"{secret}\nsecond line\n")
+    yield path, secret
+    path.unlink(missing_ok=True)
+
+
+def ctx_for(gate: Gate, module, budget_s: float = 30) -> ToolContext:
+    return ToolContext(workspace=gate.workspace, data_dir=gate.workspace.parent / "data", budget_s=budget_s,
+                       services={"gate": gate}, tool=module.SCHEMA["name"], risk=module.RISK)
+
+
+async def shell_run(gate: Gate, command: str, **args) -> str:
+    return await shell.execute({"command": command, **args}, ctx_for(gate, shell))
+
+
+async def code_run(gate: Gate, code: str) -> str:
+    return await execute_code.execute({"code": code}, ctx_for(gate, execute_code))
+
+
+# --- auto-safe lines that ran without asking ----------------------------------------------
+
+
+async def test_date_with_an_abbreviated_file_option_asks_and_cannot_read_the_home(gate: Gate, home_secret) -> None:
+    path, secret = home_secret
+    line = f"date --fi={path}"
+    assert not gate.precheck(line).approve
+    text = await shell_run(gate, line)
+    assert gate.approver.asked[-1].command == line
+    assert secret not in text and "No such file" in text
+
+
+async def test_find_with_fprint_after_a_double_dash_asks_and_cannot_write_outside(gate: Gate) -> None:
+    target = Path.home() / f".companion-bypass-{secrets.token_hex(4)}"
+    line = f"find -- . -fprint {target}"
+    assert not gate.precheck(line).approve
+    try:
+        await shell_run(gate, line)
+        assert not target.exists()
+    finally:
+        target.unlink(missing_ok=True)
+
+
+async def test_grep_deref_through_a_link_asks_and_finds_nothing_outside(gate: Gate, home_secret) -> None:
+    path, secret = home_secret
+    (gate.workspace / "sub" / "link").symlink_to(path)
+    line = "grep --deref SECRET ."
+    assert not gate.precheck(line).approve
+    text = await shell_run(gate, line)
+    assert secret not in text
+
+
+async def test_tail_with_an_abbreviated_follow_asks_and_is_stopped_at_its_timeout(gate: Gate) -> None:
+    line = "tail --f notes.txt"
+    assert not gate.precheck(line).approve
+    text = await shell.execute({"command": line, "timeout": 1}, ctx_for(gate, shell))
+    assert "exit 124" in text
+    assert gate.audit.runs()[-1]["ran"]["timed_out"] is True
+
+
+# --- scan-clean Python that ran under "always" for code ------------------------------------
+
+
+BYPASS_CODE = {
+    "getattr": "import os\ngetattr(os, 'system')('echo pwned > {target}')",
+    "__dict__": "import os\nos.__dict__['system']('echo pwned > {target}')",
+    "posix.remove": "import posix\nposix.remove('{victim}')",
+    "io.FileIO": "import io\nio.FileIO('{target}', 'w').write(b'pwned')",
+    "pickle.loads": ("import pickle\n"
+                     "pickle.loads(b\"cos\\nsystem\\n(S'echo pwned > {target}'\\ntR.\")"),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(BYPASS_CODE))
+async def test_code_that_hid_from_the_scan_now_asks_and_even_approved_cannot_touch_the_home(
+        gate: Gate, kind: str) -> None:
+    gate.grant_family(CODE_FAMILY)
+    target = Path.home() / f".companion-bypass-{secrets.token_hex(4)}"
+    victim = Path.home() / f".companion-victim-{secrets.token_hex(4)}"
+    victim.write_text("keep me\n")
+    code = BYPASS_CODE[kind].format(target=target, victim=victim)
+    try:
+        text = await code_run(gate, code)
+        asked = gate.approver.asked
+        # The scan now names it on the card: the grant for harmless code does not cover it.
+        assert asked and asked[-1].saveable is False and "It runs in the sandbox" in asked[-1].reason
+        assert not target.exists(), text
+        assert victim.read_text() == "keep me\n"
+    finally:
+        target.unlink(missing_ok=True)
+        victim.unlink(missing_ok=True)
+
+
+async def test_code_reading_proc_environ_is_named_on_the_card(gate: Gate) -> None:
+    await code_run(gate, "import os\nprint(open(f'/proc/{os.getppid()}/environ').read())")
+    assert "reads secret files" in gate.approver.asked[-1].reason
+
+
+# --- grants that covered more than the user meant ------------------------------------------
+
+
+async def test_a_git_family_grant_does_not_cover_an_alias_set_on_the_command_line(gate: Gate) -> None:
+    gate.grant_family("git")
+    (gate.workspace / "sub" / "keep.txt").write_text("x")
+    gate.approver = Answers(Decision.DECLINED)
+    line = "git -c alias.x='!rm -rf sub' x"
+    text = await shell_run(gate, line)
+    assert gate.approver.asked[-1].command == line
+    assert "didn't run it" in text
+    assert (gate.workspace / "sub" / "keep.txt").exists()
+    assert gate.precheck("git status").how == "family grant"
+
+
+async def test_always_on_a_script_asks_again_once_the_script_changed(gate: Gate) -> None:
+    script = gate.workspace / "run.sh"
+    script.write_text("echo building\n")
+    (gate.workspace / "sub" / "keep.txt").write_text("x")
+    gate.approver = Answers(Decision.APPROVED, always=True)
+    assert "building" in await shell_run(gate, "sh run.sh")
+    assert "building" in await shell_run(gate, "sh run.sh")
+    assert len(gate.approver.asked) == 1  # the second run was covered by "always"
+    ctx = ctx_for(gate, write_file)
+    await write_file.execute({"path": "run.sh", "content": "rm -rf sub\n"}, ctx)
+    gate.approver = Answers(Decision.DECLINED)
+    text = await shell_run(gate, "sh run.sh")
+    assert gate.approver.asked and "run.sh changed since you said always" in gate.approver.asked[-1].reason
+    assert "didn't run it" in text
+    assert (gate.workspace / "sub" / "keep.txt").exists()
+
+
+async def test_a_family_grant_never_covers_a_line_that_runs_a_workspace_file(gate: Gate) -> None:
+    gate.grant_family("npm")
+    assert gate.precheck("npm view left-pad").how == "family grant"
+    (gate.workspace / "package.json").write_text('{"scripts": {"test": "rm -rf sub"}}')
+    assert gate.precheck("npm test").how == "ask"
