@@ -232,3 +232,47 @@ def test_two_quick_saves_leave_exactly_one_microphone_reader(
         qt_loop(app.close())
     assert readers == 1
     assert app.voice.voice.input_device == "pulse"  # the newest settings won
+
+
+def test_the_window_hears_through_a_wyoming_server_and_a_missing_voice_server_is_a_banner(
+        qtbot, tmp_path, scripted_brain, pulse_audio, piper_voice, qt_loop, wyoming_hearing, unused_port):
+    scripted_brain.push({"text": "[happy] It's a lovely day for a walk."})
+    voice_server = f"tcp://127.0.0.1:{unused_port}"
+    settings = with_overrides(Settings(), brain={"base_url": scripted_brain.url},
+                              tools={"workspace": str(tmp_path / "workspace")},
+                              voice={"hearing": wyoming_hearing.uri, "speaking": voice_server})
+    app = CompanionApp(RunConfig(Paths.default(tmp_path / "config"), settings))
+    qtbot.addWidget(app.window)
+    app.show()
+    question = speech_wav(tmp_path / "question.wav", piper_voice, "What is the weather like today?")
+
+    async def scenario():
+        await app.start()
+        await app.voice_started.wait()
+        assert app.voice is not None and app.voice.listening, app.window.banners.shown_keys()
+        finished = signal_future(app.bridge.turn_finished)
+        player = pulse_audio.play_into_mic(question)
+        await finished
+        await asyncio.to_thread(player.wait)
+        await app.voice.loop.wait_until_quiet()
+        app.open_settings("voice")
+
+    try:
+        qt_loop(scenario(), timeout=90)
+        banner = app.window.banners.banner("speaking")
+        assert banner is not None, app.window.banners.shown_keys()
+        assert banner.text().startswith(f"I can't reach my voice server at {voice_server} (nothing answers there).")
+        assert banner.text().endswith("I'm using my own voice on this computer until you fix it.")
+        lines = [label.text() for label in app.settings_dialog.voice.server_lines]
+        assert lines[0].startswith(f"Hearing: {wyoming_hearing.uri} runs faster-whisper")
+        assert lines[1] == f"Speaking: {voice_server} isn't answering, so her own engine on this computer stands in."
+        app.settings_dialog.reject()
+    finally:
+        qt_loop(app.close())
+    # The question was heard by the server; her own voice said the notice, then the answer.
+    assert "What is the weather like today?" in wyoming_hearing.log.read_text()
+    entries = app.window.captions.entries()
+    assert ("said", "My voice server on 127.0.0.1 isn't answering, so I'm using my own voice on this computer.") in entries
+    assert ("said", "It's a lovely day for a walk.") in entries
+    heard = [text for kind, text in entries if kind == "heard"]
+    assert len(heard) == 1 and "weather" in heard[0].lower()
