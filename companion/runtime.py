@@ -380,6 +380,10 @@ class Companion:
         self.services["reminders"] = self.reminders
         self.reminders.start()
 
+    def family_notes(self) -> dict[str, str]:
+        """A line per MCP family for Settings: running with its tools, stopped, or why not."""
+        return self.mcp.notes() if self.mcp is not None else {}
+
     def _start_mcp(self) -> None:
         """Servers whose family is on start in the background; their tools appear when up."""
         if not self.settings.mcp.servers or self.registry is None:

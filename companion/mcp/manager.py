@@ -120,6 +120,24 @@ class McpManager:
     def statuses(self) -> list[FamilyStatus]:
         return [self.status(family) for family in self.families]
 
+    def notes(self) -> dict[str, str]:
+        """One line per family for Settings: running with its tools, stopped, or why not."""
+        notes = {}
+        for status in self.statuses():
+            if status.state is ServerState.UP:
+                count = len(status.tools)
+                note = f"MCP server running · {count} tool{'s' if count != 1 else ''}"
+                if status.skipped:
+                    note += f" · left out (names taken): {', '.join(status.skipped)}"
+            elif status.state is ServerState.DOWN:
+                note = f"unavailable: {status.reason}"
+            elif status.state is ServerState.STARTING:
+                note = "MCP server starting…"
+            else:
+                note = "MCP server stopped (switched off)"
+            notes[status.family] = note
+        return notes
+
     # --- internals --------------------------------------------------------------------
     def _add(self, server: McpServerSettings) -> None:
         family = server.family

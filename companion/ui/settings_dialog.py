@@ -13,12 +13,22 @@ from dataclasses import replace
 from pathlib import Path
 
 from PySide6.QtCore import SignalInstance
-from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QTabWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QDialog,
+    QDialogButtonBox,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
 
 from companion.api_keys import store_api_key
-from companion.config import Settings
+from companion.config import McpServerSettings, McpSettings, Settings
 from companion.safety.grants import Grants
 from companion.tools.registry import Registry
+from companion.ui.mcp_server_form import McpServerForm
 from companion.ui.settings_keeper import SettingsKeeper
 from companion.ui.settings_tabs import BrainTab, PersonalityTab, VoiceTab
 from companion.ui.settings_tools import ApprovalsTab, ToolsetsTab
@@ -31,14 +41,17 @@ class SettingsDialog(QDialog):
                  on_edit_personality: Callable[[], None] | None = None,
                  hearing_models: list[str] | None = None, voices: list[str] | None = None,
                  mic_level: SignalInstance | None = None, voice_servers: list[str] | None = None,
-                 parent: QWidget | None = None) -> None:
+                 family_notes: dict[str, str] | None = None, parent: QWidget | None = None) -> None:
+        """`family_notes`: a line per family instead of its tool count (each MCP server's state)."""
         super().__init__(parent)
         self.setWindowTitle("Settings")
         self.resize(620, 500)
         self.keeper = keeper
         self._revoke = revoke
         settings = keeper.settings
-        self.toolsets = ToolsetsTab(registry, settings.tools.disabled_toolsets)
+        self.toolsets = ToolsetsTab(registry, settings.tools.disabled_toolsets, family_notes)
+        self.added_servers: list[McpServerSettings] = []
+        """MCP servers declared in this dialog: they start on Save, Cancel forgets them."""
         self.brain = BrainTab(settings.brain, one_run=settings.brain != keeper.saved.brain)
         self.voice = VoiceTab(settings, devices, hearing_models=hearing_models or [], voices=voices or [],
                               mic_level=mic_level, servers=voice_servers)
@@ -46,7 +59,7 @@ class SettingsDialog(QDialog):
         self.approvals = ApprovalsTab(grants, grants_notice,
                                       run_without_sandbox=settings.tools.run_without_sandbox)
         self.tabs = QTabWidget()
-        for widget, title in ((self.brain, "Brain"), (self.voice, "Voice"), (self.toolsets, "Toolsets"),
+        for widget, title in ((self.brain, "Brain"), (self.voice, "Voice"), (self._toolsets_page(), "Toolsets"),
                               (self.personality, "Personality"), (self.approvals, "Approvals")):
             self.tabs.addTab(widget, title)
         self.error = QLabel()
@@ -60,6 +73,32 @@ class SettingsDialog(QDialog):
         layout.addWidget(self.tabs)
         layout.addWidget(self.error)
         layout.addWidget(buttons)
+
+    def _toolsets_page(self) -> QWidget:
+        page = QWidget()
+        add = QPushButton("Add MCP server…")
+        add.setToolTip("Give her the tools of a Model Context Protocol server (for background jobs).")
+        add.clicked.connect(self.add_mcp_server)
+        row = QHBoxLayout()
+        row.addStretch(1)
+        row.addWidget(add)
+        column = QVBoxLayout(page)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.addWidget(self.toolsets)
+        column.addLayout(row)
+        return page
+
+    def add_mcp_server(self, form: McpServerForm | None = None) -> McpServerSettings | None:
+        """Ask for a server (or take the filled `form`) and list it as a new family."""
+        taken = {server.name for server in (*self.keeper.settings.mcp.servers, *self.added_servers)}
+        form = form or McpServerForm(taken, self)
+        if form.server is None and form.exec() != QDialog.DialogCode.Accepted:
+            return None
+        server = form.server
+        assert server is not None
+        self.added_servers.append(server)
+        self.toolsets.add_family(server.family, "new: it starts when you press Save")
+        return server
 
     def show_tab(self, name: str) -> bool:
         """Bring the tab called `name` (case-insensitive, e.g. "brain") to the front."""
@@ -78,8 +117,9 @@ class SettingsDialog(QDialog):
         ui = replace(current.ui, push_to_talk_key=self.voice.push_to_talk_key())
         tools = replace(current.tools, disabled_toolsets=self.toolsets.disabled(),
                         run_without_sandbox=self.approvals.run_without_sandbox())
+        mcp = McpSettings(servers=(*current.mcp.servers, *self.added_servers))
         return replace(current, brain=brain, voice=self.voice.values(), ui=ui, tools=tools,
-                       personality=self.personality.value())
+                       mcp=mcp, personality=self.personality.value())
 
     def accept(self) -> None:
         try:
