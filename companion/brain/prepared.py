@@ -74,9 +74,9 @@ class HeldModel:
         self.holding = asyncio.Event()
         """Set once a reply has arrived and waits for the confirmation."""
 
-    async def complete(self, messages, tools, on_text):
+    async def complete(self, messages, tools, on_text, **options):
         try:
-            reply = await self._model.complete(messages, tools, on_text)
+            reply = await self._model.complete(messages, tools, on_text, **options)
         except BrainError:
             await self._confirmed.wait()  # even "I can't reach my brain" waits for the turn
             raise
