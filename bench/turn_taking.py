@@ -21,6 +21,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -38,6 +39,7 @@ from companion.events import EventBus  # noqa: E402
 from companion.runtime import Companion  # noqa: E402
 from companion.voice.audio import read_wav, resample, write_wav  # noqa: E402
 from companion.voice.brain_port import CompanionBrain  # noqa: E402
+from companion.voice.endpoint import FALLBACK_SILENCE_MS  # noqa: E402
 from companion.voice.factory import (  # noqa: E402
     VoiceParts,
     load_engines,
@@ -109,7 +111,14 @@ def percentile(values: list[float], q: float) -> float:
     return round(float(np.percentile(np.array(values), q)), 1)
 
 
-async def converse(folder: Path, pulse: PrivatePulseAudio, wav: Path, *, brain_delay_s: float, models) -> dict:
+class WithoutPreparation(CompanionBrain):
+    """The brain as the voice loop saw it before replies were prepared (for --before)."""
+
+    prepare = None
+
+
+async def converse(folder: Path, pulse: PrivatePulseAudio, wav: Path, *, brain_delay_s: float, models,
+                   before: bool = False) -> dict:
     """One conversation over the real devices; returns what the witness and her loop saw."""
     transcriber, synthesizer, turn_model = models
     reply = {"text": REPLY, **({"delay": brain_delay_s} if brain_delay_s else {})}
@@ -122,7 +131,10 @@ async def converse(folder: Path, pulse: PrivatePulseAudio, wav: Path, *, brain_d
         assert not notices, notices
         parts = VoiceParts(vad=make_vad(), transcriber=transcriber, synthesizer=synthesizer, source=source,
                            sink=sink, listening=True, turn_model=turn_model)
-        session = VoiceSession.from_parts(parts, brain=CompanionBrain(companion), bus=companion.bus, voice=voice)
+        if before:
+            voice = replace(voice, end_of_turn_silence_ms=FALLBACK_SILENCE_MS)
+        port = (WithoutPreparation if before else CompanionBrain)(companion)
+        session = VoiceSession.from_parts(parts, brain=port, bus=companion.bus, voice=voice)
         running = asyncio.ensure_future(session.run())
         stage = Stage(pulse)
         witness = folder / "witness.wav"
@@ -177,7 +189,7 @@ def turn_stats(loop) -> dict:
     }
 
 
-async def measure(which: list[str]) -> dict:
+async def measure(which: list[str], *, before: bool = False) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         pulse = PrivatePulseAudio(folder / "pulse").start()
@@ -187,7 +199,7 @@ async def measure(which: list[str]) -> dict:
         try:
             started = time.monotonic()
             transcriber, synthesizer = await load_engines(VoiceSettings(), folder / "models")
-            turn_model = await load_turn_model_or_none()
+            turn_model = None if before else await load_turn_model_or_none()
             models = (transcriber, synthesizer, turn_model)
             load_s = time.monotonic() - started
             piper = PiperSynthesizer(synthesizer.model_info)
@@ -201,7 +213,7 @@ async def measure(which: list[str]) -> dict:
                 run.mkdir()
                 wav = build_input(run, items, piper)
                 load_before = os.getloadavg()[0]
-                seen = await converse(run, pulse, wav, brain_delay_s=delay, models=models)
+                seen = await converse(run, pulse, wav, brain_delay_s=delay, models=models, before=before)
                 entry = {"utterances": len(items), "brain_first_token_delay_ms": int(delay * 1000),
                          "load_average_1min": [round(load_before, 2), round(os.getloadavg()[0], 2)],
                          "heard": list(seen["loop"].heard), **turn_stats(seen["loop"])}
@@ -230,8 +242,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", nargs="+", default=["instant_brain", "brain_600ms", "thinking_pauses"])
     parser.add_argument("--per-turn", action="store_true", help="keep every turn's report in the JSON")
+    parser.add_argument("--before", action="store_true",
+                        help="the pipeline as it was before: no turn model, no prepared replies, 500 ms silence")
     args = parser.parse_args()
-    results = asyncio.run(measure(args.only))
+    results = asyncio.run(measure(args.only, before=args.before))
     if not args.per_turn:
         for entry in results.values():
             if isinstance(entry, dict):
