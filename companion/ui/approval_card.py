@@ -116,9 +116,10 @@ class CommandView(QPlainTextEdit):
             lines += max(1, layout.lineCount() if layout is not None else 1)
             block = block.next()
         shown = min(max(lines, 1), COMMAND_LINES)
-        margins = self.contentsMargins()
+        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded if lines > COMMAND_LINES
+                                        else Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         height = shown * self.fontMetrics().lineSpacing() + 2 * int(self.document().documentMargin()) \
-            + margins.top() + margins.bottom()
+            + 2 * self.frameWidth() + 4
         if self.height() != height:
             self.setFixedHeight(height)
 
@@ -151,6 +152,7 @@ class ApprovalCard(QFrame):
         self.command_label = CommandView(request.command)  # exactly what will run
         layout.addWidget(self.command_label)
         row = QHBoxLayout()
+        self._row = row
         layout.addLayout(row)  # first, so the buttons get a parent as they are added
         # No mnemonics (&Y): on some platforms a bare letter triggers them.
         self.approve_button = QPushButton("Yes, run it" if self.destructive else "Yes, approve once")
@@ -163,6 +165,7 @@ class ApprovalCard(QFrame):
             button.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # Space or Enter must never answer
             button.setEnabled(False)  # until armed
             button.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
+            button.setMinimumWidth(0)
             row.addWidget(button)
         # Hidden only once it has a parent: setVisible(True) on a parentless button would show it
         # as a window of its own and take the activation (and the keyboard) from hers.
@@ -185,6 +188,18 @@ class ApprovalCard(QFrame):
         self._ticker.timeout.connect(self._tick)
         self._ticker.start()
         self._tick()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt name)
+        # Side by side when they fit, one under another when they don't: the card follows the
+        # window's width and never asks for more.
+        super().resizeEvent(event)
+        buttons = [b for b in (self.approve_button, self.always_button, self.decline_button)
+                   if not b.isHidden()]
+        needed = sum(b.sizeHint().width() for b in buttons) + 12 * len(buttons) + 24
+        direction = QHBoxLayout.Direction.LeftToRight if needed <= event.size().width() \
+            else QHBoxLayout.Direction.TopToBottom
+        if self._row.direction() != direction:
+            self._row.setDirection(direction)
 
     def is_armed(self) -> bool:
         return self._armed

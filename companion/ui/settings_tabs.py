@@ -218,13 +218,7 @@ class VoiceTab(QWidget):
         for device in devices or []:
             if device.get(channels, 0) > 0:
                 box.addItem(str(device["name"]), str(device["name"]))
-        if current:
-            index = box.findData(current)
-            if index < 0:
-                box.addItem(current, current)
-                index = box.count() - 1
-            box.setCurrentIndex(index)
-        return box
+        return _select(box, current)
 
     @staticmethod
     def _model_box(installed: str, downloaded: list[str], current: str) -> QComboBox:
@@ -234,13 +228,7 @@ class VoiceTab(QWidget):
         box.addItem(installed, "")
         for name in downloaded:
             box.addItem(f"{name} (downloaded)", name)
-        if current:
-            index = box.findData(current)
-            if index < 0:
-                box.addItem(current, current)
-                index = box.count() - 1
-            box.setCurrentIndex(index)
-        return box
+        return _select(box, current)
 
     @staticmethod
     def _device_value(box: QComboBox) -> str:
@@ -267,6 +255,17 @@ class VoiceTab(QWidget):
 
     def push_to_talk_key(self) -> str:
         return self.push_to_talk.key_text() or DEFAULT_KEY
+
+
+def _select(box: QComboBox, current: str) -> QComboBox:
+    """Select the entry whose value is `current` (added when the list lacks it)."""
+    if current:
+        index = box.findData(current)
+        if index < 0:
+            box.addItem(current, current)
+            index = box.count() - 1
+        box.setCurrentIndex(index)
+    return box
 
 
 class PersonalityTab(QWidget):

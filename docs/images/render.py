@@ -93,6 +93,7 @@ async def window_shot() -> None:
         app.send_text("How do I list the files in a folder in Python?")
         await done
         app.window.face.animator.set_expression("happy", 0.0)
+        app.window.set_voice("ready")  # as her window looks with a microphone (this run has none)
         app.window.show_state("listening")
         await asyncio.sleep(0.5)  # let the face settle into its new expression for the picture
         app.window.grab().save(str(HERE / "window.png"))
@@ -103,35 +104,53 @@ async def window_shot() -> None:
         app.window.grab().save(str(HERE / "window-transcript.png"))
         app.window.resize(460, 720)
         await approval_and_settings_shots(app)
+        await editor_shot(app)
         await app.close()
 
 
 async def approval_and_settings_shots(app) -> None:
-    """A real approval card from the gate, and the Settings dialog's Toolsets and Brain tabs."""
-    from companion.persona.store import shipped_templates
-    from companion.ui.settings_dialog import SettingsDialog
-
+    """A real approval card from the gate, and the Settings dialog as ☰ → Settings… opens it."""
     shown = asyncio.get_running_loop().create_future()
     app.bridge.approval_needed.connect(lambda request: shown.done() or shown.set_result(request))
     verdict = asyncio.ensure_future(app.gate.review("git push origin main", channel="text"))
     request = await shown
-    app.window.face.set_expression("thinking")
-    app.window.show_state("working")
-    await asyncio.sleep(0.4)  # the face eases into its new expression
+    card = app.window.approvals.cards[request.request_id]
+    armed = asyncio.get_running_loop().create_future()
+    card.armed.connect(lambda: armed.done() or armed.set_result(None))
+    await armed  # its buttons take clicks after its first second
+    await asyncio.sleep(0.3)  # the face eases into its pleading look
     app.window.grab().save(str(HERE / "window-approval.png"))
     app.gate.answer(request.request_id, "declined")
     await verdict
-    dialog = SettingsDialog(app.keeper, app.companion.registry, grants=app.gate.grants,
-                            templates=shipped_templates(), parent=app.window)
-    dialog.resize(560, 480)
-    dialog.show()
-    await asyncio.sleep(0.1)
-    dialog.grab().save(str(HERE / "settings-toolsets.png"))
-    dialog.tabs.setCurrentWidget(dialog.brain)
+    app.open_settings()
+    dialog = app.settings_dialog
+    dialog.brain.url.setText(app.companion.settings.brain.base_url)
     await dialog.brain.test()
     await asyncio.sleep(0.1)
     dialog.grab().save(str(HERE / "settings-brain.png"))
-    dialog.close()
+    for widget, name in ((dialog.voice, "voice"), (dialog.toolsets, "toolsets")):
+        dialog.tabs.setCurrentWidget(widget)
+        await asyncio.sleep(0.1)
+        dialog.grab().save(str(HERE / f"settings-{name}.png"))
+    dialog.reject()
+
+
+async def editor_shot(app) -> None:
+    """The personality editor with an unsaved mistake: underlined, numbered, explained."""
+    app.open_personality_editor()
+    editor = app._editor
+    editor.resize(760, 560)
+    text = editor.text().replace("  announce: Let me check the clock.",
+                                 "  announce: Time: let me check the clock.", 1)
+    editor.editor.setPlainText(text)
+    problems = editor.check()
+    if problems:
+        editor.editor.go_to_line(problems[0].line)
+    await asyncio.sleep(0.2)
+    editor.grab().save(str(HERE / "personality-editor.png"))
+    editor.ask_to_close()
+    if editor._asking is not None:
+        editor._asking.button(editor._asking.StandardButton.Discard).click()
 
 
 def main() -> int:
