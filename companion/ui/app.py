@@ -440,8 +440,15 @@ class CompanionApp(QObject):
 
     # --- ending ---------------------------------------------------------------------------
     def request_quit(self) -> None:
-        if not self._closing:
-            self._spawn(self.close())
+        if self._closing:
+            return
+        if self._editor is not None and self._editor.isVisible():
+            # Unsaved personality edits are never lost to Quit: the editor asks first, and
+            # she quits only once it has closed (Cancel keeps her running).
+            if not self._editor.ask_to_close(then=lambda: self._closing or self._spawn(self.close())):
+                self.window.keep_open()
+            return
+        self._spawn(self.close())
 
     async def close(self) -> None:
         if self._closing:

@@ -16,7 +16,7 @@ import re
 import time
 from collections.abc import Callable
 
-from PySide6.QtCore import Qt, QTimer, Signal, Slot
+from PySide6.QtCore import QSize, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QFontDatabase, QKeyEvent, QResizeEvent, QTextOption
 from PySide6.QtWidgets import (
     QFrame,
@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QPlainTextEdit,
     QPushButton,
+    QScrollArea,
     QSizePolicy,
     QVBoxLayout,
     QWidget,
@@ -40,6 +41,8 @@ LINGER_MS = 1500
 ARM_MS = 1000
 """A new card ignores keys and clicks this long: a keystroke or click meant for something
 else, landing just as the card appears, must not answer it."""
+MIN_PANEL_HEIGHT = 140
+"""Below this the cards scroll rather than push the window taller."""
 COMMAND_LINES = 4
 """The command box grows to this many lines, then scrolls (the window never grows)."""
 
@@ -274,14 +277,33 @@ class ApprovalPanel(QWidget):
     def __init__(self, answer: Answer | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._answer = answer
-        self._layout = QVBoxLayout(self)
+        # The cards scroll inside the panel when there is no room for them: the window
+        # keeps its size, however many cards or however narrow it is.
+        self._scroll = QScrollArea()
+        self._scroll.setWidgetResizable(True)
+        self._scroll.setFrameShape(QFrame.Shape.NoFrame)
+        self._scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        inner = QWidget()
+        self._layout = QVBoxLayout(inner)
         self._layout.setContentsMargins(0, 0, 0, 0)
+        self._scroll.setWidget(inner)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.addWidget(self._scroll)
         self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Maximum)
         self.cards: dict[str, ApprovalCard] = {}
         self.setVisible(False)
 
     def set_answer(self, answer: Answer) -> None:
         self._answer = answer
+
+    def sizeHint(self) -> QSize:  # noqa: N802 (Qt name)
+        # As tall as the cards want (the scroll area alone would cap it at a few lines)...
+        return QSize(0, self._scroll.widget().sizeHint().height() + 2)
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802 (Qt name)
+        # ...but never a reason for the window to grow: below this it scrolls.
+        return QSize(0, min(self.sizeHint().height(), MIN_PANEL_HEIGHT))
 
     @Slot(object)
     def add_request(self, request: ApprovalNeeded) -> ApprovalCard:

@@ -346,6 +346,15 @@ class CompanionWindow(QMainWindow):
         if event.type() == QEvent.Type.ActivationChange and self.isActiveWindow():
             self.focus_text_box()  # back from a dialog, a menu, or another app
 
+    def keep_open(self) -> None:
+        """Called while quit_requested is handled: the close button must not close the window
+        yet (an unsaved personality asks first)."""
+        self._keep_open = True
+
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
+        self._keep_open = False
         self.quit_requested.emit()
-        event.accept()
+        if self._keep_open:
+            event.ignore()
+        else:
+            event.accept()
