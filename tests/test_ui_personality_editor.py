@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from ui_loop import qt_gc_fixture  # noqa: F401 (the qt_gc fixture)
+from ui_loop import qt_gc_fixture, qt_loop_fixture  # noqa: F401 (fixtures)
 
 from companion.brain.narration import resolve_lines
 from companion.persona.store import PersonalityStore, shipped_default
@@ -127,3 +127,92 @@ def test_a_good_save_announces_itself_so_her_narration_is_synthesized_again(qtbo
     editor.editor.setPlainText("---\nname: [unclosed\n---\n")
     with qtbot.assertNotEmitted(editor.applied):
         assert not editor.save()
+
+
+def test_clicking_a_problem_goes_to_its_file_line_even_when_lines_above_wrap(qtbot, store, registry):
+    editor = _editor(qtbot, store, registry)
+    editor.resize(360, 600)
+    long_line = "She rambles " * 30
+    text = editor.text().replace("## Quirks", long_line + "\n" + long_line + "\n## Quirk", 1)
+    editor.editor.setPlainText(text)
+    problems = editor.check()
+    problem = next(p for p in problems if "Quirks" in p.message)
+    wrapped = editor.editor.document().findBlockByNumber(problem.line - 1)
+    assert wrapped.firstLineNumber() != wrapped.blockNumber()  # the lines above do wrap
+    row = next(i for i in range(editor.problems.count()) if "Quirks" in editor.problems.item(i).text())
+    editor.problems.itemClicked.emit(editor.problems.item(row))
+    assert editor.editor.textCursor().blockNumber() == problem.line - 1
+
+
+def test_problems_are_underlined_at_their_line_and_numbered_in_the_gutter(qtbot, store, registry):
+    editor = _editor(qtbot, store, registry)
+    editor.editor.setPlainText(_with_get_time_announce(editor.text(), "Time: let me check."))
+    problems = editor.check()
+    assert editor.editor.problem_lines() == sorted({p.line for p in problems})
+    assert editor.editor.gutter.width() >= editor.editor.fontMetrics().horizontalAdvance("99")
+
+
+def test_yaml_mistakes_are_explained_without_parser_jargon(qtbot, store, registry):
+    editor = _editor(qtbot, store, registry)
+    broken = editor.text().replace("get_time:\n  announce: Let me check the clock.",
+                                   "get_time:\n  announce: Let me check the clock.\n - stray", 1)
+    editor.editor.setPlainText(broken)
+    (problem,) = [p for p in editor.check() if "Tool voice patterns" in p.message]
+    assert "<block end>" not in problem.message and "indented" in problem.message
+    assert broken.splitlines()[problem.line - 1] == " - stray"
+
+
+def test_unsaved_edits_show_in_the_title_and_the_status_stops_saying_saved(qtbot, store, registry):
+    editor = _editor(qtbot, store, registry)
+    editor.editor.setPlainText(_with_get_time_announce(editor.text(), "Tick."))
+    assert editor.isWindowModified()
+    assert editor.save() and not editor.isWindowModified()
+    assert editor.status.text().startswith("Saved.")
+    editor.editor.insertPlainText("more")
+    assert editor.isWindowModified() and not editor.status.text().startswith("Saved")
+
+
+def _answer(qtbot, editor, button):
+    qtbot.waitUntil(lambda: editor._asking is not None and editor._asking.isVisible(), timeout=2000)
+    editor._asking.button(button).click()
+
+
+def test_closing_with_unsaved_edits_asks_and_cancel_keeps_them(qtbot, store, registry):
+    from PySide6.QtWidgets import QMessageBox
+
+    editor = _editor(qtbot, store, registry)
+    editor.editor.setPlainText(editor.text() + "\nan unsaved thought\n")
+    editor.close()
+    _answer(qtbot, editor, QMessageBox.StandardButton.Cancel)
+    assert editor.isVisible() and "an unsaved thought" in editor.text()
+    editor.close()
+    _answer(qtbot, editor, QMessageBox.StandardButton.Save)
+    assert not editor.isVisible()
+    assert "an unsaved thought" in store.path.read_text(encoding="utf-8")
+
+
+def test_quitting_with_unsaved_personality_edits_asks_first(qtbot, tmp_path, scripted_brain, qt_loop):
+    from PySide6.QtWidgets import QMessageBox
+    from test_ui_app import _config
+
+    from companion.ui.app import CompanionApp
+
+    app = CompanionApp(_config(tmp_path, scripted_brain.url), with_voice=False)
+    qtbot.addWidget(app.window)
+    app.show()
+
+    async def scenario():
+        await app.start()
+        app.open_personality_editor()
+        editor = app._editor
+        editor.editor.setPlainText(editor.text() + "\nkeep me\n")
+        app.request_quit()
+        _answer(qtbot, editor, QMessageBox.StandardButton.Cancel)
+        assert not app.closed.is_set() and app.window.isVisible()
+        app.window.close()  # the window's close button asks the same way
+        _answer(qtbot, editor, QMessageBox.StandardButton.Discard)
+        await app.closed.wait()
+        return editor
+
+    qt_loop(scenario())
+    assert "keep me" not in app.companion.personality.path.read_text(encoding="utf-8")

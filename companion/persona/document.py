@@ -190,5 +190,27 @@ def _yaml_line(exc: yaml.YAMLError, first_line: int) -> int:
     return first_line + mark.line if mark is not None else first_line
 
 
+_PLAIN_REASONS = (
+    ("found character '\\t'", "a tab is used for indenting; use spaces instead"),
+    ("expected <block end>", "this line is not indented like the lines around it"),
+    ("did not find expected key", "this line is not indented like the lines around it"),
+    ("did not find expected '-' indicator", "this list item should start with '- ' like the others"),
+    ("mapping values are not allowed", "there is a second ':' on this line; put text that contains ':' "
+                                       "in quotes"),
+    ("could not find expected ':'", "this line needs a 'key: value' pair (the ':' is missing)"),
+    ("expected ',' or ']'", "a '[' is never closed; put text that starts with '[' in quotes"),
+    ("expected ',' or '}'", "a '{' is never closed; put text that starts with '{' in quotes"),
+    ("found unexpected end of stream", "a quote is never closed"),
+    ("found undefined alias", "text that starts with '*' needs quotes"),
+    ("cannot start any token", "this text starts with a character that needs quotes around the text"),
+)
+"""YAML's parser messages, said the way a person would fix them."""
+
+
 def _yaml_reason(exc: yaml.YAMLError) -> str:
-    return str(getattr(exc, "problem", None) or exc).strip()
+    raw = " ".join(str(part) for part in (getattr(exc, "context", None), getattr(exc, "problem", None), exc)
+                   if part)
+    for jargon, plain in _PLAIN_REASONS:
+        if jargon in raw:
+            return plain
+    return "this part can't be read: check its indentation, and put unusual text in quotes"

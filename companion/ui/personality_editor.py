@@ -2,7 +2,8 @@
 
 Save writes the file atomically and the store applies it at once (a file with problems is
 saved, never lost, and she keeps her last good version). Edits made in another editor are
-picked up through a QFileSystemWatcher.
+picked up through a QFileSystemWatcher. Unsaved edits show in the title and are never thrown
+away without asking (closing the editor, or quitting her).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QFileSystemWatcher, Qt, QTimer, Signal
 from PySide6.QtGui import (
+    QCloseEvent,
     QColor,
     QFont,
     QKeySequence,
@@ -28,7 +30,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QListWidget,
     QListWidgetItem,
-    QPlainTextEdit,
+    QMessageBox,
     QPushButton,
     QSplitter,
     QVBoxLayout,
@@ -39,6 +41,7 @@ from companion.brain.narration import resolve_lines
 from companion.persona.document import parse_personality
 from companion.persona.store import PersonalityStore, shipped_default
 from companion.tools.registry import Registry
+from companion.ui.code_editor import NumberedEditor
 
 Preview = Callable[[list[tuple[str, str]]], bool]
 """Speak (kind, text) lines in her voice; False when she has no voice right now."""
@@ -86,10 +89,9 @@ class PersonalityEditor(QDialog):
         """The file this editor was opened on (Settings may switch her to another)."""
         self.registry = registry
         self._preview = preview
-        self.setWindowTitle(f"Personality: {store.path.name}")
+        self.setWindowTitle(f"Personality: {store.path.name}[*]")
         self.resize(760, 640)
-        self.editor = QPlainTextEdit()
-        self.editor.setFont(QFont("monospace"))
+        self.editor = NumberedEditor()
         self.highlighter = PersonalityHighlighter(self.editor.document())
         self.problems = QListWidget()
         self.problems.itemActivated.connect(self._jump)
@@ -115,6 +117,9 @@ class PersonalityEditor(QDialog):
         self._saved_text = self._read_file()
         self.editor.setPlainText(self._saved_text)
         self.editor.textChanged.connect(self._check_timer.start)
+        self.editor.textChanged.connect(self._edited)
+        self._asking: QMessageBox | None = None
+        self._after_close: list[Callable[[], None]] = []
         self.watcher = QFileSystemWatcher(self)
         self._watch()
         self.watcher.fileChanged.connect(self._changed_on_disk)
@@ -154,11 +159,24 @@ class PersonalityEditor(QDialog):
     def check(self) -> list:
         problems = self.store.check(self.text())
         self.problems.clear()
+        marks: dict[int, str] = {}
         for problem in problems:
             item = QListWidgetItem(str(problem))
             item.setData(Qt.ItemDataRole.UserRole, problem.line)
             self.problems.addItem(item)
+            marks[problem.line] = "\n".join(filter(None, (marks.get(problem.line), problem.message)))
+        self.editor.mark_problems(marks)
         return problems
+
+    def is_dirty(self) -> bool:
+        """The text differs from what the file holds (what this editor last loaded or saved)."""
+        return self.text() != self._saved_text
+
+    def _edited(self) -> None:
+        dirty = self.is_dirty()
+        self.setWindowModified(dirty)
+        if dirty and self.status.text().startswith("Saved"):
+            self.status.setText("Edited since the last save.")
 
     def save(self) -> bool:
         """Write the file atomically and apply it; True when it is in use now."""
@@ -169,6 +187,7 @@ class PersonalityEditor(QDialog):
             self.status.setText(f"I couldn't save {self.store.path}: {exc}. Your text is still here.")
             return False
         self._saved_text = text
+        self.setWindowModified(False)
         self.reload_button.setVisible(False)
         self._watch()
         self.check()
@@ -229,6 +248,7 @@ class PersonalityEditor(QDialog):
         if self.text() == self._saved_text:
             self._saved_text = on_disk
             self.editor.setPlainText(on_disk)
+            self.setWindowModified(False)
             self.status.setText("The file changed in another editor; this is the new version.")
         else:
             self.reload_button.setVisible(True)
@@ -238,12 +258,56 @@ class PersonalityEditor(QDialog):
     def reload_from_disk(self) -> None:
         self._saved_text = self._read_file()
         self.editor.setPlainText(self._saved_text)
+        self.setWindowModified(False)
         self.reload_button.setVisible(False)
 
     def _jump(self, item: QListWidgetItem) -> None:
-        line = int(item.data(Qt.ItemDataRole.UserRole))
-        block = self.editor.document().findBlockByLineNumber(max(0, line - 1))
-        cursor = QTextCursor(block)
-        self.editor.setTextCursor(cursor)
-        self.editor.centerCursor()
-        self.editor.setFocus()
+        # The file's line, not the display line: wrapped lines above it must not shift it.
+        self.editor.go_to_line(int(item.data(Qt.ItemDataRole.UserRole)))
+
+    # --- closing with unsaved edits -------------------------------------------------------
+    def ask_to_close(self, then: Callable[[], None] | None = None) -> bool:
+        """Close now if nothing is unsaved (True); otherwise ask Save / Discard / Cancel and call
+        `then` once the editor has closed (never if the user cancels)."""
+        if then is not None:
+            self._after_close.append(then)
+        if not self.isVisible() or not self.is_dirty():
+            self._finish_closing()
+            return True
+        if self._asking is None:
+            box = QMessageBox(QMessageBox.Icon.Question, "Unsaved personality",
+                              f"Save your changes to {self.store.path.name} before closing?",
+                              QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Discard
+                              | QMessageBox.StandardButton.Cancel, self)
+            box.setDefaultButton(QMessageBox.StandardButton.Save)
+            box.finished.connect(lambda result: self._answered(box.standardButton(box.clickedButton())))
+            self._asking = box
+            box.open()  # never exec(): a nested loop would stall asyncio
+        return False
+
+    def _answered(self, button: QMessageBox.StandardButton) -> None:
+        self._asking = None
+        if button == QMessageBox.StandardButton.Save:
+            self.save()  # a file with problems is saved too: nothing is lost
+        elif button != QMessageBox.StandardButton.Discard:
+            self._after_close.clear()  # Cancel (or Esc): stay, and whoever asked does not go on
+            return
+        self._finish_closing()
+
+    def _finish_closing(self) -> None:
+        self._saved_text = self.text()  # what is on screen is now saved or knowingly discarded
+        self.setWindowModified(False)
+        super().close()
+        pending, self._after_close = self._after_close, []
+        for then in pending:
+            then()
+
+    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 (Qt name)
+        if self.is_dirty():
+            event.ignore()
+            self.ask_to_close()
+        else:
+            event.accept()
+
+    def reject(self) -> None:  # Esc
+        self.ask_to_close()
