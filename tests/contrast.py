@@ -80,7 +80,8 @@ def _ratio(top: QWidget, rect: QRect, remove: Callable[[], Callable[[], None]]) 
 
 
 def _in(top: QWidget, widget: QWidget, rect: QRect | None = None) -> QRect:
-    rect = rect if rect is not None else widget.rect()
+    """`rect` of `widget` (all of it by default), cut to the part not scrolled away, in `top`."""
+    rect = (rect if rect is not None else widget.rect()).intersected(widget.visibleRegion().boundingRect())
     return QRect(widget.mapTo(top, rect.topLeft()), rect.size())
 
 
@@ -88,8 +89,9 @@ def _texts(top: QWidget) -> Iterator[tuple[str, str, QRect, Callable[[], Callabl
     """(where, text, rect in top, remove) for every visible, enabled text under `top`."""
     widgets = [top, *top.findChildren(QWidget)]
     for w in widgets:
-        if not w.isVisible() or not w.isEnabled() or w.window() is not top.window():
-            continue
+        if not w.isVisible() or not w.isEnabled() or w.window() is not top.window() \
+                or w.visibleRegion().isEmpty():
+            continue  # hidden, disabled, another window, or scrolled out of sight
         name = f"{type(w).__name__}#{w.objectName() or '?'}"
         plain = isinstance(w, QAbstractButton) or (isinstance(w, QLabel) and w.pixmap().isNull())
         if plain and w.text().strip():

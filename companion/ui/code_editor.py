@@ -6,7 +6,7 @@ is the twelfth line of the file however narrow the window.
 
 from __future__ import annotations
 
-from PySide6.QtCore import QRect, QSize, Qt
+from PySide6.QtCore import QRect, QSize, Qt, Slot
 from PySide6.QtGui import (
     QColor,
     QFontDatabase,
@@ -50,17 +50,24 @@ class NumberedEditor(QPlainTextEdit):
         digits = len(str(max(1, self.blockCount())))
         return 14 + self.fontMetrics().horizontalAdvance("9") * max(2, digits)
 
+    @Slot(int)
     def _fit_gutter(self, _count: int = 0) -> None:
         self.setViewportMargins(self.gutter_width(), 0, 0, 0)
 
+    @Slot(QRect, int)
     def _scroll_gutter(self, rect: QRect, dy: int) -> None:
+        gutter = getattr(self, "gutter", None)
+        if gutter is None:
+            return  # a repaint request from Qt's side before or after this editor's Python life
         if dy:
-            self.gutter.scroll(0, dy)
+            gutter.scroll(0, dy)
         else:
-            self.gutter.update(0, rect.y(), self.gutter.width(), rect.height())
+            gutter.update(0, rect.y(), gutter.width(), rect.height())
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt name)
         super().resizeEvent(event)
+        if getattr(self, "gutter", None) is None:
+            return
         area = self.contentsRect()
         self.gutter.setGeometry(QRect(area.left(), area.top(), self.gutter_width(), area.height()))
 
