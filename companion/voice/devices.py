@@ -119,7 +119,8 @@ class DeviceSource:
             log.debug("input status: %s", status)
         if self._echo is not None:
             self._echo.capture(indata[:, 0].copy(), self.rate,
-                               _stamp(time_info.inputBufferAdcTime, self._stream, output=False))
+                               _stamp(time_info.inputBufferAdcTime, self._stream, output=False),
+                               bool(status.input_overflow))
         else:
             self._loop.call_soon_threadsafe(self._queue.put_nowait, indata[:, 0].copy())
 
@@ -208,7 +209,8 @@ class DeviceSink(_Levels):
         out[filled:] = 0.0
         if self._echo is not None:
             self._echo.render(out.copy(), self.rate,
-                              _stamp(time_info.outputBufferDacTime, self._stream, output=True))
+                              _stamp(time_info.outputBufferDacTime, self._stream, output=True),
+                              bool(status.output_underflow))
         if filled:
             level = rms(out[:filled])
             self._loop.call_soon_threadsafe(self._played, level, finished, started)

@@ -23,9 +23,17 @@ from companion.voice.vad import SAMPLE_RATE
 
 APM_FRAME = SAMPLE_RATE // 100
 """WebRTC's module takes exactly 10 ms frames."""
-JUMP_TOLERANCE = SAMPLE_RATE // 50
-"""A block stamped more than 20 ms away from where the previous one ended starts a new run
-(a device restarted or dropped audio); smaller differences are clock jitter and ignored."""
+RESTART_S = 1.0
+"""A block stamped this far from where the stream was expected starts a new run (a device
+restarted); the stream's rate changing does too."""
+SETTLE_BLOCKS = 25
+"""After a start or an xrun, the median stamp offset of the blocks from this many to twice
+this many says where the stream is: PortAudio refills the buffer in a burst whose stamps
+barely advance, and single stamps jitter by several ms (more through a sound server)."""
+SETTLE_TOLERANCE = SAMPLE_RATE // 50
+"""A settled median offset above 20 ms means the first stamps were a refill burst, or audio
+was really lost (or silence played) in an xrun: the stream moves by it. Smaller ones are
+jitter, and AEC3 follows small shifts itself."""
 FAR_KEPT = SAMPLE_RATE * 2
 """Far-end audio kept ahead of the microphone (the speaker's buffer is rarely 2 s deep)."""
 _INT16 = 32767.0
@@ -70,9 +78,14 @@ def _index(at: float) -> int:
 class Timeline:
     """Blocks at any rate, stamped with the time of their first sample, as one 16 kHz stream.
 
-    `start` is the sample index (on the 16 kHz clock) of `samples[0]`. A block that continues
-    the stream (within JUMP_TOLERANCE) is appended where the last one ended, so jitter in the
-    stamps never tears the audio; a block further away starts a new run.
+    `start` is the sample index (on the 16 kHz clock) of `samples[0]`. Between xruns a
+    device neither drops nor adds samples, so each block is appended where the last one ended
+    and the samples are counted; the stamps only say where the count stands. They are read
+    after a start and after each xrun (the device ran dry or overflowed, and audio may have
+    been lost or silence played): once settled, the median offset of SETTLE_BLOCKS stamps
+    moves the stream if it is more than SETTLE_TOLERANCE (inserting silence, or dropping the
+    newest unused audio). Other stamps are not followed: through a sound server they wander
+    by tens of ms, and jump after an xrun, while the audio itself does not.
     """
 
     def __init__(self) -> None:
@@ -81,22 +94,53 @@ class Timeline:
         self._rate = 0
         self._resampler: soxr.ResampleStream | None = None
         self._next_in = 0  # 16 kHz index where the next input block is expected to start
+        self._settling = 0  # blocks until the stamps are read (0: settled)
+        self._offsets: list[int] = []
         self.runs = 0
         """How many times the stream (re)started: 1 for a steady device."""
+        self.moves = 0
+        """How many times the stamps moved the stream (after a start or an xrun)."""
 
     @property
     def end(self) -> int:
         return self.start + self.samples.size
 
-    def push(self, block: np.ndarray, rate: int, at: float) -> None:
+    def push(self, block: np.ndarray, rate: int, at: float, *, xrun: bool = False) -> None:
+        """Append `block` (`rate` Hz) whose first sample is at PortAudio time `at`; `xrun` when
+        PortAudio flagged it (output underflow, input overflow)."""
         block = np.asarray(block, dtype=np.float32).reshape(-1)
-        stamped = _index(at)
-        if self.runs == 0 or rate != self._rate or abs(stamped - self._next_in) > JUMP_TOLERANCE:
-            self._restart(rate, stamped)
+        offset = _index(at) - self._next_in
+        if self.runs == 0 or rate != self._rate or abs(offset) > RESTART_S * SAMPLE_RATE:
+            self._restart(rate, _index(at))
+            offset = 0
+        if xrun:
+            # Through a sound server a flagged block's stamp is often wrong and the audio went
+            # on without a gap: only the stamps once the stream has settled again can move it.
+            self._settling, self._offsets = 2 * SETTLE_BLOCKS, []
+        elif self._settling:
+            self._settling -= 1
+            if self._settling < SETTLE_BLOCKS:
+                self._offsets.append(offset)
+            if not self._settling:
+                median = int(np.median(self._offsets))
+                if abs(median) > SETTLE_TOLERANCE:
+                    self._move(median)
+                    offset -= median
         self._next_in += round(block.size * SAMPLE_RATE / rate)
         if self._resampler is not None:
             block = self._resampler.resample_chunk(block)
         self.samples = np.concatenate([self.samples, block]) if self.samples.size else block.copy()
+
+    def _move(self, offset: int) -> None:
+        """The stream really is `offset` samples later (or earlier, when negative) than counted."""
+        self.moves += 1
+        self._next_in += offset
+        if offset > 0:
+            self.samples = np.concatenate([self.samples, np.zeros(offset, dtype=np.float32)])
+        else:
+            keep = max(0, self.samples.size + offset)
+            self.start -= max(0, -offset - self.samples.size)
+            self.samples = self.samples[:keep]
 
     def _restart(self, rate: int, stamped: int) -> None:
         self.runs += 1
@@ -104,6 +148,7 @@ class Timeline:
         self._resampler = soxr.ResampleStream(rate, SAMPLE_RATE, 1, dtype="float32") \
             if rate != SAMPLE_RATE else None
         self._next_in = stamped
+        self._settling, self._offsets = 2 * SETTLE_BLOCKS, []
         # A resampler holds back a few ms: its first output sample still belongs at `stamped`.
         self.samples = np.zeros(0, dtype=np.float32)
         self.start = stamped
@@ -129,7 +174,7 @@ class EchoStats:
 
     frames: int = 0
     busy_s: float = 0.0
-    """Time spent inside the audio processing module."""
+    """CPU time spent pairing and inside the audio processing module (its thread's time)."""
     far_energy: float = 0.0
     raw_energy: float = 0.0
     clean_energy: float = 0.0
@@ -175,16 +220,15 @@ class EchoCanceller:
             self.settings = settings
             self._apm = audio_processing_module(settings) if settings.active else None
 
-    def render(self, block: np.ndarray, rate: int, dac_time: float) -> None:
-        self._far.push(block, rate, dac_time)
+    def render(self, block: np.ndarray, rate: int, dac_time: float, *, xrun: bool = False) -> None:
+        self._far.push(block, rate, dac_time, xrun=xrun)
         # Keep only what can still be paired with a microphone frame.
         self._far.drop_before(max(self._far_fed, self._far.end - FAR_KEPT))
 
-    def capture(self, block: np.ndarray, rate: int, adc_time: float) -> np.ndarray:
-        runs = self._near.runs
-        self._near.push(block, rate, adc_time)
-        if self._near.runs != runs:
-            self._near_done = self._near.start
+    def capture(self, block: np.ndarray, rate: int, adc_time: float, *, xrun: bool = False) -> np.ndarray:
+        self._near.push(block, rate, adc_time, xrun=xrun)
+        if not self._near.start <= self._near_done <= self._near.end:
+            self._near_done = self._near.start  # a new run, or the stream moved past what was done
         out = []
         while self._near.end - self._near_done >= APM_FRAME:
             out.append(self._process(self._near.take(self._near_done, APM_FRAME)))
@@ -202,7 +246,7 @@ class EchoCanceller:
         if self._far.runs:
             self.stats.lead_ms = (self._far.end - frame_at) * 1000 // SAMPLE_RATE
         far_energy = 0.0
-        began = time.perf_counter()
+        began = time.thread_time()
         # Everything the speaker played up to the end of this microphone frame goes in first.
         while self._far_fed < frame_at + APM_FRAME:
             far = self._far.take(self._far_fed, APM_FRAME)
@@ -220,7 +264,7 @@ class EchoCanceller:
             frame = self._frame(near)
             self._apm.process_stream(frame)
             clean = np.frombuffer(frame.data, dtype=np.int16).astype(np.float32) / _INT16
-        self._count(far_energy, near, clean, time.perf_counter() - began)
+        self._count(far_energy, near, clean, time.thread_time() - began)
         return clean
 
     def _frame(self, samples: np.ndarray):

@@ -17,6 +17,8 @@ from companion.config import VoiceSettings
 from companion.errors import CompanionError, Stage
 from companion.events import EventBus
 from companion.voice.audio import AudioSink, AudioSource, NullSink, NullSource
+from companion.voice.echo_canceller import EchoSettings
+from companion.voice.echo_worker import EchoWorker
 from companion.voice.models import Progress, resolve_hearing_model, resolve_voice
 from companion.voice.smart_turn import SmartTurn, load_turn_model
 from companion.voice.stt import Transcriber, WhisperTranscriber
@@ -45,6 +47,8 @@ class VoiceParts:
     turn_model: SmartTurn | None = None
     """Smart Turn (semantic end of turn), or None: a fixed silence then ends each turn."""
     notices: list[str] = field(default_factory=list)
+    echo: EchoWorker | None = None
+    """The echo canceller between the microphone and her ear (None without a device microphone)."""
 
 
 def make_vad() -> SpeechDetector:
@@ -81,28 +85,47 @@ def make_synthesizer(voice: VoiceSettings, cache_dir: Path, *, progress: Progres
 
 async def open_devices(
     voice: VoiceSettings, *, sample_rate: int, source: AudioSource | None = None, sink: AudioSink | None = None,
-) -> tuple[AudioSource, AudioSink, list[str]]:
+) -> tuple[AudioSource, AudioSink, list[str], EchoWorker | None]:
     """The microphone and speaker from the settings (those not given); one that cannot be
     opened becomes a Null device and a notice (typing still works, and she still speaks with
-    no microphone)."""
+    no microphone). A device microphone hears through an echo canceller that the device
+    speaker feeds with what it plays (its echo cancellation, noise suppression and high-pass
+    filter follow the settings)."""
     from companion.voice.devices import DeviceSink, DeviceSource
 
     loop = asyncio.get_running_loop()
     notices: list[str] = []
+    echo = await _echo_worker(voice, notices) if source is None else None
     # Opening a PortAudio stream can take a few hundred ms: off the event loop's thread.
     if sink is None:
         try:
-            sink = await asyncio.to_thread(DeviceSink, voice.output_device, loop=loop, preferred_rate=sample_rate)
+            sink = await asyncio.to_thread(DeviceSink, voice.output_device, loop=loop, preferred_rate=sample_rate,
+                                           echo=echo)
         except CompanionError as exc:
             notices.append(exc.sentence)
             sink = NullSink()
     if source is None:
         try:
-            source = await asyncio.to_thread(DeviceSource, voice.input_device, loop=loop)
+            source = await asyncio.to_thread(DeviceSource, voice.input_device, loop=loop, echo=echo)
         except CompanionError as exc:
             notices.append(exc.sentence)
             source = NullSource()
-    return source, sink, notices
+            if echo is not None:
+                echo.close()
+                echo = None
+    return source, sink, notices, echo
+
+
+async def _echo_worker(voice: VoiceSettings, notices: list[str]) -> EchoWorker | None:
+    """The echo canceller (its native module loads off the loop); None, with a notice, when
+    WebRTC's module cannot start: she still listens, only without echo cancellation."""
+    try:
+        return await asyncio.to_thread(EchoWorker, EchoSettings.from_voice(voice))
+    except Exception as exc:
+        log.warning("echo cancellation unavailable", exc_info=True)
+        notices.append(f"Echo cancellation could not start ({exc}): on open speakers I may hear "
+                       "myself, so a headset is best.")
+        return None
 
 
 async def load_engines(
@@ -144,8 +167,8 @@ async def build_voice(
     transcriber, synthesizer = await load_engines(voice, cache_dir, progress=progress, bus=bus)
     turn_model = await load_turn_model_or_none()
     sink = make_sink(synthesizer.sample_rate) if make_sink is not None else None
-    source, sink, notices = await open_devices(voice, sample_rate=synthesizer.sample_rate,
-                                               source=source, sink=sink)
+    source, sink, notices, echo = await open_devices(voice, sample_rate=synthesizer.sample_rate,
+                                                     source=source, sink=sink)
     return VoiceParts(vad=make_vad(), transcriber=transcriber, synthesizer=synthesizer, source=source,
                       sink=sink, listening=not isinstance(source, NullSource), turn_model=turn_model,
-                      notices=notices)
+                      notices=notices, echo=echo)

@@ -77,13 +77,15 @@ class BrainPort(Protocol):
 @dataclass(frozen=True)
 class LoopSettings:
     barge_in: bool = True
-    """Stop her when the user talks over her (turn off for speakers without a headset)."""
+    """Stop her when the user talks over her (on open speakers too: her echo is cancelled)."""
     barge_in_ms: int = 250
     """How long the user must speak over her before she stops."""
     barge_in_floor: float = 0.01
     """Minimum microphone level (RMS) that can count as the user talking over her."""
     echo_ratio: float = 0.3
-    """The floor also rises to this fraction of her own current playback level."""
+    """The floor also rises to this fraction of her own current playback level: what echo
+    cancellation leaves of her voice while it learns the room, or when a busy machine makes the
+    speaker stutter, stays below it (and without cancellation, her echo on a headset does)."""
     muted: bool = False
     """Microphone muted: frames are read and thrown away."""
     endpoint: EndpointSettings = field(default_factory=EndpointSettings)
@@ -341,7 +343,7 @@ class VoiceLoop:
         self._discarding = False
         self._splitter = SentenceSplitter()
         self.speaker.new_turn()
-        self._turn = asyncio.create_task(self._ask(text))
+        self._turn = asyncio.create_task(self._ask(text, self._trim))
         self._update_hold()
 
     def _start_prepared(self, prepared: Preparation, latency: TurnLatency) -> None:
@@ -352,12 +354,14 @@ class VoiceLoop:
         self._splitter = prepared.splitter
         self.speaker.new_turn()
         self.speaker.release()
-        self._turn = asyncio.create_task(self._ask(prepared.text, prepared))
+        self._turn = asyncio.create_task(self._ask(prepared.text, self._trim, prepared))
         self._update_hold()
 
-    async def _ask(self, text: str, prepared: Preparation | None = None) -> None:
-        if self._trim is not None:
-            await self._trim
+    async def _ask(self, text: str, trim: asyncio.Task | None, prepared: Preparation | None = None) -> None:
+        # Only the trim pending when this turn began: a barge-in before this task first runs
+        # makes a new trim that waits for this very task.
+        if trim is not None:
+            await trim
         try:
             if prepared is not None:
                 try:

@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 
 from companion.config import VoiceSettings
 from companion.events import EventBus, Speak, SpeechKind, UserHeard
 from companion.voice.audio import AudioSink, AudioSource
 from companion.voice.brain_port import CompanionBrain
+from companion.voice.echo_canceller import EchoSettings
+from companion.voice.echo_worker import EchoWorker
 from companion.voice.factory import VoiceParts, make_vad
 from companion.voice.fallback import server_lines
 from companion.voice.loop import BrainPort, LoopSettings, VoiceLoop
 from companion.voice.narration_cache import NarrationCache
 from companion.voice.smart_turn import SmartTurn
 from companion.voice.speaker import Speaker
+from companion.voice.speaker_check import SpeakerCheck, check_speakers
 from companion.voice.stt import Transcriber
 from companion.voice.tts import Synthesizer
 from companion.voice.vad import SpeechDetector
@@ -31,6 +35,7 @@ class VoiceSession:
         self, *, brain: BrainPort | CompanionBrain, bus: EventBus, source: AudioSource, sink: AudioSink,
         transcriber: Transcriber, synthesizer: Synthesizer, voice: VoiceSettings,
         vad: SpeechDetector | None = None, turn_model: SmartTurn | None = None,
+        echo: EchoWorker | None = None,
     ) -> None:
         self.brain = brain
         self.bus = bus
@@ -38,13 +43,15 @@ class VoiceSession:
         self.sink = sink
         self.synthesizer = synthesizer
         self.voice = voice
+        self.echo = echo
+        """The echo canceller the microphone hears through (None: no device microphone)."""
         self.turn_model = turn_model
         """Smart Turn, or None: then a fixed silence ends each turn."""
         self.cache = NarrationCache(synthesizer)
         self.speaker = Speaker(synthesizer, sink, self.cache)
         self.loop = VoiceLoop(
             source=source, speaker=self.speaker, vad=vad or make_vad(), transcriber=transcriber,
-            brain=brain, bus=bus, settings=LoopSettings.from_voice(voice, turn_model=turn_model is not None),
+            brain=brain, bus=bus, settings=self._loop_settings(voice),
             sink=sink, turn_model=turn_model,
         )
         self.loop.on_busy.append(self.cache.set_busy)
@@ -68,7 +75,8 @@ class VoiceSession:
                    voice: VoiceSettings) -> VoiceSession:
         """A session on what `voice.factory.build_voice` assembled."""
         return cls(brain=brain, bus=bus, source=parts.source, sink=parts.sink, transcriber=parts.transcriber,
-                   synthesizer=parts.synthesizer, voice=voice, vad=parts.vad, turn_model=parts.turn_model)
+                   synthesizer=parts.synthesizer, voice=voice, vad=parts.vad, turn_model=parts.turn_model,
+                   echo=parts.echo)
 
     def _on_event(self, event) -> None:
         if isinstance(event, UserHeard):
@@ -83,9 +91,11 @@ class VoiceSession:
                 log.exception("could not list the narration lines")
 
     def apply(self, voice: VoiceSettings) -> None:
-        """Mute, barge-in, end-of-turn silence and speed take effect now."""
+        """Mute, barge-in, echo cancellation, end-of-turn silence and speed take effect now."""
         self.voice = voice
-        self.loop.apply(LoopSettings.from_voice(voice, turn_model=self.turn_model is not None))
+        if self.echo is not None:
+            self.echo.configure(EchoSettings.from_voice(voice))
+        self.loop.apply(self._loop_settings(voice))
         if voice.speed != getattr(self.synthesizer, "speed", voice.speed):
             self.synthesizer.speed = voice.speed
             self.refresh_narration()
@@ -95,9 +105,30 @@ class VoiceSession:
         self.refresh_narration()
         await self.loop.run()
 
+    def _loop_settings(self, voice: VoiceSettings) -> LoopSettings:
+        return LoopSettings.from_voice(voice, turn_model=self.turn_model is not None)
+
+    async def check_speakers(self) -> SpeakerCheck | None:
+        """"Test my speakers": she stops, plays her test line and measures its echo (not
+        listening meanwhile, so she never takes it for the user). None without a device
+        microphone and speaker."""
+        if self.echo is None:
+            return None
+        self.loop.interrupt()
+        listening = self.loop.settings
+        self.loop.apply(replace(listening, muted=True))
+        try:
+            return await check_speakers(self.echo, self.sink, self.synthesizer)
+        finally:
+            self.loop.apply(replace(self.loop.settings, muted=listening.muted))
+
     async def close(self) -> None:
         self._unsubscribe()
-        await self.loop.close()
-        await self.speaker.close()
-        await self.cache.close()
-        await self.sink.close()
+        try:
+            await self.loop.close()
+            await self.speaker.close()
+            await self.cache.close()
+            await self.sink.close()
+        finally:
+            if self.echo is not None:
+                self.echo.close()

@@ -1,0 +1,48 @@
+"""Open speakers, no headset: her voice comes back into the microphone at -6 dB after 60 ms
+(the private PulseAudio's loopback), and with the default settings she neither hears nor
+interrupts herself, yet stops when the user talks over her. With echo cancellation switched
+off the same conversation goes wrong, which shows the first test bites."""
+
+from __future__ import annotations
+
+import json
+
+from e2e_support import words
+from open_speaker_talk import INTERRUPTION, she_finished, stop_latency_s, talk
+
+from companion.config import VoiceSettings
+
+STOP_BOUND_S = 0.8
+"""From the user's first sound to her last, as heard on the witness recording."""
+
+
+async def test_on_open_speakers_she_finishes_a_long_reply_without_hearing_herself(
+        tmp_path, pulse_audio, scripted_brain, piper_voice, hearing):
+    result = await talk(tmp_path, pulse_audio, scripted_brain, piper_voice, hearing)
+
+    assert she_finished(result, hearing) == []
+    assert [words(line) for line in result.heard_lines] == [words("Tell me about Canberra.")]
+
+
+async def test_with_echo_cancellation_off_she_hears_herself_on_open_speakers(
+        tmp_path, pulse_audio, scripted_brain, piper_voice, hearing):
+    result = await talk(tmp_path, pulse_audio, scripted_brain, piper_voice, hearing,
+                        voice=VoiceSettings(echo_cancellation=False))
+
+    problems = she_finished(result, hearing)
+    assert problems, "without echo cancellation her echo should have stopped or fooled her"
+    print(json.dumps({"echo_cancellation_off": problems}))
+
+
+async def test_talking_over_her_two_seconds_in_stops_her_quickly_and_the_user_is_heard(
+        tmp_path, pulse_audio, scripted_brain, piper_voice, hearing, record_property):
+    result = await talk(tmp_path, pulse_audio, scripted_brain, piper_voice, hearing, interrupt_after_s=2.0)
+
+    assert result.barge_ins == 1
+    assert len(result.heard_lines) == 2 and "stop" in words(result.heard_lines[1]), result.heard_lines
+    assert {"talking", "now"} & set(words(result.heard_lines[1])), result.heard_lines
+    stop_s = stop_latency_s(result)
+    record_property("open_speakers_stop_s", round(stop_s, 3))
+    print(json.dumps({"open_speakers_stop_s": round(stop_s, 3), "bound_s": STOP_BOUND_S,
+                      "heard": result.heard_lines, "interruption": INTERRUPTION}))
+    assert 0 < stop_s <= STOP_BOUND_S

@@ -1,0 +1,46 @@
+""""Test my speakers" through the private PulseAudio: her test line comes back into the
+microphone at the room's echo level, and echo cancellation removes it."""
+
+from __future__ import annotations
+
+from open_speaker_talk import OpenSpeakerTalk
+
+from companion.config import VoiceSettings
+from companion.voice.speaker_check import SpeakerCheck
+
+
+async def measure(tmp_path, pulse_audio, brain_url, piper_voice, hearing, voice: VoiceSettings):
+    """Her voice session in the open-speaker room runs the check, as Settings' button does."""
+    async with OpenSpeakerTalk(tmp_path, pulse_audio, brain_url, piper_voice, hearing, voice=voice) as talk:
+        check = await talk.session.check_speakers()
+        heard = talk.heard_lines()
+    return check, heard
+
+
+async def test_on_open_speakers_the_test_line_comes_back_at_the_rooms_level_and_cancellation_removes_it(
+        tmp_path, pulse_audio, scripted_brain, piper_voice, hearing):
+    check, heard = await measure(tmp_path, pulse_audio, scripted_brain.url, piper_voice, hearing, VoiceSettings())
+    assert check.played and check.cancelling
+    assert -12 < check.before_db < -2, check  # the room sends her back at about -6 dB
+    assert check.removed_db > 15, check
+    sentence = check.sentence()
+    assert "comes back into your microphone, a lot of it (-" in sentence and "removed" in sentence
+    assert heard == []  # she did not take her test line for the user
+
+
+async def test_with_cancellation_off_the_test_says_she_would_hear_herself_and_she_does_not_answer_it(
+        tmp_path, pulse_audio, scripted_brain, piper_voice, hearing):
+    check, heard = await measure(tmp_path, pulse_audio, scripted_brain.url, piper_voice, hearing,
+                                 VoiceSettings(echo_cancellation=False))
+    assert check.played and not check.cancelling
+    assert abs(check.after_db - check.before_db) < 1.5, check  # only the high-pass filter ran
+    assert "Echo cancellation is off, so I would hear myself" in check.sentence()
+    assert heard == []  # she was not listening while she tested
+
+
+def test_the_sentences_say_what_the_numbers_mean():
+    headset = SpeakerCheck(played=True, before_db=-60, after_db=-75, cancelling=True)
+    assert headset.sentence().startswith("Hardly any of my voice reaches your microphone (-60 dB)")
+    loud_room = SpeakerCheck(played=True, before_db=-4, after_db=-22, cancelling=True)
+    assert "too much" in loud_room.sentence() and "turn the speakers down" in loud_room.sentence()
+    assert "couldn't play" in SpeakerCheck(False, 0.0, 0.0, True).sentence()
