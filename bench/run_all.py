@@ -113,6 +113,9 @@ HEADLINES = (
     ("echo cancellation CPU per 10 ms frame: offline / live at -6 dB", "echo_cancellation",
      ("offline_cpu_per_10ms_frame.cpu_ms_mean", "echo_minus6db.live_ms_per_10ms_frame"), "ms"),
     ("peak memory of the running voice loop (RSS)", "voice_latency.silence_300ms", ("peak_rss_mb",), "MB"),
+    ("window CPU, % of one core: idle / hidden / minimised / listening to silence", "idle_cost",
+     ("idle_cpu_percent", "hidden_cpu_percent", "minimised_cpu_percent", "listening_cpu_percent"), "%"),
+    ("window memory (RSS): idle without voice / listening", "idle_cost", ("idle_rss_mb", "listening_rss_mb"), "MB"),
 )
 """The short table: (what, where in the summary, which values, unit); missing ones are skipped."""
 
