@@ -72,8 +72,7 @@ async def test_speech_into_the_virtual_microphone_is_heard_and_her_answer_is_rec
         await session.close()
         await running
         await companion.close()
-    # Word for word; Whisper's capitals shift with where the utterance starts to the frame.
-    assert [words(text) for text in session.loop.heard] == ["what is the capital of germany"]
+    assert session.loop.heard == ["What is the capital of Germany?"]
     assert max(levels) > 0.05  # the output stream's callbacks report her level (lip sync)
     said, rate = read_wav(tmp_path / "said.wav")
     assert words(hearing.transcribe_sync(resample(said, rate, 16_000))) == "the library opens early in the morning"

