@@ -3,6 +3,7 @@ and wyoming-piper with the shipped joe-medium voice; broken links and dead serve
 
 from __future__ import annotations
 
+import asyncio
 import re
 import time
 
@@ -184,3 +185,25 @@ async def test_a_voice_server_unreachable_at_start_falls_back_before_the_first_w
     assert mouth.local is piper_voice and mouth.sample_rate == piper_voice.sample_rate
     assert len(errors) == 1 and "I can't reach my voice server" in errors[0].sentence
     assert len(await mouth.synthesize("Hello.")) > 0
+
+
+async def test_an_utterance_arriving_while_her_own_whisper_loads_waits_for_it(unused_port, piper_voice, tmp_path):
+    import threading
+
+    from companion.voice.models import resolve_hearing_model
+    from companion.voice.stt import WhisperTranscriber
+
+    loading = threading.Event()
+
+    def load_whisper() -> WhisperTranscriber:
+        loading.set()
+        engine = WhisperTranscriber(resolve_hearing_model("", tmp_path))
+        engine.load()  # a second or two: the window in which the next utterance arrives
+        return engine
+
+    ears = RemoteHearing(WyomingTranscriber(f"tcp://127.0.0.1:{unused_port}"), load_whisper, EventBus())
+    first = asyncio.create_task(ears.transcribe(speech(piper_voice, "What is the capital of France?")))
+    await asyncio.to_thread(loading.wait)
+    second = await ears.transcribe(speech(piper_voice, "How far away is the moon?"))
+    assert words(second) == "how far away is the moon"
+    assert words(await first) == "what is the capital of france"

@@ -65,7 +65,7 @@ class _Fallback(Generic[Engine]):
             if self._load_local is not None:
                 try:
                     self.local = await asyncio.to_thread(self._load_local)
-                except Exception as exc:  # a damaged local model: say so in the banner, carry on without
+                except Exception as exc:  # a damaged local model: carry on as if there were none
                     log.warning("the local engine could not take over: %s", exc)
             role = "hearing" if self._stage is Stage.HEARING else "voice"
             host = urlparse(error.uri).hostname or error.uri
@@ -82,6 +82,11 @@ class _Fallback(Generic[Engine]):
             self._bus.emit(ErrorOccurred(str(self._stage), error.code, f"{error.sentence} {then}"))
             if live and self.notice:
                 self._bus.emit(Speak(SpeechKind.SAY, self.take_notice()))
+            return self.local
+
+    async def _stand_in(self) -> Engine | None:
+        """The local engine, once a switch in progress (loading it) has finished."""
+        async with self._switching:
             return self.local
 
     def take_notice(self) -> str | None:
@@ -108,9 +113,8 @@ class RemoteHearing(_Fallback[Transcriber]):
                 return await self.remote.transcribe(audio)
             except ServerError as exc:
                 await self._switch(exc)
-        if self.local is None:
-            return ""
-        return await self.local.transcribe(audio)
+        local = await self._stand_in()
+        return "" if local is None else await local.transcribe(audio)
 
 
 class RemoteVoice(_Fallback[Synthesizer]):
@@ -153,11 +157,12 @@ class RemoteVoice(_Fallback[Synthesizer]):
                 return await self.remote.synthesize(text)
             except ServerError as exc:
                 await self._switch(exc)
-        if self.local is None:
+        local = await self._stand_in()
+        if local is None:
             return np.zeros(0, dtype=np.float32)
-        self.local.speed = self._speed
-        audio = await self.local.synthesize(text)
-        return resample(audio, self.local.sample_rate, self.sample_rate)
+        local.speed = self._speed
+        audio = await local.synthesize(text)
+        return resample(audio, local.sample_rate, self.sample_rate)
 
 
 def server_lines(transcriber: object, synthesizer: object) -> list[str]:
