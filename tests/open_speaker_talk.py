@@ -107,6 +107,8 @@ class OpenSpeakerTalk:
         `interrupt_after_s`, the user says INTERRUPTION that long after her first sample."""
         self.rounds += 1
         name = f"round{self.rounds}"
+        while not self._finished.empty():  # turns of an earlier exchange (her echo taken for a question)
+            self._finished.get_nowait()
         asked = speech_wav(self.folder / f"{name}-question.wav", self.synthesizer, question, tail_s=0.3)
         lines_before = len(self._lines.getvalue().splitlines())
         barge_ins_before = self.session.loop.barge_ins
