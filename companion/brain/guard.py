@@ -61,7 +61,8 @@ class ReplyGuard:
         if not self._could_repeat(self._unit):
             out.append(self._unit[self._shown:])
             self._shown = len(self._unit)
-        if self._tokens + estimate_tokens(self._unit) >= self.cap_tokens * 1.5:
+        # (four characters a token: a cheap bound, checked on every piece)
+        if self._tokens + len(self._unit) / 4 >= self.cap_tokens * 1.5:
             # A "sentence" that never ends (a list without stops, a code dump): stop anyway.
             self.stop_reason = "limit"
             return "".join(out), True

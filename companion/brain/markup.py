@@ -265,6 +265,8 @@ def _partial(text: str, marker: str) -> int:
 
 def _held_suffix(text: str) -> int:
     """How much of the end of `text` to hold back: the start of a tag or token not yet complete."""
+    if not any(mark in text[-32:] for mark in "<[`"):
+        return 0  # the common case, every few characters of a reply: nothing could be starting
     held = max(_partial(text, marker) for marker in _PREFIXES)
     for pattern in (r"<\|[A-Za-z0-9_]{0,30}\|?$", r"```[A-Za-z0-9_+-]*[ \t]*$", r"<function=[\w.-]*$"):
         match = re.search(pattern, text)
