@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 from audio_env import espeak_wav
+from scripted_brain import user_texts
 
 from companion.voice.audio import read_wav, resample
 
@@ -91,5 +92,5 @@ def test_short_answers_after_a_reply_with_the_same_words_all_reach_the_brain(
     done = listen(tmp_path, scripted_brain.url, "--in", str(wav), "--out", str(tmp_path / "out.wav"),
                   "--realtime")
     assert done.returncode == 0, done.stderr
-    asked = [words(body["messages"][-1]["content"]) for body in scripted_brain.bodies]
+    asked = [words(user_texts(body)[-1]) for body in scripted_brain.bodies]
     assert asked == ["can you help me decide something", "yes", "what", "stop", "no thank you"], done.stdout

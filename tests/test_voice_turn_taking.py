@@ -8,6 +8,7 @@ import shutil
 import pytest
 from audio_env import speech
 from brain_harness import make_config, tool
+from scripted_brain import user_texts
 
 from companion.config import Settings, VoiceSettings
 from companion.doctor import check_turn_model
@@ -165,7 +166,8 @@ def paused_wav(tmp_path, piper_voice):
 
 
 def user_messages(history):
-    return [m["content"] for m in history if m["role"] == "user"]
+    """The user's words in a request (without the turn note on the newest one)."""
+    return user_texts({"messages": history})
 
 
 async def test_a_reply_prepared_for_a_turn_that_goes_on_is_never_spoken_shown_or_kept(
