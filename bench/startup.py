@@ -29,8 +29,7 @@ def child(brain_url: str, config_dir: str) -> None:
     import qasync
     from PySide6.QtWidgets import QApplication
 
-    from companion.cli import RunConfig
-    from companion.config import Paths, Settings, with_overrides
+    from companion.config import Paths, RunConfig, Settings, with_overrides
     from companion.ui.app import CompanionApp
     from companion.ui.theme import STYLE_SHEET
 

@@ -11,12 +11,12 @@ import argparse
 import logging
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
 from companion import __version__
 from companion.commands import app, chat, doctor, face, listen, voice
-from companion.config import LoadedSettings, Paths, Settings, load_settings, with_overrides
+from companion.config import LoadedSettings, Paths, RunConfig, load_settings, with_overrides
 
 COMMANDS = {
     "chat": (chat, "talk in the terminal (text only, no audio, no window)"),
@@ -25,18 +25,6 @@ COMMANDS = {
     "doctor": (doctor, "check that everything she needs is here, and say how to fix what is not"),
     "face": (face, "render her face to a PNG"),
 }
-
-
-@dataclass(frozen=True)
-class RunConfig:
-    """What every mode starts from: where files live, the settings, and any notice."""
-
-    paths: Paths
-    settings: Settings
-    notice: str | None = None
-    saved: Settings | None = None
-    """The settings as in settings.toml, before one-run command-line options (None: `settings`).
-    Whatever saves settings keeps these values for options the user did not change."""
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -337,3 +337,15 @@ def _keep(edited: Any, in_use: Any, saved: Any) -> Any:
                                                 getattr(saved, f.name)) for f in fields(edited)})
     return saved if edited == in_use and in_use != saved else edited
 
+
+@dataclass(frozen=True)
+class RunConfig:
+    """What every mode starts from: where files live, the settings, and any notice (built by the
+    command line, read by the core: the core never imports the command line)."""
+
+    paths: Paths
+    settings: Settings
+    notice: str | None = None
+    saved: Settings | None = None
+    """The settings as in settings.toml, before one-run command-line options (None: `settings`).
+    Whatever saves settings keeps these values for options the user did not change."""

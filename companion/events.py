@@ -6,8 +6,11 @@ EventBus and receives these frozen dataclasses; nothing else crosses from core t
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
+import dataclasses
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -29,6 +32,20 @@ class State(StrEnum):
     THINKING = "thinking"
     SPEAKING = "speaking"
     WORKING = "working"
+    WAITING = "waiting"
+    """A card waits for the user's approval."""
+    OFFLINE = "offline"
+    """Her brain could not be reached on the last try."""
+
+
+class TurnSource(StrEnum):
+    """What started a turn."""
+
+    SPOKEN = "spoken"
+    TYPED = "typed"
+    REMINDER = "reminder"
+    NOTICE = "notice"
+    """A background job's result, or something she has to tell (a broken personality file)."""
 
 
 class Outcome(StrEnum):
@@ -51,6 +68,8 @@ class UserHeard:
 
     text: str
     spoken: bool = True
+    turn: int = 0
+    """The turn it belongs to (0: none; stamped by the bus from the running turn)."""
 
 
 @dataclass(frozen=True)
@@ -58,6 +77,8 @@ class ReplyDelta:
     """A piece of her reply as it streams: reasoning and the emotion tag already removed."""
 
     text: str
+    turn: int = 0
+    """The turn it belongs to (0: none; stamped by the bus from the running turn)."""
 
 
 @dataclass(frozen=True)
@@ -65,6 +86,8 @@ class ReplyDone:
     """One model round's whole visible reply text (may be empty before a tool call)."""
 
     text: str
+    turn: int = 0
+    """The turn it belongs to (0: none; stamped by the bus from the running turn)."""
 
 
 @dataclass(frozen=True)
@@ -74,6 +97,8 @@ class Speak:
     kind: SpeechKind
     text: str
     tool: str | None = None
+    turn: int = 0
+    """The turn it belongs to (0: none; stamped by the bus from the running turn)."""
 
 
 @dataclass(frozen=True)
@@ -82,6 +107,8 @@ class ExpressionChanged:
 
     name: str
     reason: str = ""
+    turn: int = 0
+    """The turn it belongs to (0: none; stamped by the bus from the running turn)."""
 
 
 @dataclass(frozen=True)
@@ -89,6 +116,8 @@ class ToolStarted:
     name: str
     call_id: str
     arguments: dict[str, Any] = field(default_factory=dict)
+    turn: int = 0
+    """The turn it belongs to (0: none; stamped by the bus from the running turn)."""
 
 
 @dataclass(frozen=True)
@@ -97,6 +126,8 @@ class ToolFinished:
     call_id: str
     outcome: Outcome
     detail: str = ""
+    turn: int = 0
+    """The turn it belongs to (0: none; stamped by the bus from the running turn)."""
 
 
 @dataclass(frozen=True)
@@ -137,6 +168,43 @@ class TurnFinished:
     text: str
     emotion: str
     interrupted: bool = False
+    turn: int = 0
+    """The turn it belongs to (0: none; stamped by the bus from the running turn)."""
+
+
+@dataclass(frozen=True)
+class TurnStarted:
+    """A turn began and is now the current one: everything it says carries `turn`."""
+
+    turn: int
+    source: TurnSource
+    text: str = ""
+
+
+@dataclass(frozen=True)
+class TurnInterrupted:
+    """The one event that ends a turn early (Esc, barge-in, push-to-talk, "stop", a new
+    utterance): its model stream, tool, queued speech and playback all stop on it."""
+
+    turn: int
+    reason: str
+
+
+@dataclass(frozen=True)
+class SpeakingChanged:
+    """Her voice started or stopped coming out of the speaker (for `turn`, 0 when none)."""
+
+    speaking: bool
+    turn: int = 0
+    queued: bool = False
+    """She still has words of it to say (synthesizing or waiting to play)."""
+
+
+@dataclass(frozen=True)
+class ListeningChanged:
+    """Her ears opened (a running microphone, not muted) or closed."""
+
+    listening: bool
 
 
 @dataclass(frozen=True)
@@ -162,14 +230,42 @@ class ReminderDue:
 Event = (
     UserHeard | ReplyDelta | ReplyDone | Speak | ExpressionChanged | ToolStarted | ToolFinished
     | ApprovalNeeded | ApprovalResolved | StateChanged | ErrorOccurred | TurnFinished | WorkChanged
-    | ReminderDue
+    | ReminderDue | TurnStarted | TurnInterrupted | SpeakingChanged | ListeningChanged
 )
 Subscriber = Callable[[Event], None]
+
+
+_running_turn: contextvars.ContextVar[int] = contextvars.ContextVar("running_turn", default=0)
+
+
+@contextlib.contextmanager
+def turn_scope(turn: int) -> Iterator[None]:
+    """Events emitted inside (and in tasks started inside) belong to `turn`."""
+    token = _running_turn.set(turn)
+    try:
+        yield
+    finally:
+        _running_turn.reset(token)
+
+
+def running_turn() -> int:
+    """The turn whose code is running now (0 outside any turn)."""
+    return _running_turn.get()
+
+
+def _stamped(event: Event) -> Event:
+    # The turn's own code (brain, tools, narration) never names its turn: the task it runs in does.
+    if getattr(event, "turn", None) == 0:
+        turn = _running_turn.get()
+        if turn:
+            return dataclasses.replace(event, turn=turn)
+    return event
 
 
 class EventBus:
     """Delivers each event to every subscriber, in order, on the emitting thread.
 
+    An event with a `turn` field left at 0 is stamped with the running turn (turn_scope).
     A subscriber that raises is logged and does not stop the others or the core.
     """
 
@@ -186,6 +282,7 @@ class EventBus:
         return unsubscribe
 
     def emit(self, event: Event) -> None:
+        event = _stamped(event)
         for subscriber in list(self._subscribers):
             try:
                 subscriber(event)

@@ -140,12 +140,16 @@ class ReminderScheduler:
     """
 
     def __init__(self, store: ReminderStore, bus: EventBus, *, clock: Clock = local_now,
-                 sleep: Sleep = asyncio.sleep, is_quiet: Callable[[], bool] = lambda: True) -> None:
+                 sleep: Sleep = asyncio.sleep, is_quiet: Callable[[], bool] = lambda: True,
+                 say: Callable[[str], None] | None = None) -> None:
+        """`say(sentence)` speaks a reminder (the runtime gives it a turn of its own; default:
+        a Speak on the bus)."""
         self.store = store
         self.bus = bus
         self.clock = clock
         self.sleep = sleep
         self.is_quiet = is_quiet
+        self._speak = say or (lambda sentence: bus.emit(Speak(SpeechKind.SAY, sentence)))
         self._changed = asyncio.Event()
         self._pending: list[tuple[Reminder, bool]] = []
         self._task: asyncio.Task[None] | None = None
@@ -168,11 +172,12 @@ class ReminderScheduler:
         return removed
 
     # --- running -----------------------------------------------------------------------
-    def start(self) -> None:
-        """Tell what was missed while closed, then keep watching the clock in the background."""
+    def start(self, spawn: Callable[[Callable[[], Awaitable[None]]], asyncio.Task[None]] | None = None) -> None:
+        """Tell what was missed while closed, then keep watching the clock in the background
+        (`spawn(run)` starts the watching task, e.g. under a supervisor)."""
         self.catch_up()
         if self._task is None:
-            self._task = asyncio.ensure_future(self.run())
+            self._task = spawn(self.run) if spawn is not None else asyncio.ensure_future(self.run())
 
     async def stop(self) -> None:
         if self._task is not None:
@@ -232,7 +237,7 @@ class ReminderScheduler:
         else:
             sentence = f"Reminder: {reminder.text}"
         self.bus.emit(ReminderDue(reminder.id, reminder.text, reminder.due.isoformat(), missed))
-        self.bus.emit(Speak(SpeechKind.SAY, sentence))
+        self._speak(sentence)
 
 
 def describe_time(when: datetime, now: datetime) -> str:

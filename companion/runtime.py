@@ -5,11 +5,12 @@ Usage (terminal, voice loop and window alike)::
     companion = Companion(config, bus)        # bus: an EventBus you subscribed to
     await companion.start()
     result = await companion.ask("what time is it?", Channel.VOICE)
-    companion.cancel_turn()                   # barge-in / "stop": stream and tool stop promptly
-    companion.note_heard_reply(played_text)   # after a barge-in: history keeps what was heard
+    companion.interrupt("stop")               # Esc, barge-in, "stop": one event ends the turn
+    companion.keep_heard(turn_id, played)     # after it: history keeps what was heard
     await companion.close()
 
-Everything she says arrives on the bus as events (see companion.events); `ask()` emits
+Everything she says arrives on the bus as events (see companion.events), each stamped with
+its turn's id; `companion.turns` (turns.TurnOwner) says which turn is current. `ask()` emits
 UserHeard itself, so front-ends never emit it.
 """
 
@@ -27,6 +28,7 @@ from companion.brain.narration import VoiceLines, all_lines
 from companion.brain.prepared import HeldBus, PreparedTurn
 from companion.brain.turn import MAX_HISTORY_MESSAGES, Conversation, TurnResult
 from companion.brain.work import WorkManager
+from companion.brain_clients import BrainClients, PinnedModel, SwitchingModel
 from companion.config import Settings, VoiceSettings
 from companion.conversations import FILE_NAME as CONVERSATIONS_FILE
 from companion.conversations import ConversationStore, Entry, TurnRecorder
@@ -36,24 +38,34 @@ from companion.events import (
     EventBus,
     Speak,
     SpeechKind,
+    TurnInterrupted,
+    TurnSource,
     UserHeard,
     WorkChanged,
+    turn_scope,
 )
+from companion.face_state import FaceState
 from companion.persona import PersonalityStore
+from companion.safety.answers import answer_aloud
 from companion.safety.grants import Grants
+from companion.supervisor import Supervisor, Watch
 from companion.tools import registry as tool_registry
 from companion.tools.builtin import web_search
 from companion.tools.context import Channel, Mode, Session
 from companion.tools.registry import Registry
+from companion.turns import TurnOwner
 from companion.voice.models import PACK_VOICE
 
 if TYPE_CHECKING:
-    from companion.cli import RunConfig
+    from companion.config import RunConfig
     from companion.mcp import McpManager
     from companion.reminders import ReminderScheduler
     from companion.safety.gate import Gate
 
 log = logging.getLogger(__name__)
+
+REMINDER_WATCH = Watch("my reminders", "reminders", restart_on=(OSError,))
+"""A reminders file that can't be written (a full disk) must not stop every later reminder."""
 
 
 class Companion:
@@ -78,10 +90,23 @@ class Companion:
         self._given_model = model
         self.registry: Registry | None = None
         self.model: ChatModel | None = None
+        """What conversations talk to: switches to a new client on a brain settings change."""
+        self.clients: BrainClients | None = None
         self.personality: PersonalityStore | None = None
         self.conversation: Conversation | None = None
         self.work: WorkManager | None = None
         self._turn: asyncio.Task[TurnResult] | None = None
+        self._turn_id = 0
+        """The turn id of `_turn` (her last foreground turn)."""
+        self._heard: dict[int, str] = {}
+        """What was played of an interrupted turn still unwinding (applied when it has)."""
+        self.turns = TurnOwner(self.bus)
+        """The one owner of the current turn; interrupting goes through it."""
+        self.supervisor = Supervisor(self.bus)
+        """Watches her long-lived tasks: a failure is an ErrorOccurred, a restart where sensible."""
+        self.face = FaceState(self.bus)
+        """The one writer of StateChanged (her face and the pill)."""
+        self.bus.subscribe(self._on_turn_event)
         self.gate: Gate | None = None
         """The approval gate (set by start()); front-ends attach their approver to it."""
         self.reminders: ReminderScheduler | None = None
@@ -113,12 +138,17 @@ class Companion:
             known_tools=lambda: self.registry.tools().keys() if self.registry else (),
             copy_default=not chosen,
         )
-        self.model = self._given_model or OpenAIChatModel(self.settings.brain)
+        if self._given_model is None:
+            self.clients = BrainClients(OpenAIChatModel, self.settings.brain)
+            self.model = SwitchingModel(self.clients)
+        else:
+            self.model = self._given_model
         self.conversation = self._conversation(self.bus, Mode.COMPANION)
         self._start_history()
         self.work = WorkManager(
             make_conversation=lambda bus: self._conversation(bus, Mode.WORK),
             bus=self.bus, is_quiet=self.is_quiet, remember=self._remember_said,
+            say=lambda line: self.tell(TurnSource.NOTICE, line),
         )
         self.services.update(work=self.work, personality=self.personality, session=self.session)
         self._start_safety()
@@ -131,7 +161,7 @@ class Companion:
 
     async def close(self) -> None:
         """Stop the turn and the background job, and close the brain client."""
-        self.cancel_turn()
+        self.interrupt("closing")
         if self._turn is not None:
             await asyncio.gather(self._turn, return_exceptions=True)
         if self._warm_up is not None:
@@ -141,34 +171,38 @@ class Companion:
             await self.work.close()
         if self.reminders is not None:
             await self.reminders.stop()
+        await self.supervisor.close()
         if self.mcp is not None:
             await self.mcp.close()
         if self.gate is not None:
             await self.gate.close()  # long-lived sandboxed processes end with her
-        close = getattr(self.model, "close", None)
-        if close is not None and self._given_model is None:
-            await close()
+        if self.clients is not None:
+            await self.clients.close()
         if self.store is not None:
             self.store.close()
 
     # --- turns ----------------------------------------------------------------------------
     async def ask(self, text: str, channel: Channel = Channel.TEXT) -> TurnResult:
         """One user turn: emits UserHeard, then everything she says and does, and returns how
-        it ended. A turn still running is cancelled first (new words win). Brain failures come
+        it ended. A turn still live is interrupted first (new words win). Brain failures come
         back as `result.error` (and a spoken sentence), never as an exception."""
         assert self.conversation is not None, "call start() first"
+        source = TurnSource.SPOKEN if channel == Channel.VOICE else TurnSource.TYPED
+        owned = self.turns.begin(source, text)  # interrupts the live turn: its task is cancelled
         if self._turn is not None and not self._turn.done():
-            self.cancel_turn()
             await asyncio.gather(self._turn, return_exceptions=True)
-        if self.personality is not None and self.personality.refresh():
-            self._report_personality()
-        self.bus.emit(UserHeard(text, spoken=channel == Channel.VOICE))
-        return await self._own(asyncio.ensure_future(self.conversation.run_turn(text, channel)),
-                               self.conversation)
+        with turn_scope(owned.id):
+            if self.personality is not None and self.personality.refresh():
+                self._report_personality()
+            self.bus.emit(UserHeard(text, spoken=channel == Channel.VOICE))
+            # The task copies this context: everything the turn emits carries its id.
+            turn = asyncio.ensure_future(self.conversation.run_turn(text, channel))
+        return await self._own(turn, self.conversation, owned.id)
 
     def prepare(self, text: str, front: Callable[[Event], None], channel: Channel = Channel.VOICE) -> PreparedTurn:
         """Start answering `text` while the user may still go on (brain/prepared.py): `front`
-        sees the reply as it streams; nothing is shown, kept or run until ask_prepared()."""
+        sees the reply as it streams; nothing is shown, kept or run until ask_prepared().
+        It is a tentative turn: it gets its id (and becomes current) only when confirmed."""
         assert self.conversation is not None, "call start() first"
         if self.personality is not None and self.personality.refresh():
             self._report_personality()
@@ -180,37 +214,80 @@ class Companion:
     async def ask_prepared(self, prepared: PreparedTurn) -> TurnResult:
         """The user's turn is over: the prepared turn becomes hers, exactly as ask() runs one."""
         assert self.conversation is not None, "call start() first"
+        owned = self.turns.begin(TurnSource.SPOKEN, prepared.text)
         if self._turn is not None and not self._turn.done():
-            self.cancel_turn()
             await asyncio.gather(self._turn, return_exceptions=True)
+        prepared.hold.turn = owned.id  # what it emits from now on (and what waited) is this turn's
         prepared.confirm(self.conversation.history, self.conversation.remembered)
-        return await self._own(prepared.task, prepared.conversation)
+        return await self._own(prepared.task, prepared.conversation, owned.id)
 
-    async def _own(self, turn: asyncio.Future[TurnResult], conversation: Conversation) -> TurnResult:
-        """Run `turn` as the current turn: cancel_turn() stops it, notices wait for its end."""
-        self._turn = turn
+    async def _own(self, turn: asyncio.Future[TurnResult], conversation: Conversation, turn_id: int) -> TurnResult:
+        """Run `turn` as the current turn `turn_id`: interrupting it cancels it, notices wait
+        for its end, and what was played of it is kept once it has unwound."""
+        turn.add_done_callback(lambda _done: self._turn_ended(turn_id))
+        self._turn, self._turn_id = turn, turn_id
         try:
             return await turn
         except asyncio.CancelledError:
             current = asyncio.current_task()
             if turn.cancelled() and (current is None or not current.cancelling()):
-                # cancel_turn() stopped it; the caller was not cancelled.
+                # The turn was interrupted; the caller was not cancelled.
                 return TurnResult(conversation.partial, interrupted=True)
             raise
         finally:
-            self._turn = None
+            if self._turn is turn:
+                self._turn = None
             if self.work is not None:
                 self.work.deliver_notices()
             if self.reminders is not None:
                 self.reminders.deliver_pending()
 
+    def tell(self, source: TurnSource, text: str) -> None:
+        """She speaks up on her own (a reminder, a background result): a turn of its own, said
+        through the same mouth and stopped by the same interruption."""
+        owned = self.turns.begin(source, text)
+        with turn_scope(owned.id):
+            self.bus.emit(Speak(SpeechKind.SAY, text))
+        self.turns.thought(owned.id)
+
+    def interrupt(self, reason: str = "stop") -> bool:
+        """Esc, barge-in, push-to-talk, "stop", quit: end the current turn now (its model
+        stream, tool, queued speech and playback). True when a turn was live."""
+        interrupted = self.turns.interrupt(reason)
+        if self._turn is not None and not self._turn.done() and not interrupted:
+            self._turn.cancel()  # a turn the owner already let go of (closing)
+            return True
+        return interrupted
+
     def cancel_turn(self) -> bool:
-        """Barge-in, "stop" or quit: cancel the model stream and the running tool now.
-        True when a turn was running."""
-        if self._turn is None or self._turn.done():
-            return False
-        self._turn.cancel()
-        return True
+        """Compatibility name for interrupt("stop")."""
+        return self.interrupt("stop")
+
+    def keep_heard(self, turn_id: int, heard: str) -> None:
+        """After an interruption: turn `turn_id`'s reply in the history becomes what was played."""
+        if turn_id != self._turn_id:
+            return  # a reminder or notice: remembered whole, or not a reply at all
+        if self._turn is not None and not self._turn.done():
+            self._heard[turn_id] = heard  # it writes its partial reply as it unwinds: trim after
+        else:
+            self.note_heard_reply(heard)
+
+    def answer_aloud(self, text: str) -> bool:
+        """A spoken "yes" or "no" while an approval request is open answers the newest one,
+        through the gate (it starts no turn, so the turn waiting for the answer goes on).
+        True when `text` was such an answer."""
+        return answer_aloud(self.gate, text)
+
+    def _on_turn_event(self, event: Event) -> None:
+        running = self._turn is not None and not self._turn.done()
+        if isinstance(event, TurnInterrupted) and event.turn == self._turn_id and running:
+            self._turn.cancel()
+
+    def _turn_ended(self, turn_id: int) -> None:
+        self.turns.thought(turn_id)
+        heard = self._heard.pop(turn_id, None)
+        if heard is not None:
+            self.note_heard_reply(heard)
 
     @property
     def busy(self) -> bool:
@@ -265,7 +342,7 @@ class Companion:
 
     async def _stop_turn(self) -> None:
         if self._turn is not None and not self._turn.done():
-            self.cancel_turn()
+            self.interrupt("stop")
             await asyncio.gather(self._turn, return_exceptions=True)
 
     # --- quiet moments (background job results) ---------------------------------------------
@@ -299,13 +376,11 @@ class Companion:
         if self.registry is not None:
             for toolset in set(old.tools.disabled_toolsets) | set(settings.tools.disabled_toolsets):
                 self.registry.set_toolset_enabled(toolset, toolset not in settings.tools.disabled_toolsets)
-        if settings.brain != old.brain and self._given_model is None:
-            stale, self.model = self.model, OpenAIChatModel(settings.brain)
-            if stale is not None:
-                asyncio.ensure_future(stale.close())
+        if settings.brain != old.brain and self.clients is not None:
+            # The next request goes to the new brain; a stream or job in flight keeps its client.
+            self.clients.replace(settings.brain)
         if self.conversation is not None:
             self.conversation.settings = settings
-            self.conversation.model = self.model
         if self.personality is not None and settings.personality != old.personality:
             path = Path(settings.personality) if settings.personality else self.paths.personality_file
             self.personality.path = path
@@ -344,8 +419,10 @@ class Companion:
     def _conversation(self, bus: EventBus, mode: Mode) -> Conversation:
         assert self.model is not None and self.registry is not None and self.personality is not None
         store = self.personality
+        # A background job keeps the client it started with until it ends (WorkManager releases it).
+        model = PinnedModel(self.clients) if mode == Mode.WORK and self.clients is not None else self.model
         return Conversation(
-            model=self.model, registry=self.registry, personality=lambda: store.current,
+            model=model, registry=self.registry, personality=lambda: store.current,
             settings=self.settings, bus=bus, mode=mode, workspace=self.workspace,
             data_dir=self.paths.data_dir, session=self.session, services=self.services,
         )
@@ -376,9 +453,10 @@ class Companion:
         store = ReminderStore(self.paths.data_dir / FILE_NAME)
         if store.notice:
             self.bus.emit(ErrorOccurred("tools", "reminders_broken", store.notice))
-        self.reminders = ReminderScheduler(store, self.bus, is_quiet=self.is_quiet)
+        self.reminders = ReminderScheduler(store, self.bus, is_quiet=self.is_quiet,
+                                           say=lambda line: self.tell(TurnSource.REMINDER, line))
         self.services["reminders"] = self.reminders
-        self.reminders.start()
+        self.reminders.start(lambda run: self.supervisor.spawn(REMINDER_WATCH, run))
 
     def family_notes(self) -> dict[str, str]:
         """A line per MCP family for Settings: running with its tools, stopped, or why not."""
@@ -426,7 +504,10 @@ class Companion:
         sentence = self.personality.problem_sentence()
         if sentence:
             self.bus.emit(ErrorOccurred("personality", "personality_problems", sentence))
-            self.bus.emit(Speak(SpeechKind.SAY, sentence))
+            if self.turns.live:
+                self.bus.emit(Speak(SpeechKind.SAY, sentence))  # part of the turn that found it
+            else:
+                self.tell(TurnSource.NOTICE, sentence)
 
 
 def _last_turn(history: list[dict[str, Any]]) -> list[dict[str, Any]]:

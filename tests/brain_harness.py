@@ -7,8 +7,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from companion.cli import RunConfig
-from companion.config import Paths, Settings, with_overrides
+from companion.config import Paths, RunConfig, Settings, with_overrides
 from companion.events import Event, Speak
 from companion.runtime import Companion
 from companion.tools.registry import Registry, ToolSpec

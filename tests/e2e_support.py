@@ -15,8 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from companion.cli import RunConfig
-from companion.config import Paths, Settings, with_overrides
+from companion.config import Paths, RunConfig, Settings, with_overrides
 from companion.persona.store import shipped_default
 from companion.ui.app import CompanionApp
 from companion.voice.audio import read_wav, resample

@@ -28,3 +28,16 @@ def test_every_core_module_imports_with_qt_blocked():
     )
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
+
+
+def test_the_core_never_imports_the_command_line():
+    """One-way door: cli builds a RunConfig (companion.config); the core only reads it."""
+    modules = [m for m in _core_modules() if not m.startswith(("companion.cli", "companion.commands"))]
+    script = (
+        "import sys; sys.modules['companion.cli'] = None; sys.modules['companion.commands'] = None\n"
+        "import importlib\n"
+        f"for name in {modules!r}: importlib.import_module(name)\n"
+        "from companion.runtime import Companion\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr

@@ -13,8 +13,7 @@ from PySide6.QtGui import QImage
 from ui_loop import qt_gc_fixture, qt_loop_fixture  # noqa: F401 (fixtures)
 
 from companion import cli
-from companion.cli import RunConfig
-from companion.config import Paths, Settings, with_overrides
+from companion.config import Paths, RunConfig, Settings, with_overrides
 from companion.events import EXPRESSIONS
 from companion.paths import resource_dir
 from companion.persona import FACES, parse_personality

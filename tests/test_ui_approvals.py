@@ -111,16 +111,37 @@ def test_escape_declines_the_open_card(setup, qtbot, qapp, qt_loop):
     assert _decisions(gate) == ["declined"]
 
 
-def test_a_spoken_yes_answers_the_card(setup, qt_loop):
-    _window, bridge, bus, gate = setup
+def test_a_spoken_yes_answers_the_card_through_the_gate(setup, qt_loop):
+    from companion.safety.answers import answer_aloud
+
+    window, bridge, bus, gate = setup
 
     async def scenario():
         verdict, shown = _ask(gate, bridge, channel="voice")
+        (request,) = await shown
+        # What the voice loop does with a heard "yes": the safety layer answers, not the window.
+        assert answer_aloud(gate, "Yes, go ahead.")
+        resolved = signal_future(bridge.approval_resolved)
+        result = await verdict
+        await resolved
+        return result, window.approvals.cards[request.request_id]
+
+    verdict, card = qt_loop(scenario())
+    assert verdict.allowed and card.outcome == "approved"
+
+
+def test_a_heard_sentence_that_is_no_answer_leaves_the_card_open(setup, qt_loop):
+    from companion.safety.answers import answer_aloud
+
+    _window, bridge, _bus, gate = setup
+
+    async def scenario():
+        verdict, shown = _ask(gate, bridge, channel="voice", timeout_s=0.5)
         await shown
-        bus.emit(ev.UserHeard("Yes, go ahead.", spoken=True))
+        assert not answer_aloud(gate, "What does that command do?")
         return await verdict
 
-    assert qt_loop(scenario()).allowed
+    assert qt_loop(scenario()).decision is Decision.EXPIRED
 
 
 def test_a_typed_yes_is_not_taken_as_an_answer(setup, qt_loop):

@@ -7,8 +7,7 @@ from PySide6.QtCore import Qt
 from scripted_brain import user_texts
 from ui_loop import qt_gc_fixture, qt_loop_fixture, signal_future  # noqa: F401 (fixtures)
 
-from companion.cli import RunConfig
-from companion.config import Paths, Settings, with_overrides
+from companion.config import Paths, RunConfig, Settings, with_overrides
 from companion.ui.app import CompanionApp
 
 

@@ -145,19 +145,47 @@ async def test_with_barge_in_off_she_finishes_and_ignores_talk_over_her(tmp_path
     assert session.loop.heard == ["Tell me a story."]
 
 
+class EchoRoom:
+    """A microphone in a room with her loudspeaker: each frame captured at time t also holds,
+    quieter, what the speaker played at t (the sink's timeline and the file start together).
+    When the loop falls behind, frames are read late, but their echo is still that of their
+    own moment, as with a real microphone."""
+
+    realtime = True
+
+    def __init__(self, source, sink, gain: float) -> None:
+        self.source, self.sink, self.gain = source, sink, gain
+        self._captured = 0  # 16 kHz samples delivered so far
+
+    async def read(self):
+        frame = await self.source.read()
+        if frame is None:
+            return None
+        start, self._captured = self._captured, self._captured + frame.size
+        played = self.sink.audio()
+        begin, end = (int(n * self.sink.rate / 16_000) for n in (start, self._captured))
+        echo = resample(played[begin:end], self.sink.rate, 16_000)[:frame.size]
+        mixed = frame.copy()
+        mixed[:echo.size] += echo * self.gain
+        return mixed
+
+    def close(self) -> None:
+        self.source.close()
+
+
 async def test_her_own_voice_coming_back_through_the_microphone_is_dropped_as_echo(
     tmp_path, scripted_brain, hearing, piper_voice
 ):
     reply = "The weather today is sunny and warm."
     scripted_brain.push({"text": reply})
-    # Her answer leaks back into the microphone, quieter than she plays it, while she plays it:
-    # she starts 1-3 s after the question (more on a busy machine) and talks for ~2.5 s.
-    question = speech(piper_voice, "How is the weather?", tail_s=2.5)
-    echo = speech(piper_voice, reply, lead_s=0.0, tail_s=1.5) * 0.15
-    wav = tmp_path / "echo.wav"
-    write_wav(wav, np.concatenate([question, echo]), 16_000)
+    wav = tmp_path / "question.wav"
+    write_wav(wav, speech(piper_voice, "How is the weather?", tail_s=8.0), 16_000)
     companion = await start_companion(tmp_path, scripted_brain)
-    session, _ = session_for(companion, wav, hearing, piper_voice, realtime=True)
+    started = time.monotonic()
+    sink = WavSink(lambda: time.monotonic() - started, rate=piper_voice.sample_rate, realtime=True)
+    room = EchoRoom(WavSource(wav, realtime=True), sink, gain=0.15)  # her voice, -16 dB, comes back
+    session = VoiceSession(brain=CompanionBrain(companion), bus=companion.bus, source=room, sink=sink,
+                           transcriber=hearing, synthesizer=piper_voice, voice=VoiceSettings())
     try:
         await session.run()
     finally:
@@ -181,5 +209,6 @@ async def test_the_state_follows_her_voice_not_just_the_brain(tmp_path, scripted
     finally:
         await session.close()
         await companion.close()
-    # The brain's turn ends (idle) before she has said it; she shows speaking until she is done.
-    assert states == ["listening", "thinking", "idle", "speaking", "listening", "idle"]
+    # The brain's turn ends before she has said it: she shows thinking until her voice plays,
+    # speaking until she is done (never "idle" in between), then listening until the file ends.
+    assert states == ["listening", "thinking", "speaking", "listening", "idle"]

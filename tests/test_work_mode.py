@@ -161,3 +161,40 @@ async def test_a_job_whose_brain_fails_reports_the_failure(tmp_path, scripted_br
     [line] = [e.text for e in recorder.of(Speak) if "stopped" in e.text]
     assert line.startswith(f"My background job on '{TASK}' stopped:") and "out of memory" in line
     await companion.close()
+
+
+async def test_a_background_job_keeps_its_brain_across_a_change_of_the_brain_url(tmp_path, scripted_brain):
+    """The job started on brain A; the user points her at brain B mid-job. Her next question
+    goes to B at once; the job carries on with A and finishes (A is closed only after it)."""
+    from dataclasses import replace
+
+    from scripted_brain import ScriptedBrain
+
+    job_may_finish = asyncio.Event()
+    job_tool_started = asyncio.Event()
+
+    async def sort_notes(args, ctx):
+        job_tool_started.set()
+        await job_may_finish.wait()
+        return "sorted"
+
+    start_job_script(scripted_brain)
+    scripted_brain.push({"for": "JOB:", "tool_calls": [{"name": "sort_notes", "arguments": {}}]},
+                        {"for": "JOB:", "text": "Notes sorted on brain A."})
+    registry = work_registry(tool("sort_notes", sort_notes, toolset="mcp"))
+    companion, recorder = await start_companion(make_config(tmp_path, scripted_brain.url), registry)
+    with ScriptedBrain([{"text": "Brain B here."}]) as brain_b:
+        await companion.ask("please organise my desk")
+        await asyncio.wait_for(job_tool_started.wait(), 10)
+        settings = companion.settings
+        companion.apply_settings(replace(settings, brain=replace(settings.brain, base_url=brain_b.url)))
+        assert (await companion.ask("who are you?")).text == "Brain B here."
+        job_may_finish.set()
+        await asyncio.wait_for(companion.work.job.future, 10)
+        await companion.close()
+    statuses = [e.status for e in recorder.of(WorkChanged)]
+    assert statuses == ["running", "finished"], recorder.of(WorkChanged)
+    assert recorder.of(WorkChanged)[-1].result == "Notes sorted on brain A."
+    assert len(brain_b.bodies) == 1  # only the new question went to B
+    assert sum(TASK in str(b["messages"][1]["content"]) for b in scripted_brain.bodies) == 2
+    assert companion.clients is not None and companion.clients.in_use == 0

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 from collections.abc import Callable
 from typing import Any
 
@@ -32,10 +33,20 @@ class HeldBus:
         self._shown: dict[int, Event] = {}  # by id, holding a reference so no id is reused
         self.released = False
         self.discarded = False
+        self.turn = 0
+        """The turn id it became when confirmed (its events are stamped with it)."""
+        self.replaying = False
+        """True while release() delivers what waited (the front already had all of it)."""
+
+    def _stamp(self, event: Event) -> Event:
+        # The prepared turn's task began before it had a turn id: its events get it here.
+        if self.turn and getattr(event, "turn", None) == 0:
+            return dataclasses.replace(event, turn=self.turn)
+        return event
 
     def emit(self, event: Event) -> None:
         if self.released:
-            self._bus.emit(event)
+            self._bus.emit(self._stamp(event))
         elif not self.discarded:
             self._held.append(event)
             self._shown[id(event)] = event
@@ -43,7 +54,7 @@ class HeldBus:
 
     def shown(self, event: Event) -> bool:
         """True when `front` already had this event (so it can ignore it when it is delivered)."""
-        return self._shown.get(id(event)) is event
+        return self.replaying or self._shown.get(id(event)) is event
 
     def subscribe(self, subscriber: Callable[[Event], None]) -> Callable[[], None]:
         return self._bus.subscribe(subscriber)
@@ -51,8 +62,12 @@ class HeldBus:
     def release(self) -> None:
         self.released = True
         held, self._held = self._held, []
-        for event in held:
-            self._bus.emit(event)
+        self.replaying = True
+        try:
+            for event in held:
+                self._bus.emit(self._stamp(event))
+        finally:
+            self.replaying = False
 
     def discard(self) -> None:
         self.discarded = True

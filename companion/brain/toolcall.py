@@ -24,8 +24,6 @@ from companion.events import (
     Outcome,
     Speak,
     SpeechKind,
-    State,
-    StateChanged,
     ToolFinished,
     ToolStarted,
 )
@@ -175,7 +173,6 @@ class ToolRunner:
             self.bus.emit(Speak(SpeechKind.ANNOUNCE, lines.announce, spec.name))
         self.bus.emit(ToolStarted(spec.name, call.id, arguments))
         self.bus.emit(ExpressionChanged(spec.expressions.get("focus", "thinking"), f"focus: {spec.name}"))
-        self.bus.emit(StateChanged(State.WORKING))
         asking: set[str] = set()  # approval questions open right now
 
         def watch(event: object) -> None:
@@ -231,7 +228,6 @@ class ToolRunner:
             self.failures += 1
             self.bus.emit(Speak(SpeechKind.FAIL, lines.fail, spec.name))
             self.bus.emit(ExpressionChanged(spec.expressions.get("fail", "sad"), f"fail: {spec.name}"))
-        self.bus.emit(StateChanged(State.THINKING))
         return outcome, text
 
 

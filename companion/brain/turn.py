@@ -28,8 +28,6 @@ from companion.events import (
     ReplyDone,
     Speak,
     SpeechKind,
-    State,
-    StateChanged,
     TurnFinished,
 )
 from companion.persona import Personality, build_system_prompt, build_turn_note, with_turn_note
@@ -110,7 +108,6 @@ class Conversation:
             patterns=personality.patterns, make_context=lambda spec: self._context(spec, channel),
         )
         self._partial = ""
-        self.bus.emit(StateChanged(State.THINKING))
         try:
             result = await self._rounds(system, note, added, runner, channel)
         except asyncio.CancelledError:
@@ -119,14 +116,12 @@ class Conversation:
                 added.append({"role": "assistant", "content": self._partial})
             self._remember(added)
             self.bus.emit(TurnFinished(self._partial, "neutral", interrupted=True))
-            self.bus.emit(StateChanged(State.IDLE))
             raise
         if result.error is None or result.error.code != "context":
             self._remember(added)  # a turn too large for the context would fail every next turn
         if result.error is None:
             self.bus.emit(ExpressionChanged(result.emotion, "reply"))
         self.bus.emit(TurnFinished(result.text, result.emotion))
-        self.bus.emit(StateChanged(State.IDLE))
         return result
 
     async def _rounds(

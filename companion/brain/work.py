@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from companion.brain.turn import Conversation, TurnResult
-from companion.events import EventBus, Speak, SpeechKind, WorkChanged
+from companion.events import ErrorOccurred, EventBus, Speak, SpeechKind, WorkChanged
 from companion.tools.context import Channel
 
 log = logging.getLogger(__name__)
@@ -33,9 +33,12 @@ class WorkManager:
     def __init__(
         self, *, make_conversation: Callable[[EventBus], Conversation], bus: EventBus,
         is_quiet: Callable[[], bool], remember: Callable[[str], None] | None = None,
+        say: Callable[[str], None] | None = None,
     ) -> None:
         """`make_conversation(bus)` builds a fresh work-mode conversation; `remember(text)`
-        adds the spoken result to the main conversation's history."""
+        adds the spoken result to the main conversation's history; `say(line)` speaks it (the
+        runtime gives it a turn of its own; default: a Speak on the bus)."""
+        self._say = say or (lambda line: bus.emit(Speak(SpeechKind.SAY, line)))
         self._make_conversation = make_conversation
         self._bus = bus
         self._is_quiet = is_quiet
@@ -82,7 +85,7 @@ class WorkManager:
         """Say the waiting result lines, if she may speak now."""
         while self.pending and self._is_quiet():
             line = self.pending.pop(0)
-            self._bus.emit(Speak(SpeechKind.SAY, line))
+            self._say(line)
             if self._remember is not None:
                 self._remember(line)
 
@@ -93,13 +96,18 @@ class WorkManager:
             await asyncio.gather(self.job.future, return_exceptions=True)
 
     def _finished(self, job: WorkJob, future: asyncio.Task[TurnResult]) -> None:
+        release = getattr(job.conversation.model, "release", None)
+        if release is not None:
+            release()  # the brain client it was pinned to may close now
         if future.cancelled():
             self._bus.emit(WorkChanged("cancelled", job.task))
             return
         error = future.exception()
         if error is not None:
             log.error("background job crashed", exc_info=error)
-            self._notify(job, "failed", f"My background job on '{job.task}' stopped unexpectedly ({error}).")
+            line = f"My background job on '{job.task}' stopped unexpectedly ({error})."
+            self._bus.emit(ErrorOccurred("work", "job_crashed", line))
+            self._notify(job, "failed", line)
             return
         result = future.result()
         if result.error is not None:

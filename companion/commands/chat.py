@@ -8,7 +8,7 @@ import sys
 from typing import TYPE_CHECKING, TextIO
 
 if TYPE_CHECKING:
-    from companion.cli import RunConfig
+    from companion.config import RunConfig
     from companion.events import Event
 
 PROMPT = "you> "

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from companion.cli import RunConfig
+    from companion.config import RunConfig
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

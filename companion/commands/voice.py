@@ -8,7 +8,7 @@ import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from companion.cli import RunConfig
+    from companion.config import RunConfig
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -57,7 +57,7 @@ async def _voice(args: argparse.Namespace, config: RunConfig) -> int:
     from companion.voice.brain_port import CompanionBrain
     from companion.voice.factory import build_voice
     from companion.voice.models import progress_bar
-    from companion.voice.session import VoiceSession
+    from companion.voice.session import LISTENING_WATCH, VoiceSession
 
     voice = config.settings.voice
     if args.input_device is not None or args.output_device is not None:
@@ -100,7 +100,7 @@ async def _voice(args: argparse.Namespace, config: RunConfig) -> int:
         lambda: asks.append(asyncio.ensure_future(typed_input_ended(list(asks)))),
     )
     try:
-        await session.run()
+        await companion.supervisor.spawn(LISTENING_WATCH, session.run)  # a failure is said; she listens again
     finally:
         typed()
         await session.close()

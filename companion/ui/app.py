@@ -21,7 +21,7 @@ from PySide6.QtWidgets import QApplication
 from companion.api_keys import with_api_key
 from companion.config import Settings
 from companion.errors import CompanionError
-from companion.events import EventBus
+from companion.events import ErrorOccurred, EventBus
 from companion.tools.context import Channel
 from companion.ui.bridge import EventBridge
 from companion.ui.settings_keeper import SettingsKeeper
@@ -229,7 +229,6 @@ class CompanionApp(QObject):
             speech_level=self.bridge.deliver_speech_level, mic_level=self.bridge.deliver_mic_level,
             progress=self.bridge.deliver_progress)
         await session.start()  # closes what it opened when it fails
-        session.loop.intercept = self._answers_a_card
         session.set_muted(self.window.mute_button.isChecked())
         return session
 
@@ -290,10 +289,9 @@ class CompanionApp(QObject):
         self._save(replace(settings, voice=replace(settings.voice, muted=muted)))
 
     def stop_talking(self) -> None:
-        if self.voice is not None:
-            self.voice.interrupt()
+        """Esc or Stop: one interruption ends her turn (model, tool, queued speech, playback)."""
         if self.companion is not None:
-            self.companion.cancel_turn()
+            self.companion.interrupt("Esc")
 
     def open_settings(self, tab: str = "") -> None:
         from companion.persona.store import shipped_templates
@@ -481,7 +479,10 @@ class CompanionApp(QObject):
     def _task_done(self, task: asyncio.Task) -> None:
         self._tasks.discard(task)
         if not task.cancelled() and task.exception() is not None:
-            log.error("background task failed", exc_info=task.exception())
+            error = task.exception()
+            log.error("background task failed", exc_info=error)
+            # Never silent: the window shows it (a banner) like any other failure.
+            self.bus.emit(ErrorOccurred("app", "task_failed", f"Something went wrong: {error}"))
 
 
 def _import_core():

@@ -18,7 +18,7 @@ from companion.runtime import Companion
 from companion.voice.brain_port import CompanionBrain
 from companion.voice.factory import build_voice
 from companion.voice.models import Progress
-from companion.voice.session import VoiceSession
+from companion.voice.session import LISTENING_WATCH, VoiceSession
 from companion.voice.vad import rms
 
 log = logging.getLogger(__name__)
@@ -92,7 +92,8 @@ class WindowVoice:
         self.session = VoiceSession.from_parts(parts, brain=CompanionBrain(self.companion), bus=self.bus,
                                                voice=self.voice)
         if self.listening:
-            self._run = asyncio.ensure_future(self.session.run())
+            # Supervised: a failure shows as a banner and she listens again.
+            self._run = self.companion.supervisor.spawn(LISTENING_WATCH, self.session.run)
         else:
             self.session.refresh_narration()  # no loop to run, but her narration is still cached
 
@@ -106,14 +107,14 @@ class WindowVoice:
         if self.loop is None:
             return
         if down:
-            self.loop.interrupt()
+            self.loop.interrupt("push-to-talk")
             self._set_loop_muted(False)
         else:
             self._set_loop_muted(self._muted_by_user)
 
     def interrupt(self) -> None:
         if self.loop is not None:
-            self.loop.interrupt()
+            self.loop.interrupt("Esc")
 
     def apply(self, voice: VoiceSettings) -> None:
         self.voice = voice

@@ -12,7 +12,6 @@ destroy data), and Esc declines.
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable
 
@@ -31,6 +30,7 @@ from PySide6.QtWidgets import (
 )
 
 from companion.events import ApprovalNeeded
+from companion.safety.answers import spoken_answer, typed_answer
 
 Answer = Callable[[str, str, bool], bool]
 """answer(request_id, decision, always) -> False when the question is no longer open."""
@@ -45,36 +45,6 @@ MIN_PANEL_HEIGHT = 140
 """Below this the cards scroll rather than push the window taller."""
 COMMAND_LINES = 4
 """The command box grows to this many lines, then scrolls (the window never grows)."""
-
-_YES = re.compile(r"^(yes|yeah|yep|yup|sure|ok(ay)?|go ahead|do it|approve[d]?|run it)\b")
-_NO = re.compile(r"^(no|nope|nah|don'?t|do not|stop|cancel|decline[d]?)\b")
-_ALWAYS = re.compile(r"\balways\b")
-_WHOLE_ANSWER = re.compile(
-    r"^(yes|yeah|yep|yup|sure|ok(ay)?|go ahead|do it|approve[d]?|run it|always|no|nope|nah"
-    r"|don'?t|do not|stop|cancel|decline[d]?)( (please|go ahead|do it|run it|always|allow it"
-    r"|always allow( it)?|thanks|thank you|don'?t|do not))*$")
-
-
-def spoken_answer(text: str) -> tuple[str, bool] | None:
-    """Read a spoken reply to a card: ("approved"|"declined", always) or None if it isn't one."""
-    words = _words(text)
-    if _NO.match(words):
-        return DECLINED, False
-    if _YES.match(words) or words.startswith("always"):
-        return APPROVED, bool(_ALWAYS.search(words))
-    return None
-
-
-def typed_answer(text: str) -> tuple[str, bool] | None:
-    """Read a typed message as a card's answer only when it is nothing but an answer ("yes",
-    "no, don't"): a sentence that merely starts with "yes" is a message to her, not an OK."""
-    words = _words(text)
-    return spoken_answer(words) if _WHOLE_ANSWER.match(words) else None
-
-
-def _words(text: str) -> str:
-    return re.sub(r" +", " ", re.sub(r"[^a-z' ]+", " ", text.lower())).strip()
-
 
 def decision_line(command: str, decision: str, always: bool) -> str:
     """The transcript's record of how a question ended."""

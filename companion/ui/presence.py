@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 @dataclass(frozen=True)
 class Facts:
     core: str = "idle"
-    """The core's last state: idle | listening | thinking | working | speaking."""
+    """The core's last state: idle | listening | thinking | working | speaking | waiting | offline."""
     started: bool = True
     """False while the core is still starting."""
     offline: str = ""
@@ -52,8 +52,11 @@ BUSY = ("thinking", "working", "speaking")
 
 def look(f: Facts) -> Look:
     """The one answer for the pill, the face and the Stop control."""
-    in_turn = f.core in BUSY or f.tool or f.waiting
-    if f.waiting:
+    # The core's state machine (companion.face_state) also says waiting and offline.
+    waiting = f.waiting or f.core == "waiting"
+    offline = f.offline or ("can't reach my brain" if f.core == "offline" else "")
+    in_turn = f.core in BUSY or f.tool or waiting
+    if waiting:
         return Look("Waiting for your OK", "attention", "idle", "pleading", can_stop=True)
     if f.tool:
         return Look(f"Working: {f.tool}", "busy", "working", can_stop=True)
@@ -68,8 +71,8 @@ def look(f: Facts) -> Look:
         return Look("Listening (push-to-talk)", "listening", "listening")
     if not f.started:
         return Look("Starting…", "busy", "idle")
-    if f.offline:
-        return Look(f"Offline: {f.offline}", "offline", "idle")
+    if offline:
+        return Look(f"Offline: {offline}", "offline", "idle")
     if f.voice == "loading":
         percent = "" if f.voice_progress is None else f" {round(100 * f.voice_progress)} %"
         return Look(f"Loading my voice…{percent}", "busy", "idle")

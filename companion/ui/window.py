@@ -177,7 +177,6 @@ class CompanionWindow(QMainWindow):
     def connect_bridge(self, bridge: EventBridge) -> None:
         bridge.heard.connect(self._turn_started)
         bridge.heard.connect(self.captions.add_heard)
-        bridge.heard.connect(self.approvals.hear)
         bridge.reply_delta.connect(self.captions.add_reply_delta)
         bridge.reply_done.connect(self.captions.finish_reply)
         bridge.speak.connect(self.captions.add_speech)

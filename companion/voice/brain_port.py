@@ -8,13 +8,18 @@ from companion.tools.context import Channel
 
 if TYPE_CHECKING:
     from companion.runtime import Companion
+    from companion.turns import TurnOwner
 
 
 class CompanionBrain:
-    """Voice turns go to `companion.ask(text, Channel.VOICE)`; barge-ins trim its history."""
+    """Spoken turns go to `companion.ask(text, Channel.VOICE)`; interruptions go to its turn owner."""
 
     def __init__(self, companion: Companion) -> None:
         self.companion = companion
+
+    @property
+    def turns(self) -> TurnOwner:
+        return self.companion.turns
 
     async def ask(self, text: str) -> None:
         await self.companion.ask(text, Channel.VOICE)
@@ -26,11 +31,14 @@ class CompanionBrain:
     async def ask_prepared(self, prepared) -> None:
         await self.companion.ask_prepared(prepared)
 
-    def cancel_turn(self) -> None:
-        self.companion.cancel_turn()
+    def interrupt(self, reason: str) -> bool:
+        return self.companion.interrupt(reason)
 
-    def keep_only_spoken(self, spoken: str) -> None:
-        self.companion.note_heard_reply(spoken)
+    def keep_heard(self, turn: int, heard: str) -> None:
+        self.companion.keep_heard(turn, heard)
+
+    def answer_aloud(self, text: str) -> bool:
+        return self.companion.answer_aloud(text)
 
     def hold_notices(self, hold: bool) -> None:
         self.companion.hold_notices(hold)

@@ -135,6 +135,11 @@ class Endpointer:
         self._pause: PauseStarted | None = None
 
     @property
+    def stream_s(self) -> float:
+        """Seconds of audio pushed so far (the stream time events are stamped with)."""
+        return self._frame_index * FRAME_S
+
+    @property
     def in_speech(self) -> bool:
         """True while a confirmed utterance is open."""
         return self._confirmed

@@ -7,6 +7,7 @@ from dataclasses import replace
 
 from companion.config import VoiceSettings
 from companion.events import EventBus, Speak, SpeechKind, UserHeard
+from companion.supervisor import Watch
 from companion.voice.audio import AudioSink, AudioSource
 from companion.voice.brain_port import CompanionBrain
 from companion.voice.echo_canceller import EchoSettings
@@ -23,6 +24,10 @@ from companion.voice.tts import Synthesizer
 from companion.voice.vad import SpeechDetector
 
 log = logging.getLogger(__name__)
+
+LISTENING_WATCH = Watch("my hearing", "hearing", restart_on=(Exception,))
+"""The voice loop under a supervisor: a VAD, transcriber or device failure is said, and she
+listens again (the microphone stays open; the utterance in progress is lost)."""
 
 
 class VoiceSession:

@@ -27,6 +27,8 @@ class Line:
     """As she wrote it (what the history keeps)."""
     kind: SpeechKind
     generation: int
+    turn: int = 0
+    """The turn it belongs to (0: none, e.g. a preview line)."""
 
 
 @dataclass
@@ -73,10 +75,16 @@ class Speaker:
         """Set while nothing is queued or playing."""
         return self._idle
 
-    def say(self, text: str, kind: SpeechKind = SpeechKind.SAY) -> None:
+    @property
+    def busy(self) -> bool:
+        """Something is queued or playing (lines held for a prepared reply don't count: she is
+        not talking yet)."""
+        return self.playing or (not self._idle.is_set() and not self.holding)
+
+    def say(self, text: str, kind: SpeechKind = SpeechKind.SAY, turn: int = 0) -> None:
         self._pending += 1
         self._idle.clear()
-        self._text_queue.put_nowait(Line(text, kind, self._generation))
+        self._text_queue.put_nowait(Line(text, kind, self._generation, turn))
 
     @property
     def holding(self) -> bool:

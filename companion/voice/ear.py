@@ -1,0 +1,295 @@
+"""Her ear: source → (frame processors) → VAD → endpointer (and turn model) → transcriber →
+"the user said X". It also notices the user talking over her (barge-in) and drops her own
+voice coming back as echo. It never talks to the brain or the speaker: the voice loop does.
+
+Seams:
+- `processors`: each frame passes through them, in order, before the VAD. An echo canceller
+  goes here (it takes the speaker's reference from the sink itself) and returns the cleaned
+  frame.
+- The endpointer (`voice.endpoint.Endpointer`) and the turn watch (`voice.turn_end`) decide
+  where an utterance ends; a semantic end of turn replaces or extends them without touching
+  the rest of the ear.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections import deque
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import numpy as np
+
+from companion.config import VoiceSettings
+from companion.voice.audio import AudioSink, AudioSource
+from companion.voice.echo import PlayedLine, is_echo
+from companion.voice.endpoint import (
+    TURN_CHECK_MS,
+    Endpointer,
+    EndpointSettings,
+    PauseStarted,
+    SpeechResumed,
+    SpeechStarted,
+    TurnCheck,
+    UtteranceEnded,
+)
+from companion.voice.latency import TurnLatency
+from companion.voice.smart_turn import SmartTurn
+from companion.voice.stt import Transcriber
+from companion.voice.turn_end import TurnJudge, TurnWatch
+from companion.voice.vad import FRAME_S, SpeechDetector, rms
+
+__all__ = ["Ear", "EarSettings", "FrameProcessor", "HerVoice", "PauseListener", "Utterance"]
+
+log = logging.getLogger(__name__)
+
+PREPARE_AFTER_MS = TURN_CHECK_MS
+"""A reply is prepared once a pause is this long: shorter gaps between words would waste requests."""
+
+
+class FrameProcessor(Protocol):
+    """Cleans one 16 kHz frame before the VAD hears it (an echo canceller, a noise gate)."""
+
+    def process(self, frame: np.ndarray) -> np.ndarray: ...
+
+
+class HerVoice(Protocol):
+    """What the ear needs to know about her own voice (the mouth's speaker)."""
+
+    playing: bool
+    recent_played: deque[PlayedLine]
+
+    @property
+    def busy(self) -> bool:
+        """Something of hers is queued or playing."""
+
+
+@dataclass(frozen=True)
+class EarSettings:
+    barge_in: bool = True
+    """Stop her when the user talks over her (turn off for speakers without a headset)."""
+    barge_in_ms: int = 250
+    """How long the user must speak over her before she stops."""
+    barge_in_floor: float = 0.01
+    """Minimum microphone level (RMS) that can count as the user talking over her."""
+    echo_ratio: float = 0.3
+    """The floor also rises to this fraction of her own current playback level."""
+    muted: bool = False
+    """Microphone muted: frames are read and thrown away."""
+    endpoint: EndpointSettings = field(default_factory=EndpointSettings)
+
+    @classmethod
+    def from_voice(cls, voice: VoiceSettings, *, turn_model: bool = False) -> EarSettings:
+        return cls(barge_in=voice.barge_in, muted=voice.muted,
+                   endpoint=EndpointSettings.for_patience(voice.end_of_turn_silence_ms, turn_model=turn_model))
+
+
+@dataclass(frozen=True)
+class Utterance:
+    """What the user said, with its latency marks and the pause that ended it."""
+
+    text: str
+    latency: TurnLatency
+    pause_id: int | None = None
+
+
+class PauseListener(Protocol):
+    """Told about pauses, so a reply can be prepared while the user may still go on."""
+
+    def pause_ready(self, pause_id: int, text: str) -> None:
+        """The pause under way is longer than a gap between words, with its early transcript."""
+
+    def resumed(self, pause_id: int) -> None:
+        """The user went on talking: a reply prepared for that pause is stale."""
+
+    def discarded(self, pause_id: int | None) -> None:
+        """The utterance ended as nothing she should answer (silence, her own echo)."""
+
+
+def _frames_in(ms: float) -> int:
+    return max(1, round(ms / 1000 / FRAME_S))
+
+
+class Ear:
+    """`run()` reads the source until it ends or is closed; each utterance goes to `heard`,
+    each barge-in to `barged_in`."""
+
+    def __init__(
+        self, *, source: AudioSource, vad: SpeechDetector, transcriber: Transcriber, her_voice: HerVoice,
+        heard: Callable[[Utterance], Awaitable[None]], barged_in: Callable[[], None],
+        settings: EarSettings | None = None, sink: AudioSink | None = None, turn_model: SmartTurn | None = None,
+        pauses: PauseListener | None = None,
+    ) -> None:
+        self.source = source
+        self.vad = vad
+        self.transcriber = transcriber
+        self.her_voice = her_voice
+        self._heard = heard
+        self._barged_in = barged_in
+        self.settings = settings or EarSettings()
+        self.endpointer = Endpointer(self.settings.endpoint)
+        self.pauses = pauses
+        """Where pauses are reported (the loop prepares a reply there): the turn-taking seam."""
+        self.processors: list[FrameProcessor] = []
+        """Run on every frame before the VAD (the echo canceller's place)."""
+        self.turn_watch = TurnWatch(TurnJudge(turn_model)) if turn_model is not None else None
+        """Asks the turn model at each pause; None: the silence alone ends a turn."""
+        self._early: dict[int, asyncio.Task[str]] = {}
+        self._over_floor: deque[bool] = deque(maxlen=_frames_in(400))  # the last 400 ms of frames
+        self._out_levels: deque[float] = deque(maxlen=15)  # ~300 ms of 20 ms blocks
+        self._last_frame = (0.0, time.monotonic())  # (stream seconds, monotonic) of the newest frame
+        self._closing = False
+        self._spoke_from = 0.0
+        self._origin: float | None = None
+        """time.monotonic() of the endpointer's stream time 0: frames are captured in real time,
+        but read late when the ear falls behind, so their capture time comes from here."""
+        if sink is not None:
+            sink.add_level_listener(self._out_levels.append)
+
+    @property
+    def in_speech(self) -> bool:
+        return self.endpointer.in_speech
+
+    def apply(self, settings: EarSettings) -> None:
+        """New settings take effect now; a new end-of-turn silence applies from the next utterance."""
+        if settings.endpoint != self.settings.endpoint:
+            self.endpointer = Endpointer(settings.endpoint)
+            self._origin = None
+        self.settings = settings
+
+    async def run(self, after_frame: Callable[[], None] = lambda: None) -> None:
+        """Until the source ends. Run again after a failure, it starts on a fresh utterance."""
+        self.endpointer = Endpointer(self.settings.endpoint)
+        self._origin = None
+        for task in self._early.values():
+            task.cancel()
+        self._early.clear()
+        while (frame := await self.source.read()) is not None:
+            stream_s = self._last_frame[0] + FRAME_S
+            self._last_frame = (stream_s, time.monotonic())
+            if self._origin is None:
+                self._origin = time.monotonic() - FRAME_S - self.endpointer.stream_s
+            if self.settings.muted:
+                continue
+            for processor in self.processors:
+                frame = processor.process(frame)
+            await self._hear(frame)
+            after_frame()
+        if not self._closing:
+            # The audio ran out (a file): whoever was speaking has stopped.
+            for event in self.endpointer.flush():
+                await self._utterance_ended(event)
+
+    async def _hear(self, frame: np.ndarray) -> None:
+        probability = self.vad.probability(frame)
+        voice = self.her_voice
+        if voice.busy and not self.settings.barge_in:
+            # Without barge-in her own voice must not become a question: hear nothing while she talks.
+            return
+        if voice.playing:
+            self._watch_for_barge_in(frame, probability)
+        watch = self.turn_watch
+        if watch is not None:
+            for pause_id in watch.finished():
+                for event in self.endpointer.conclude(pause_id):
+                    await self._utterance_ended(event)
+        for event in self.endpointer.push(frame, probability):
+            if isinstance(event, SpeechStarted):
+                self._spoke_from = self._captured_at(event.at_s)
+            elif isinstance(event, PauseStarted):
+                early = asyncio.create_task(self.transcriber.transcribe(event.audio))
+                self._early[event.pause_id] = early
+                early.add_done_callback(lambda _task, pause_id=event.pause_id: self._pause_ready(pause_id))
+            elif isinstance(event, TurnCheck) and watch is not None:
+                watch.check(event, self._early.get(event.pause_id))
+                if not self.source.realtime:
+                    # A file has no real time to keep up with: wait for the answer right here.
+                    finished = await watch.answer(event.pause_id)
+                    self._pause_ready(event.pause_id)
+                    for ended in self.endpointer.conclude(event.pause_id) if finished else ():
+                        await self._utterance_ended(ended)
+            elif isinstance(event, SpeechResumed):
+                task = self._early.pop(event.pause_id, None)
+                if task:
+                    task.cancel()
+                if self.pauses is not None:
+                    self.pauses.resumed(event.pause_id)
+                if watch is not None:
+                    watch.resumed(event.pause_id)
+            elif isinstance(event, UtteranceEnded):
+                await self._utterance_ended(event)
+        if self.endpointer.pause_id is not None:
+            self._pause_ready(self.endpointer.pause_id)
+
+    def _pause_ready(self, pause_id: int) -> None:
+        """Tell the listener once the pause under way is long enough to be more than a gap
+        between words and its early transcript is ready."""
+        early = self._early.get(pause_id)
+        if self.pauses is None or early is None or not early.done() or early.cancelled():
+            return
+        if early.exception() is not None or not early.result() or self.settings.muted or self._closing:
+            return
+        if self.endpointer.pause_id != pause_id or self.endpointer.silence_ms < PREPARE_AFTER_MS:
+            return
+        self.pauses.pause_ready(pause_id, early.result())
+
+    def _watch_for_barge_in(self, frame: np.ndarray, probability: float) -> None:
+        s = self.settings
+        floor = max(s.barge_in_floor, s.echo_ratio * max(self._out_levels, default=0.0))
+        self._over_floor.append(probability >= s.endpoint.start_threshold and rms(frame) >= floor)
+        # Sustained speech: most of the recent frames, so the gaps between words don't reset it.
+        if sum(self._over_floor) >= _frames_in(s.barge_in_ms):
+            self._over_floor.clear()
+            log.debug("barge-in: mic %.3f over floor %.3f", rms(frame), floor)
+            self._barged_in()
+
+    async def _utterance_ended(self, event: UtteranceEnded) -> None:
+        latency = TurnLatency()
+        stream_now, wall_now = self._last_frame
+        latency.mark("speech_end", wall_now - (stream_now - event.speech_end_s))
+        latency.mark("utterance_end")
+        if self.turn_watch is not None:
+            latency.verdicts = self.turn_watch.take_verdicts(event.pause_id)
+        early = self._early.pop(event.pause_id, None) if event.pause_id is not None else None
+        for task in self._early.values():
+            task.cancel()
+        self._early.clear()
+        if early is not None:
+            latency.early_transcript_ready = early.done()
+            text = await early
+        else:
+            text = await self.transcriber.transcribe(event.audio)
+        latency.mark("transcribed")
+        if not text:
+            self._discard(event.pause_id)
+            return
+        spoken_to = self._captured_at(event.speech_end_s)
+        spoken_from = min(self._spoke_from or spoken_to, spoken_to)
+        log.debug("echo check %r from %.2f to %.2f now %.2f: %s", text, spoken_from, spoken_to, time.monotonic(),
+                  [(p.text, round(p.started, 2), p.ended and round(p.ended, 2)) for p in self.her_voice.recent_played])
+        if is_echo(text, self.her_voice.recent_played, spoken_from=spoken_from, spoken_to=spoken_to,
+                   now=time.monotonic()):
+            log.info("dropped my own echo: %r", text)
+            self._discard(event.pause_id)
+            return
+        latency.heard = text
+        await self._heard(Utterance(text, latency, event.pause_id))
+
+    def _discard(self, pause_id: int | None) -> None:
+        if self.pauses is not None:
+            self.pauses.discarded(pause_id)
+
+    def _captured_at(self, stream_s: float) -> float:
+        """When (time.monotonic()) the audio at the endpointer's `stream_s` was captured."""
+        return (self._origin if self._origin is not None else time.monotonic()) + stream_s
+
+    def close(self) -> None:
+        self._closing = True
+        self.source.close()
+        for task in self._early.values():
+            task.cancel()
+        if self.turn_watch is not None:
+            self.turn_watch.close()
