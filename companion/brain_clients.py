@@ -76,10 +76,10 @@ class SwitchingModel:
         return self.clients.current.model
 
     async def complete(self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]] | None,
-                       on_text: Callable[[str], None]) -> ModelReply:
+                       on_text: Callable[[str], bool | None], **options: Any) -> ModelReply:
         client = self.clients.acquire()
         try:
-            return await client.complete(messages, tools, on_text)
+            return await client.complete(messages, tools, on_text, **options)
         finally:
             self.clients.release(client)
 
@@ -101,8 +101,11 @@ class PinnedModel:
         return self.client.model
 
     async def complete(self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]] | None,
-                       on_text: Callable[[str], None]) -> ModelReply:
-        return await self.client.complete(messages, tools, on_text)
+                       on_text: Callable[[str], bool | None], **options: Any) -> ModelReply:
+        return await self.client.complete(messages, tools, on_text, **options)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.client, name)
 
     def release(self) -> None:
         if not self._released:

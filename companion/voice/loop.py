@@ -100,6 +100,10 @@ class VoiceLoop:
         return self.ear.settings
 
     @property
+    def transcriber(self):
+        return self.ear.transcriber
+
+    @property
     def endpointer(self):
         return self.ear.endpointer
 
