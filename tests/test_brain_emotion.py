@@ -56,7 +56,7 @@ async def test_a_streamed_reply_sets_the_face_from_its_tag_and_never_shows_reaso
     shown = "".join(e.text for e in rec.of(ReplyDelta))
     assert shown == "You did it!"
     assert [e.text for e in rec.of(ReplyDone)] == ["You did it!"]
-    assert rec.of(ExpressionChanged)[-1] == ExpressionChanged("excited", "reply")
+    assert rec.of(ExpressionChanged)[-1] == ExpressionChanged("excited", "reply", turn=1)  # her first turn
     assert rec.of(TurnFinished)[-1].emotion == "excited" == result.emotion
     await companion.close()
 
@@ -65,5 +65,5 @@ async def test_a_reply_without_a_tag_leaves_a_neutral_face(tmp_path, scripted_br
     scripted_brain.push({"text": "Just words."})
     companion, rec = await start_companion(make_config(tmp_path, scripted_brain.url), registry_with(tool("echo")))
     await companion.ask("hi")
-    assert rec.of(ExpressionChanged) == [ExpressionChanged("neutral", "reply")]
+    assert rec.of(ExpressionChanged) == [ExpressionChanged("neutral", "reply", turn=1)]
     await companion.close()
