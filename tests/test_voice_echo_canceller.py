@@ -77,6 +77,7 @@ def test_her_voice_coming_back_into_the_microphone_is_removed_by_more_than_30_db
     settled = slice(2 * RATE, far.size * RATE // far_rate)  # after the first two seconds
     erle = db(float(np.dot(near[settled], near[settled])) / max(float(np.dot(clean[settled], clean[settled])), 1e-12))
     assert erle > 30, erle
+    assert canceller.hears_her
     stats = canceller.stats
     assert stats.echo_frames > 300 and db(stats.raw_energy / stats.far_energy) > -8
     assert stats.ms_per_frame < 5  # the bench measures it properly; this only catches a runaway
@@ -96,6 +97,25 @@ def test_the_users_words_over_her_voice_survive_and_hers_do_not(tmp_path, her_vo
 
     assert "stop" not in raw_heard and "parks" in raw_heard  # her voice drowns the user's ...
     assert clean_heard == ["please", "stop", "talking", "now"], clean_heard  # ... not once cleaned
+
+
+def test_on_a_headset_the_users_words_over_her_first_line_survive(tmp_path, her_voice, hearing):
+    # The microphone hears none of her (a headset: only its own faint hiss). A fresh AEC3
+    # suppresses the microphone while she speaks until it has heard seconds of her, so the
+    # user talking over her first second would have been lost.
+    far, far_rate = her_voice
+    user, user_rate = read_wav(espeak_wav(tmp_path / "user.wav", "Please stop talking now."))
+    user = resample(user, user_rate, RATE)
+    near = (0.0003 * np.random.default_rng(2).standard_normal(far.size * RATE // far_rate)).astype(np.float32)
+    at = RATE  # one second into her first line
+    near[at:at + user.size] += 0.5 * user
+    canceller = EchoCanceller(EchoSettings())
+
+    clean = run_room(canceller, far, far_rate, near)
+
+    assert not canceller.hears_her
+    heard = words(hearing.transcribe_sync(clean[at - RATE // 2:at + user.size + RATE // 2]))
+    assert heard == ["please", "stop", "talking", "now"], heard
 
 
 def test_a_deep_speaker_buffer_is_paired_by_its_timestamps_not_by_arrival(her_voice):

@@ -91,7 +91,9 @@ def test_servers_killed_mid_conversation_leave_her_own_engines_with_a_sentence_a
     replies = ["The library opens early in the morning.", "It closes in the evening."]
     for reply in replies:
         scripted_brain.push({"text": f"[happy] {reply}"})
-    question = _conversation(tmp_path, "When does the library open?", "And when does it close?", gap_s=3.5)
+    # A gap long enough for her answer and the notice in her own voice (loaded when the server
+    # goes): the user does not talk over her, so everything she says must reach the speaker.
+    question = _conversation(tmp_path, "When does the library open?", "And when does it close?", gap_s=10.0)
     answer = tmp_path / "answer.wav"
     with hearing_server(tmp_path) as ears, voice_server(tmp_path) as mouth:
         process = subprocess.Popen(

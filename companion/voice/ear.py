@@ -138,6 +138,8 @@ class Ear:
         self.turn_watch = TurnWatch(TurnJudge(turn_model)) if turn_model is not None else None
         """Asks the turn model at each pause; None: the silence alone ends a turn."""
         self._early: dict[int, asyncio.Task[str]] = {}
+        self._pause_speech_end_s = 0.0
+        """Stream time the latest pause began (where its early transcript ends)."""
         self._over_floor: deque[bool] = deque(maxlen=_frames_in(400))  # the last 400 ms of frames
         self._out_levels: deque[float] = deque(maxlen=15)  # ~300 ms of 20 ms blocks
         self._last_frame = (0.0, time.monotonic())  # (stream seconds, monotonic) of the newest frame
@@ -202,6 +204,7 @@ class Ear:
             elif isinstance(event, PauseStarted):
                 early = asyncio.create_task(self.transcriber.transcribe(event.audio))
                 self._early[event.pause_id] = early
+                self._pause_speech_end_s = event.speech_end_s
                 early.add_done_callback(lambda _task, pause_id=event.pause_id: self._pause_ready(pause_id))
             elif isinstance(event, TurnCheck) and watch is not None:
                 watch.check(event, self._early.get(event.pause_id))
@@ -234,6 +237,8 @@ class Ear:
             return
         if self.endpointer.pause_id != pause_id or self.endpointer.silence_ms < PREPARE_AFTER_MS:
             return
+        if self._is_her_echo(early.result(), self._pause_speech_end_s):
+            return  # her own voice coming back: nothing to prepare a reply to
         self.pauses.pause_ready(pause_id, early.result())
 
     def _watch_for_barge_in(self, frame: np.ndarray, probability: float) -> None:
@@ -266,17 +271,21 @@ class Ear:
         if not text:
             self._discard(event.pause_id)
             return
-        spoken_to = self._captured_at(event.speech_end_s)
-        spoken_from = min(self._spoke_from or spoken_to, spoken_to)
-        log.debug("echo check %r from %.2f to %.2f now %.2f: %s", text, spoken_from, spoken_to, time.monotonic(),
-                  [(p.text, round(p.started, 2), p.ended and round(p.ended, 2)) for p in self.her_voice.recent_played])
-        if is_echo(text, self.her_voice.recent_played, spoken_from=spoken_from, spoken_to=spoken_to,
-                   now=time.monotonic()):
+        if self._is_her_echo(text, event.speech_end_s):
             log.info("dropped my own echo: %r", text)
             self._discard(event.pause_id)
             return
         latency.heard = text
         await self._heard(Utterance(text, latency, event.pause_id))
+
+    def _is_her_echo(self, text: str, speech_end_s: float) -> bool:
+        """True when `text`, heard up to stream time `speech_end_s`, is her own line coming back."""
+        spoken_to = self._captured_at(speech_end_s)
+        spoken_from = min(self._spoke_from or spoken_to, spoken_to)
+        log.debug("echo check %r from %.2f to %.2f now %.2f: %s", text, spoken_from, spoken_to, time.monotonic(),
+                  [(p.text, round(p.started, 2), p.ended and round(p.ended, 2)) for p in self.her_voice.recent_played])
+        return is_echo(text, self.her_voice.recent_played, spoken_from=spoken_from, spoken_to=spoken_to,
+                       now=time.monotonic())
 
     def _discard(self, pause_id: int | None) -> None:
         if self.pauses is not None:

@@ -13,6 +13,7 @@ EchoCanceller is single-threaded and does no I/O; echo_worker.EchoWorker runs it
 from __future__ import annotations
 
 import time
+from collections import deque
 from dataclasses import dataclass
 
 import numpy as np
@@ -37,6 +38,17 @@ jitter, and AEC3 follows small shifts itself."""
 FAR_KEPT = SAMPLE_RATE * 2
 """Far-end audio kept ahead of the microphone (the speaker's buffer is rarely 2 s deep)."""
 _INT16 = 32767.0
+NO_ECHO_COUPLING = 1e-4
+"""Microphone energy over speaker energy, while she speaks, below which the microphone hears
+none of her (-40 dB: a headset, or hardware that cancels echo). AEC3 starts out assuming a
+loud echo and, for its first seconds of her voice, suppresses everything the microphone hears,
+so a user talking over her first reply on a headset went unheard. Below this coupling her
+echo is 30 dB under the level that could count as talking over her, so the raw frame is safe."""
+COUPLING_FRAMES = 300
+"""The coupling is measured over the last 3 s of frames in which she spoke, as its lower
+quartile: her echo is in every one of them, while a user talking over her is in some."""
+COUPLING_MIN_FRAMES = 50
+"""Until she has spoken for half a second, the module's output is used (it may be a room)."""
 
 
 @dataclass(frozen=True)
@@ -213,6 +225,7 @@ class EchoCanceller:
         self._near_done = 0  # 16 kHz index up to which the microphone has been processed
         self._apm = audio_processing_module(self.settings) if self.settings.active else None
         self._frame_type = None
+        self._coupling: deque[float] = deque(maxlen=COUPLING_FRAMES)
 
     def configure(self, settings: EchoSettings) -> None:
         """Switch features on or off; a new module starts (its echo model learns again in ~1 s)."""
@@ -264,8 +277,19 @@ class EchoCanceller:
             frame = self._frame(near)
             self._apm.process_stream(frame)
             clean = np.frombuffer(frame.data, dtype=np.int16).astype(np.float32) / _INT16
+        if far_energy / APM_FRAME >= self.FAR_ACTIVE:
+            self._coupling.append(float(np.dot(near, near)) / far_energy)
+            if self.settings.echo_cancellation and not self.hears_her:
+                clean = near  # nothing of hers to remove, and the module would suppress the user
         self._count(far_energy, near, clean, time.thread_time() - began)
         return clean
+
+    @property
+    def hears_her(self) -> bool:
+        """True unless the microphone measurably hears none of what she plays (NO_ECHO_COUPLING)."""
+        if len(self._coupling) < COUPLING_MIN_FRAMES:
+            return True
+        return float(np.percentile(self._coupling, 25)) >= NO_ECHO_COUPLING
 
     def _frame(self, samples: np.ndarray):
         if self._frame_type is None:
