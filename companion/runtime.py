@@ -65,6 +65,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 REMINDER_WATCH = Watch("my reminders", "reminders", restart_on=(OSError,))
+MCP_WATCH = Watch("my MCP tool servers", "tools")
 """A reminders file that can't be written (a full disk) must not stop every later reminder."""
 
 
@@ -372,7 +373,8 @@ class Companion:
             if self.mcp is None:
                 self._start_mcp()
             else:
-                asyncio.ensure_future(self.mcp.reconfigure(settings.mcp.servers))
+                servers = settings.mcp.servers
+                self.supervisor.spawn(MCP_WATCH, lambda: self.mcp.reconfigure(servers))
         if self.registry is not None:
             for toolset in set(old.tools.disabled_toolsets) | set(settings.tools.disabled_toolsets):
                 self.registry.set_toolset_enabled(toolset, toolset not in settings.tools.disabled_toolsets)

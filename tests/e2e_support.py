@@ -140,12 +140,12 @@ def voiced_spans(audio: np.ndarray, rate: int = 16_000, *, floor: float = 0.003,
     return [(float(a) / rate, float(b + 1) / rate) for a, b in zip(starts, ends, strict=True)]
 
 
-def heard_parts(hearing, audio: np.ndarray) -> str:
+def heard_parts(hearing, audio: np.ndarray, *, min_gap_s: float = 0.4) -> str:
     """Whisper's transcript of each stretch of speech, joined: one clip would let Whisper stop
     early at a sentence cut off mid-word (a barge-in) and miss what follows the silence."""
-    pad = int(0.2 * 16_000)
+    pad = int(min(0.2, min_gap_s / 2) * 16_000)
     parts = [hearing.transcribe_sync(audio[max(0, int(a * 16_000) - pad):int(b * 16_000) + pad])
-             for a, b in voiced_spans(audio)]
+             for a, b in voiced_spans(audio, min_gap_s=min_gap_s)]
     return " ".join(part for part in parts if part)
 
 

@@ -107,7 +107,7 @@ def test_on_a_headset_the_users_words_over_her_first_line_survive(tmp_path, her_
     user, user_rate = read_wav(espeak_wav(tmp_path / "user.wav", "Please stop talking now."))
     user = resample(user, user_rate, RATE)
     near = (0.0003 * np.random.default_rng(2).standard_normal(far.size * RATE // far_rate)).astype(np.float32)
-    at = RATE  # one second into her first line
+    at = 2 * RATE  # two seconds into her first line
     near[at:at + user.size] += 0.5 * user
     canceller = EchoCanceller(EchoSettings())
 

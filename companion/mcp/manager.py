@@ -198,4 +198,14 @@ class McpManager:
     def _spawn(self, coroutine) -> None:
         task = asyncio.ensure_future(coroutine)
         self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        task.add_done_callback(self._finished)
+
+    def _finished(self, task: asyncio.Task) -> None:
+        # A start or stop that fails unexpectedly is said, never lost in the loop's log.
+        self._tasks.discard(task)
+        if task.cancelled() or task.exception() is None:
+            return
+        log.error("an MCP server task failed", exc_info=task.exception())
+        if self._bus is not None:
+            self._bus.emit(ErrorOccurred("tools", "mcp_failed",
+                                         f"An MCP tool server failed unexpectedly: {task.exception()}"))

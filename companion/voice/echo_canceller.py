@@ -45,10 +45,12 @@ loud echo and, for its first seconds of her voice, suppresses everything the mic
 so a user talking over her first reply on a headset went unheard. Below this coupling her
 echo is 30 dB under the level that could count as talking over her, so the raw frame is safe."""
 COUPLING_FRAMES = 300
-"""The coupling is measured over the last 3 s of frames in which she spoke, as its lower
-quartile: her echo is in every one of them, while a user talking over her is in some."""
-COUPLING_MIN_FRAMES = 50
-"""Until she has spoken for half a second, the module's output is used (it may be a room)."""
+"""The coupling compares the median energies of the microphone and the speaker over the last
+3 s of frames in which she spoke: medians of the two, not frame by frame, so the room's delay
+does not matter, and a user talking over her now and then does not move it."""
+COUPLING_MIN_FRAMES = 100
+"""Until she has spoken for a second, the module's output is used (it may be a room whose
+echo has not arrived yet)."""
 
 
 @dataclass(frozen=True)
@@ -225,7 +227,8 @@ class EchoCanceller:
         self._near_done = 0  # 16 kHz index up to which the microphone has been processed
         self._apm = audio_processing_module(self.settings) if self.settings.active else None
         self._frame_type = None
-        self._coupling: deque[float] = deque(maxlen=COUPLING_FRAMES)
+        self._spoken: deque[tuple[float, float]] = deque(maxlen=COUPLING_FRAMES)
+        """(speaker, microphone) energy of recent frames in which she spoke."""
 
     def configure(self, settings: EchoSettings) -> None:
         """Switch features on or off; a new module starts (its echo model learns again in ~1 s)."""
@@ -278,18 +281,19 @@ class EchoCanceller:
             self._apm.process_stream(frame)
             clean = np.frombuffer(frame.data, dtype=np.int16).astype(np.float32) / _INT16
         if far_energy / APM_FRAME >= self.FAR_ACTIVE:
-            self._coupling.append(float(np.dot(near, near)) / far_energy)
-            if self.settings.echo_cancellation and not self.hears_her:
-                clean = near  # nothing of hers to remove, and the module would suppress the user
+            self._spoken.append((far_energy, float(np.dot(near, near))))
+        if self.settings.echo_cancellation and not self.hears_her:
+            clean = near  # nothing of hers to remove, and the module would suppress the user
         self._count(far_energy, near, clean, time.thread_time() - began)
         return clean
 
     @property
     def hears_her(self) -> bool:
         """True unless the microphone measurably hears none of what she plays (NO_ECHO_COUPLING)."""
-        if len(self._coupling) < COUPLING_MIN_FRAMES:
+        if len(self._spoken) < COUPLING_MIN_FRAMES:
             return True
-        return float(np.percentile(self._coupling, 25)) >= NO_ECHO_COUPLING
+        far, near = np.median(np.array(self._spoken), axis=0)
+        return float(near) >= NO_ECHO_COUPLING * float(far)
 
     def _frame(self, samples: np.ndarray):
         if self._frame_type is None:

@@ -32,6 +32,8 @@ EXPRESSIONS = {"focus": "thinking", "done": "happy", "fail": "confused"}
 
 
 async def execute(args: dict, ctx) -> str:
+    from companion.mcp.connection import ServerState  # the MCP SDK loads only when servers are used
+
     mcp = ctx.services.get("mcp")
     if mcp is None or not mcp.families:
         return "No MCP servers are configured, so there are no extra tool families."
@@ -43,7 +45,7 @@ async def execute(args: dict, ctx) -> str:
     status = await mcp.activate(family)
     if isinstance(status, str):
         return ctx.fail(status)
-    if status.state != "up":
+    if status.state != ServerState.UP:
         return ctx.fail(status.reason or f"The MCP server for {family} is not running.")
     return f"{family} is on for this job.\n{_describe(status)}"
 
