@@ -250,6 +250,7 @@ def test_the_window_hears_through_a_wyoming_server_and_a_missing_voice_server_is
         await app.start()
         await app.voice_started.wait()
         assert app.voice is not None and app.voice.listening, app.window.banners.shown_keys()
+        await app.voice.loop.wait_until_quiet()  # the user lets her finish her notice
         finished = signal_future(app.bridge.turn_finished)
         player = pulse_audio.play_into_mic(question)
         await finished
@@ -269,8 +270,9 @@ def test_the_window_hears_through_a_wyoming_server_and_a_missing_voice_server_is
         app.settings_dialog.reject()
     finally:
         qt_loop(app.close())
-    # The question was heard by the server; her own voice said the notice, then the answer.
-    assert "What is the weather like today?" in wyoming_hearing.log.read_text()
+    # The question was heard by the server (its own Whisper: the words may differ a little);
+    # her own voice said the notice, then the answer.
+    assert "What is the weather" in wyoming_hearing.log.read_text()
     entries = app.window.captions.entries()
     assert ("said", "My voice server on 127.0.0.1 isn't answering, so I'm using my own voice on this computer.") in entries
     assert ("said", "It's a lovely day for a walk.") in entries

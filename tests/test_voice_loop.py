@@ -117,7 +117,7 @@ async def test_talking_over_her_stops_playback_and_the_history_keeps_only_what_w
     finally:
         await session.close()
         await companion.close()
-    assert session.loop.barge_ins == 1
+    assert session.loop.barge_ins == 1, (session.loop.heard, assistant_replies(companion))
     assert words(session.loop.heard[1]) == "stop that is enough"
     first_reply = assistant_replies(companion)[0]
     assert first_reply and STORY.startswith(first_reply) and len(first_reply) < len(STORY)

@@ -11,6 +11,7 @@ import threading
 
 import numpy as np
 from audio_env import espeak_wav
+from e2e_support import find_in_order
 from wyoming_servers import hearing_server, voice_server
 
 from companion.voice.audio import read_wav, resample, write_wav
@@ -132,7 +133,8 @@ def test_servers_killed_mid_conversation_leave_her_own_engines_with_a_sentence_a
     assert voice_banner.rstrip().endswith("I'm using my own voice on this computer until you fix it.")
     audio, rate = read_wav(answer)
     spoken = " ".join(words(hearing.transcribe_sync(resample(part, rate, 16_000))) for part in _stretches(audio, rate))
-    # Everything she said made it out: the answer, the notices in her own voice, the second answer.
-    for reply in replies:
-        assert words(reply) in spoken
-    assert "my hearing server" in spoken and "my voice server" in spoken
+    # Everything she said made it out: the answer, the notices in her own voice, the second
+    # answer (Whisper, reading the recording back, may mishear a word: "herring server").
+    find_in_order(spoken, replies[0], replies[1])
+    find_in_order(spoken, "My hearing server on 127.0.0.1 isn't answering")
+    find_in_order(spoken, "My voice server on 127.0.0.1 isn't answering")
