@@ -127,10 +127,10 @@ async def converse(folder: Path, pulse: PrivatePulseAudio, wav: Path, *, brain_d
         companion = Companion(config, EventBus())
         await companion.start()
         voice = VoiceSettings()  # the defaults, devices included (the stage's speaker and microphone)
-        source, sink, notices = await open_devices(voice, sample_rate=synthesizer.sample_rate)
+        source, sink, notices, echo = await open_devices(voice, sample_rate=synthesizer.sample_rate)
         assert not notices, notices
         parts = VoiceParts(vad=make_vad(), transcriber=transcriber, synthesizer=synthesizer, source=source,
-                           sink=sink, listening=True, turn_model=turn_model)
+                           sink=sink, listening=True, turn_model=turn_model, echo=echo)
         if before:
             voice = replace(voice, end_of_turn_silence_ms=FALLBACK_SILENCE_MS)
         port = (WithoutPreparation if before else CompanionBrain)(companion)

@@ -147,11 +147,12 @@ class OpenSpeakerTalk:
 
 
 async def talk(tmp_path: Path, pulse_audio, scripted_brain, piper_voice, hearing, *,
-               voice: VoiceSettings | None = None, interrupt_after_s: float | None = None) -> Round:
+               voice: VoiceSettings | None = None, interrupt_after_s: float | None = None,
+               echo_db: int = -6) -> Round:
     """One exchange in a fresh session: QUESTION, answered with LONG_REPLY."""
     scripted_brain.push({"text": LONG_REPLY}, {"text": "Okay, I will stop."})
     async with OpenSpeakerTalk(tmp_path, pulse_audio, scripted_brain.url, piper_voice, hearing,
-                               voice=voice) as conversation:
+                               voice=voice, echo_db=echo_db) as conversation:
         return await conversation.ask(interrupt_after_s=interrupt_after_s)
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from e2e_support import words
 from open_speaker_talk import INTERRUPTION, she_finished, stop_latency_s, talk
 
@@ -34,15 +35,17 @@ async def test_with_echo_cancellation_off_she_hears_herself_on_open_speakers(
     print(json.dumps({"echo_cancellation_off": problems}))
 
 
+@pytest.mark.parametrize("echo_db", [-6, 0])  # at 0 dB her echo is as loud as she plays
 async def test_talking_over_her_two_seconds_in_stops_her_quickly_and_the_user_is_heard(
-        tmp_path, pulse_audio, scripted_brain, piper_voice, hearing, record_property):
-    result = await talk(tmp_path, pulse_audio, scripted_brain, piper_voice, hearing, interrupt_after_s=2.0)
+        tmp_path, pulse_audio, scripted_brain, piper_voice, hearing, record_property, echo_db):
+    result = await talk(tmp_path, pulse_audio, scripted_brain, piper_voice, hearing, interrupt_after_s=2.0,
+                        echo_db=echo_db)
 
     assert result.barge_ins == 1
     assert len(result.heard_lines) == 2 and "stop" in words(result.heard_lines[1]), result.heard_lines
     assert {"talking", "now"} & set(words(result.heard_lines[1])), result.heard_lines
     stop_s = stop_latency_s(result)
     record_property("open_speakers_stop_s", round(stop_s, 3))
-    print(json.dumps({"open_speakers_stop_s": round(stop_s, 3), "bound_s": STOP_BOUND_S,
+    print(json.dumps({"open_speakers_stop_s": round(stop_s, 3), "bound_s": STOP_BOUND_S, "echo_db": echo_db,
                       "heard": result.heard_lines, "interruption": INTERRUPTION}))
     assert 0 < stop_s <= STOP_BOUND_S

@@ -67,6 +67,11 @@ class HerVoice(Protocol):
         """Something of hers is queued or playing."""
 
 
+CANCELLED_ECHO_RATIO = 0.05
+"""EarSettings.echo_ratio behind an echo canceller: -26 dB of her level, still above what
+AEC3 leaves of her (the bench measures 50-76 dB removed)."""
+
+
 @dataclass(frozen=True)
 class EarSettings:
     barge_in: bool = True
@@ -76,14 +81,19 @@ class EarSettings:
     barge_in_floor: float = 0.01
     """Minimum microphone level (RMS) that can count as the user talking over her."""
     echo_ratio: float = 0.3
-    """The floor also rises to this fraction of her own current playback level."""
+    """The floor also rises to this fraction of her own current playback level (her echo in
+    a raw microphone can come back nearly as loud as she plays)."""
     muted: bool = False
     """Microphone muted: frames are read and thrown away."""
     endpoint: EndpointSettings = field(default_factory=EndpointSettings)
 
     @classmethod
-    def from_voice(cls, voice: VoiceSettings, *, turn_model: bool = False) -> EarSettings:
+    def from_voice(cls, voice: VoiceSettings, *, turn_model: bool = False, echo_cancelled: bool = False) -> EarSettings:
+        """`echo_cancelled`: the microphone reaches the ear through a working echo canceller,
+        so her echo is tens of dB down and the floor need not rise as high with her voice
+        (at 0.3, a user no louder than her echo could not stop her on open speakers)."""
         return cls(barge_in=voice.barge_in, muted=voice.muted,
+                   echo_ratio=CANCELLED_ECHO_RATIO if echo_cancelled else cls.echo_ratio,
                    endpoint=EndpointSettings.for_patience(voice.end_of_turn_silence_ms, turn_model=turn_model))
 
 

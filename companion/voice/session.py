@@ -111,7 +111,8 @@ class VoiceSession:
         await self.loop.run()
 
     def _loop_settings(self, voice: VoiceSettings) -> LoopSettings:
-        return LoopSettings.from_voice(voice, turn_model=self.turn_model is not None)
+        return LoopSettings.from_voice(voice, turn_model=self.turn_model is not None,
+                                       echo_cancelled=self.echo is not None and self.echo.cancelling)
 
     async def check_speakers(self) -> SpeakerCheck | None:
         """"Test my speakers": she stops, plays her test line and measures its echo (not
