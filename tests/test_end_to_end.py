@@ -180,7 +180,7 @@ STORY = [
 
 def test_talking_over_her_stops_her_voice_within_the_bound_and_the_history_keeps_only_what_she_said(
         qtbot, tmp_path, scripted_brain, stage, piper_voice, hearing, qt_loop, record_property):
-    scripted_brain.push({"text": "[happy] " + " ".join(STORY)}, {"text": "[neutral] Okay, I will stop."})
+    scripted_brain.push({"text": "[happy] " + " ".join(STORY)}, {"text": "[neutral] I will be quiet now."})
     app = window_app(tmp_path, scripted_brain.url)  # her devices: the stage's speaker and microphone
     qtbot.addWidget(app.window)
     app.show()
@@ -242,12 +242,12 @@ def test_talking_over_her_stops_her_voice_within_the_bound_and_the_history_keeps
     # The history (and so the brain's next request) keeps only the lines she finished saying:
     # her first sentence, and a first fragment of the second if it played to its end.
     kept = [m["content"] for m in app.companion.conversation.history if m["role"] == "assistant"]
-    assert kept[1:] == ["[neutral] Okay, I will stop."]
+    assert kept[1:] == ["[neutral] I will be quiet now."]
     assert kept[0].startswith(STORY[0]) and " ".join(STORY).startswith(kept[0]), kept[0]
     assert len(kept[0]) < len(STORY[0] + STORY[1])
     second = scripted_brain.bodies[1]["messages"]
     assert [m["content"] for m in second if m["role"] == "assistant"] == [kept[0]]
     # What she said: her first sentence, perhaps the start of the second, never the rest; her answer.
     said = heard_parts(hearing, hers, min_gap_s=0.25)  # each sentence a clip of its own
-    find_in_order(said, STORY[0], "Okay, I will stop.")
+    find_in_order(said, STORY[0], "I will be quiet now.")
     assert not re.search(r"storm|lantern|sailors|spring", said.lower()), said

@@ -111,7 +111,9 @@ async def test_talking_over_her_stops_playback_and_the_history_keeps_only_what_w
 ):
     scripted_brain.push({"text": STORY}, {"text": "Okay."})
     companion = await start_companion(tmp_path, scripted_brain)
-    session, sink = session_for(companion, barge_in_wav(tmp_path, piper_voice), hearing, piper_voice, realtime=True)
+    # The user a little louder than her playback, as a voice near the microphone is.
+    session, sink = session_for(companion, barge_in_wav(tmp_path, piper_voice, loud=1.5), hearing, piper_voice,
+                                realtime=True)
     try:
         await session.run()
     finally:

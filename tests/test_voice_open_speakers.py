@@ -42,7 +42,9 @@ async def test_talking_over_her_two_seconds_in_stops_her_quickly_and_the_user_is
                         echo_db=echo_db)
 
     assert result.barge_ins == 1
-    assert len(result.heard_lines) == 2 and "stop" in words(result.heard_lines[1]), result.heard_lines
+    # ("stop" or, as Whisper sometimes writes it over her voice, "stopped")
+    assert len(result.heard_lines) == 2, result.heard_lines
+    assert any(word.startswith("stop") for word in words(result.heard_lines[1])), result.heard_lines
     assert {"talking", "now"} & set(words(result.heard_lines[1])), result.heard_lines
     stop_s = stop_latency_s(result)
     record_property("open_speakers_stop_s", round(stop_s, 3))
