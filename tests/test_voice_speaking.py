@@ -57,6 +57,23 @@ async def test_cancelling_stops_the_line_being_played_and_drops_the_queued_ones(
     assert sink.audio().size < 0.5 * sink.rate  # cut within a moment of starting
 
 
+async def test_a_notice_said_while_a_prepared_reply_waits_still_plays_when_the_reply_is_dropped(piper_voice):
+    sink = WavSink(lambda: 0.0, rate=piper_voice.sample_rate)
+    speaker = Speaker(piper_voice, sink)
+    played: list[str] = []
+    speaker.on_playing = lambda line: played.append(line.text)
+    speaker.hold()  # the user paused: a reply is prepared, her mouth shut
+    speaker.say("The prepared first sentence.", prepared=True)
+    speaker.say("My voice server isn't answering.")  # a notice, for no turn
+    speaker.say("And the prepared second one.", prepared=True)
+    await asyncio.sleep(0.5)  # all synthesized, all waiting
+    assert played == []
+    speaker.drop_held()  # the user went on talking
+    await speaker.idle.wait()
+    await speaker.close()
+    assert played == ["My voice server isn't answering."]
+
+
 async def test_a_muted_microphone_hears_nothing_and_asks_nothing(tmp_path, scripted_brain, hearing, piper_voice):
     wav = tmp_path / "q.wav"
     write_wav(wav, speech(piper_voice, "What is the time?"), 16_000)

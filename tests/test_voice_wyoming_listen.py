@@ -137,7 +137,6 @@ def test_servers_killed_mid_conversation_leave_her_own_engines_with_a_sentence_a
     # answer (Whisper, reading the recording back, may mishear a word: "herring server").
     find_in_order(spoken, replies[0], replies[1])
     find_in_order(spoken, "My hearing server on 127.0.0.1 isn't answering")
-    # Not asserted on the recording, a known defect: when her voice server dies while she
-    # prepares a reply during the user's pause, the voice notice is queued behind the held
-    # lines, and dropping the preparation (the user went on) drops the notice with them
-    # (ReplyPreparer.drop → Speaker.cancel). It is printed and shown above, but not always said.
+    # The voice notice too, though it may be queued while a reply is prepared in the user's
+    # pause, and that preparation dropped when they go on.
+    find_in_order(spoken, "My voice server on 127.0.0.1 isn't answering")

@@ -123,8 +123,9 @@ class Mouth:
     def _stop(self, turn: int) -> None:
         played = self.speaker.cancel()
         self._splitter = SentenceSplitter()
-        # Lines said for no turn since it began are its prepared first words.
-        heard = " ".join(line.text for line in played if line.kind is SpeechKind.SAY and line.turn in (turn, 0))
+        # Its prepared first words were said before it had a turn id: they carry their hold.
+        heard = " ".join(line.text for line in played
+                         if line.kind is SpeechKind.SAY and (line.turn == turn or line.hold))
         log.info("she stopped (turn %d); the user heard %r", turn, heard)
         self._keep_heard(turn, heard)
         self._report()

@@ -66,10 +66,10 @@ class ReplyPreparer:
         if isinstance(event, ReplyDelta):
             preparation.latency.mark("first_token")
             for sentence in preparation.splitter.push(event.text):
-                self.speaker.say(sentence)
+                self.speaker.say(sentence, prepared=True)
         elif isinstance(event, ReplyDone):
             for sentence in preparation.splitter.flush():
-                self.speaker.say(sentence)
+                self.speaker.say(sentence, prepared=True)
 
     def shown(self, event: Event) -> bool:
         """True for an event her mouth already had from the preparation (not to be said twice)."""
@@ -95,7 +95,7 @@ class ReplyPreparer:
         self.finish(preparation)
         self.discarded += 1
         preparation.turn.discard()
-        self.speaker.cancel()
+        self.speaker.drop_held()
 
     def drop(self) -> None:
         """The user went on (or something else came first): no trace of the preparation stays."""
@@ -105,5 +105,5 @@ class ReplyPreparer:
             return
         self.discarded += 1
         preparation.turn.discard()
-        self.speaker.cancel()  # the held lines go, and her mouth opens again
+        self.speaker.drop_held()  # the prepared lines go (not a notice said meanwhile); her mouth opens
         log.debug("dropped the reply prepared for %r", preparation.text)

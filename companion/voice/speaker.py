@@ -29,6 +29,8 @@ class Line:
     generation: int
     turn: int = 0
     """The turn it belongs to (0: none, e.g. a preview line)."""
+    hold: int = 0
+    """The hold it was prepared under (0: an ordinary line): drop_held() forgets those lines only."""
 
 
 @dataclass
@@ -40,6 +42,10 @@ class SpeakerStats:
 class Speaker:
     """say() queues a line; lines are filtered, synthesized (or taken from the narration cache)
     and played in order. cancel() drops everything queued and stops playback at once.
+
+    hold() shuts her mouth for a prepared reply: its lines (say(..., prepared=True)) are
+    synthesized and wait with everything else; release() plays them, drop_held() forgets
+    only them, so a notice queued meanwhile still plays.
     """
 
     def __init__(self, synthesizer: Synthesizer, sink: AudioSink, cache: NarrationCache | None = None) -> None:
@@ -47,6 +53,10 @@ class Speaker:
         self._sink = sink
         self.cache = cache
         self._generation = 0
+        self._hold = 0
+        self._dropped_holds: set[int] = set()
+        self._current: Line | None = None
+        """The line being played."""
         self._text_queue: asyncio.Queue[Line] = asyncio.Queue()
         self._audio_queue: asyncio.Queue[tuple[Line, np.ndarray]] = asyncio.Queue()
         self._pending = 0
@@ -81,10 +91,11 @@ class Speaker:
         not talking yet)."""
         return self.playing or (not self._idle.is_set() and not self.holding)
 
-    def say(self, text: str, kind: SpeechKind = SpeechKind.SAY, turn: int = 0) -> None:
+    def say(self, text: str, kind: SpeechKind = SpeechKind.SAY, turn: int = 0, *, prepared: bool = False) -> None:
+        """Queue a line; `prepared`: a line of the reply prepared under the current hold()."""
         self._pending += 1
         self._idle.clear()
-        self._text_queue.put_nowait(Line(text, kind, self._generation, turn))
+        self._text_queue.put_nowait(Line(text, kind, self._generation, turn, self._hold if prepared else 0))
 
     @property
     def holding(self) -> bool:
@@ -92,7 +103,9 @@ class Speaker:
         return not self._play_gate.is_set()
 
     def hold(self) -> None:
-        """Lines said from now on are synthesized but wait; release() plays them, cancel() drops them."""
+        """Lines said from now on are synthesized but wait; release() plays them, cancel() drops
+        them all, drop_held() drops the prepared ones."""
+        self._hold += 1
         self._play_gate.clear()
 
     def release(self) -> None:
@@ -109,6 +122,27 @@ class Speaker:
                 self._done_one()
         self._sink.stop()
         return played
+
+    def drop_held(self) -> None:
+        """Forget the lines prepared under the current hold and open her mouth again; every
+        other line (a notice said meanwhile, a line already playing) goes on."""
+        self._dropped_holds.add(self._hold)
+        self._play_gate.set()
+        for queue in (self._text_queue, self._audio_queue):
+            kept = []
+            while not queue.empty():
+                item = queue.get_nowait()
+                if self._wanted(item if isinstance(item, Line) else item[0]):
+                    kept.append(item)
+                else:
+                    self._done_one()
+            for item in kept:
+                queue.put_nowait(item)
+        if self._current is not None and not self._wanted(self._current):
+            self._sink.stop()
+
+    def _wanted(self, line: Line) -> bool:
+        return line.generation == self._generation and line.hold not in self._dropped_holds
 
     def new_turn(self) -> None:
         self.played = []
@@ -129,7 +163,7 @@ class Speaker:
             except Exception:
                 log.exception("could not synthesize %r", line.text)
                 audio = None
-            if audio is None or line.generation != self._generation:
+            if audio is None or not self._wanted(line):
                 self._done_one()
                 continue
             if self.on_synthesized:
@@ -158,9 +192,10 @@ class Speaker:
             line, audio = await self._audio_queue.get()
             try:
                 await self._play_gate.wait()
-                if line.generation != self._generation:
+                if not self._wanted(line):
                     continue
                 self.playing = True
+                self._current = line
                 record = PlayedLine(speakable(line.text), time.monotonic())
                 self.recent_played.append(record)
                 if self.on_playing:
@@ -169,7 +204,8 @@ class Speaker:
                     finished = await self._sink.play(audio, self._synth.sample_rate)
                 finally:
                     record.ended = time.monotonic()
-                if finished and line.generation == self._generation:
+                    self._current = None
+                if finished and self._wanted(line):
                     self.played.append(line)
             except Exception:
                 log.exception("playback failed")
