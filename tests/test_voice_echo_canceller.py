@@ -83,6 +83,28 @@ def test_her_voice_coming_back_into_the_microphone_is_removed_by_more_than_30_db
     assert stats.ms_per_frame < 5  # the bench measures it properly; this only catches a runaway
 
 
+def test_a_quiet_room_skips_the_module_until_she_speaks_and_her_echo_is_still_removed(her_voice):
+    far, far_rate = her_voice
+    quiet_s = 3
+    # A quiet room for three seconds (-70 dBFS of noise), then her voice and its echo.
+    far = np.concatenate([np.zeros(quiet_s * far_rate, dtype=np.float32), far])
+    rng = np.random.default_rng(3)
+    near = room(resample(far, far_rate, RATE))
+    near += (0.0003 * rng.standard_normal(near.size)).astype(np.float32)
+    canceller = EchoCanceller(EchoSettings())
+
+    clean = run_room(canceller, far, far_rate, near)
+
+    # All but the first half second of the quiet went past the module, untouched.
+    assert canceller.stats.quiet_frames >= (quiet_s - 0.6) * 100, canceller.stats.quiet_frames
+    quiet = slice(RATE, (quiet_s - 1) * RATE)
+    np.testing.assert_array_equal(clean[quiet], near[quiet])
+    # Her echo is removed as well as without the skipping.
+    settled = slice((quiet_s + 2) * RATE, far.size * RATE // far_rate)
+    erle = db(float(np.dot(near[settled], near[settled])) / max(float(np.dot(clean[settled], clean[settled])), 1e-12))
+    assert erle > 30, erle
+
+
 def test_the_users_words_over_her_voice_survive_and_hers_do_not(tmp_path, her_voice, hearing):
     far, far_rate = her_voice
     user, user_rate = read_wav(espeak_wav(tmp_path / "user.wav", "Please stop talking now."))

@@ -9,20 +9,38 @@ from audio_env import espeak_wav, speech
 
 from companion.voice.audio import read_wav, resample
 from companion.voice.endpoint import Endpointer, UtteranceEnded
-from companion.voice.vad import FRAME_SAMPLES, SileroVad
+from companion.voice.factory import make_vad
+from companion.voice.vad import FRAME_SAMPLES, SileroVad, SkipQuiet, SpeechDetector
 
 
 def words(text: str) -> str:
     return re.sub(r"[^a-z0-9 ]+", "", text.lower()).strip()
 
 
-def utterances(audio: np.ndarray) -> list[UtteranceEnded]:
-    vad, endpointer = SileroVad(), Endpointer()
+def utterances(audio: np.ndarray, vad: SpeechDetector | None = None) -> list[UtteranceEnded]:
+    """The utterances her ear's VAD (make_vad: quiet frames skip the model) and endpointer find."""
+    vad, endpointer = vad or make_vad(), Endpointer()
     ended = []
     for start in range(0, audio.size - FRAME_SAMPLES + 1, FRAME_SAMPLES):
         frame = audio[start:start + FRAME_SAMPLES]
         ended += [e for e in endpointer.push(frame, vad.probability(frame)) if isinstance(e, UtteranceEnded)]
     return ended
+
+
+def test_quiet_frames_spare_the_vad_model_and_the_same_utterances_are_found(piper_voice):
+    rng = np.random.default_rng(5)
+    audio = speech(piper_voice, "Turn on the lights.", 2.0, "I would like to know", 0.3,
+                   "the weather in Paris today.", lead_s=2.0, tail_s=1.5)
+    audio += (0.0003 * rng.standard_normal(audio.size)).astype(np.float32)  # a quiet room, -70 dBFS
+    skipping = SkipQuiet(SileroVad())
+    always = utterances(audio, SileroVad())
+    spared = utterances(audio, skipping)
+    frames = audio.size // FRAME_SAMPLES
+    assert skipping.skipped > frames / 2, (skipping.skipped, frames)
+    assert len(spared) == len(always) == 2
+    for a, b in zip(always, spared, strict=True):
+        assert abs(a.speech_end_s - b.speech_end_s) <= 0.1
+        assert abs(a.audio.size - b.audio.size) <= 0.1 * 16_000
 
 
 def test_speech_in_another_voice_is_heard_correctly(tmp_path, hearing):

@@ -48,6 +48,14 @@ COUPLING_FRAMES = 300
 """The coupling compares the median energies of the microphone and the speaker over the last
 3 s of frames in which she spoke: medians of the two, not frame by frame, so the room's delay
 does not matter, and a user talking over her now and then does not move it."""
+QUIET_TAIL_FRAMES = 50
+"""Her echo dies away within 500 ms of her last sound (the room's delay and reverberation)."""
+FAR_SILENT = 1e-8
+"""Mean square of a far-end frame that is silence (-80 dBFS: the speaker idles on zeros)."""
+NEAR_QUIET = 1e-6
+"""Mean square of a microphone frame of a quiet room (-60 dBFS, vad.QUIET_RMS): nothing in it
+to clean. Such a frame, 500 ms after she last made a sound, skips the module with its far end:
+the module's streams stay in step, and listening to silence costs next to nothing."""
 COUPLING_MIN_FRAMES = 100
 """Until she has spoken for a second, the module's output is used (it may be a room whose
 echo has not arrived yet)."""
@@ -187,6 +195,8 @@ class EchoStats:
     """Running totals over processed 10 ms frames (energies are sums of squared samples)."""
 
     frames: int = 0
+    quiet_frames: int = 0
+    """Frames of a quiet room long after her last sound, passed on without the module."""
     busy_s: float = 0.0
     """CPU time spent pairing and inside the audio processing module (its thread's time)."""
     far_energy: float = 0.0
@@ -229,6 +239,10 @@ class EchoCanceller:
         self._frame_type = None
         self._spoken: deque[tuple[float, float]] = deque(maxlen=COUPLING_FRAMES)
         """(speaker, microphone) energy of recent frames in which she spoke."""
+        self._hears_her: bool | None = None
+        """hears_her, until _spoken changes."""
+        self._far_silent_run = 0
+        """Microphone frames since the far end last made a sound."""
 
     def configure(self, settings: EchoSettings) -> None:
         """Switch features on or off; a new module starts (its echo model learns again in ~1 s)."""
@@ -261,18 +275,24 @@ class EchoCanceller:
         # in arrival order would have had to be told (output plus input latency).
         if self._far.runs:
             self.stats.lead_ms = (self._far.end - frame_at) * 1000 // SAMPLE_RATE
-        far_energy = 0.0
         began = time.thread_time()
         # Everything the speaker played up to the end of this microphone frame goes in first.
+        fars = []
         while self._far_fed < frame_at + APM_FRAME:
-            far = self._far.take(self._far_fed, APM_FRAME)
+            fars.append(self._far.take(self._far_fed, APM_FRAME))
             self._far_fed += APM_FRAME
-            far_energy += float(np.dot(far, far))
-            if self._apm is not None and self.settings.echo_cancellation:
-                self._apm.process_reverse_stream(self._frame(far))
         self._far.drop_before(self._far_fed)
+        far_energy = sum(float(np.dot(far, far)) for far in fars)
+        far_silent = far_energy <= FAR_SILENT * APM_FRAME * max(1, len(fars))
+        self._far_silent_run = self._far_silent_run + 1 if far_silent else 0
+        quiet = (self._far_silent_run > QUIET_TAIL_FRAMES
+                 and float(np.dot(near, near)) <= NEAR_QUIET * APM_FRAME)
+        if self._apm is not None and self.settings.echo_cancellation and not quiet:
+            for far in fars:
+                self._apm.process_reverse_stream(self._frame(far))
         clean = near
-        if self._apm is not None:
+        self.stats.quiet_frames += quiet
+        if self._apm is not None and not quiet:
             if self.settings.echo_cancellation:
                 # The stamps already paired the far end with this frame; the hint is only what
                 # the 10 ms framing leaves over (AEC3 finds the acoustic path itself).
@@ -282,6 +302,7 @@ class EchoCanceller:
             clean = np.frombuffer(frame.data, dtype=np.int16).astype(np.float32) / _INT16
         if far_energy / APM_FRAME >= self.FAR_ACTIVE:
             self._spoken.append((far_energy, float(np.dot(near, near))))
+            self._hears_her = None
         if self.settings.echo_cancellation and not self.hears_her:
             clean = near  # nothing of hers to remove, and the module would suppress the user
         self._count(far_energy, near, clean, time.thread_time() - began)
@@ -290,10 +311,12 @@ class EchoCanceller:
     @property
     def hears_her(self) -> bool:
         """True unless the microphone measurably hears none of what she plays (NO_ECHO_COUPLING)."""
-        if len(self._spoken) < COUPLING_MIN_FRAMES:
-            return True
-        far, near = np.median(np.array(self._spoken), axis=0)
-        return float(near) >= NO_ECHO_COUPLING * float(far)
+        if self._hears_her is None:
+            if len(self._spoken) < COUPLING_MIN_FRAMES:
+                return True
+            far, near = np.median(np.array(self._spoken), axis=0)
+            self._hears_her = float(near) >= NO_ECHO_COUPLING * float(far)
+        return self._hears_her
 
     def _frame(self, samples: np.ndarray):
         if self._frame_type is None:

@@ -23,7 +23,7 @@ from companion.voice.models import Progress, resolve_hearing_model, resolve_voic
 from companion.voice.smart_turn import SmartTurn, load_turn_model
 from companion.voice.stt import Transcriber, WhisperTranscriber
 from companion.voice.tts import PiperSynthesizer, Synthesizer
-from companion.voice.vad import SileroVad, SpeechDetector
+from companion.voice.vad import SileroVad, SkipQuiet, SpeechDetector
 
 __all__ = ["VoiceParts", "build_voice", "load_engines", "load_turn_model_or_none", "make_synthesizer", "make_transcriber", "make_vad", "open_devices"]
 
@@ -52,8 +52,9 @@ class VoiceParts:
 
 
 def make_vad() -> SpeechDetector:
-    """A fresh streaming VAD (it keeps state across frames, so one per session)."""
-    return SileroVad()
+    """A fresh streaming VAD (it keeps state across frames, so one per session) that spares
+    the model frames of a quiet room."""
+    return SkipQuiet(SileroVad())
 
 
 async def load_turn_model_or_none() -> SmartTurn | None:

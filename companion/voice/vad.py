@@ -9,6 +9,12 @@ import numpy as np
 SAMPLE_RATE = 16_000
 FRAME_SAMPLES = 512
 FRAME_S = FRAME_SAMPLES / SAMPLE_RATE
+QUIET_RMS = 0.001
+"""-60 dBFS: 20 dB under the quietest voice that counts as talking (the barge-in floor, 0.01).
+A frame this quiet is silence to any VAD, and most of her day is listening to a quiet room."""
+QUIET_RESET_FRAMES = round(1.0 / FRAME_S)
+"""After a second of quiet frames the model's recurrent state starts afresh, as it would
+have settled after a real second of silence."""
 
 
 class SpeechDetector(Protocol):
@@ -30,6 +36,31 @@ class SileroVad:
         return float(self._detector.process_samples(frame.tolist()))
 
     def reset(self) -> None:
+        self._detector.reset()
+
+
+class SkipQuiet:
+    """A SpeechDetector that runs `detector` only on frames loud enough to hold a voice:
+    below QUIET_RMS the answer is 0 without the model (it is most of the listening cost)."""
+
+    def __init__(self, detector: SpeechDetector) -> None:
+        self._detector = detector
+        self._quiet_run = 0
+        self.skipped = 0
+        """Frames answered without the model."""
+
+    def probability(self, frame: np.ndarray) -> float:
+        if rms(frame) < QUIET_RMS:
+            self._quiet_run += 1
+            self.skipped += 1
+            if self._quiet_run == QUIET_RESET_FRAMES:
+                self._detector.reset()
+            return 0.0
+        self._quiet_run = 0
+        return self._detector.probability(frame)
+
+    def reset(self) -> None:
+        self._quiet_run = 0
         self._detector.reset()
 
 
