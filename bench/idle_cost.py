@@ -51,6 +51,9 @@ def child(mode: str, brain_url: str, config_dir: str) -> None:
 
     from companion.cli import RunConfig
     from companion.config import Paths, Settings, with_overrides
+    from companion.memory import limit_heap_arenas
+
+    limit_heap_arenas()  # as `companion` does first thing
     from companion.ui.app import CompanionApp
     from companion.ui.theme import STYLE_SHEET
 

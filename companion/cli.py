@@ -17,6 +17,7 @@ from pathlib import Path
 from companion import __version__
 from companion.commands import app, chat, doctor, face, listen, voice
 from companion.config import LoadedSettings, Paths, RunConfig, load_settings, with_overrides
+from companion.memory import limit_heap_arenas
 
 COMMANDS = {
     "chat": (chat, "talk in the terminal (text only, no audio, no window)"),
@@ -76,6 +77,7 @@ def load_config(args: argparse.Namespace) -> RunConfig:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    limit_heap_arenas()  # before any thread starts
     parser = build_parser()
     args = parser.parse_args(argv)
     logging.basicConfig(

@@ -16,6 +16,7 @@ from pathlib import Path
 from companion.config import VoiceSettings
 from companion.errors import CompanionError, Stage
 from companion.events import EventBus
+from companion.memory import release_free_memory
 from companion.voice.audio import AudioSink, AudioSource, NullSink, NullSource
 from companion.voice.echo_canceller import EchoSettings
 from companion.voice.echo_worker import EchoWorker
@@ -170,6 +171,7 @@ async def build_voice(
     sink = make_sink(synthesizer.sample_rate) if make_sink is not None else None
     source, sink, notices, echo = await open_devices(voice, sample_rate=synthesizer.sample_rate,
                                                      source=source, sink=sink)
+    release_free_memory()  # the model files' bytes, read and freed while loading
     return VoiceParts(vad=make_vad(), transcriber=transcriber, synthesizer=synthesizer, source=source,
                       sink=sink, listening=not isinstance(source, NullSource), turn_model=turn_model,
                       notices=notices, echo=echo)

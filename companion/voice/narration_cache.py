@@ -9,6 +9,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
+from companion.memory import release_free_memory
 from companion.voice.speech_filter import speakable
 from companion.voice.tts import Synthesizer
 
@@ -71,6 +72,7 @@ class NarrationCache:
                 self._audio[key] = await self._synth.synthesize(key[0])
             except Exception:
                 log.exception("could not pre-synthesize narration line %r", line)
+        release_free_memory()  # what synthesizing them all allocated on the way
         self.ready.set()
 
     async def close(self) -> None:

@@ -98,6 +98,7 @@ class SmartTurn:
                 options.intra_op_num_threads = self.threads
                 options.inter_op_num_threads = 1
                 options.execution_mode = onnxruntime.ExecutionMode.ORT_SEQUENTIAL
+                options.enable_cpu_mem_arena = False  # it would keep each decision's peak for good
                 try:
                     self._session = onnxruntime.InferenceSession(
                         str(self.path), sess_options=options, providers=["CPUExecutionProvider"])
