@@ -1,14 +1,16 @@
 """Frame pacing of her face: intervals between painted frames of the 16 ms timer.
 
 Three phases of SECONDS each, the face always busy (expression changes, lip sync, spinner):
-idle; while Whisper transcribes in a worker thread back to back (the worst case); while piper
-synthesizes sentence after sentence in a worker thread, paced as playback would pace it. Prints JSON with p50/p99 intervals (ms) and fps per phase.
+idle; while Whisper transcribes back to back (the worst case); while piper synthesizes
+sentence after sentence, paced as playback would pace it. Both run as in the app: through
+their async API, on their own model threads (companion.voice.model_thread). Prints JSON with p50/p99 intervals (ms) and fps per phase.
 
     .venv/bin/python bench/face_fps.py
 """
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import json
 import math
@@ -39,29 +41,20 @@ def _whisper_load():
     transcriber.load()
     # Three seconds of quiet noise: the encoder's cost is the same as for speech (it pads to 30 s).
     audio = (np.random.default_rng(0).standard_normal(16000 * 3) * 0.05).astype(np.float32)
-    return lambda _stop: transcriber.transcribe_sync(audio)  # back to back: the worst case
+    return lambda _stop: asyncio.run(transcriber.transcribe(audio))  # back to back: the worst case
 
 
-def _piper_load(threads: int | None = None):
+def _piper_load():
     from companion.config import Paths
     from companion.voice.models import resolve_voice
     from companion.voice.tts import PiperSynthesizer
 
     synthesizer = PiperSynthesizer(resolve_voice("", Paths.default().models_dir))
     synthesizer.load()
-    if threads is not None:
-        # For comparison: the same voice with onnxruntime limited to `threads` intra-op threads.
-        import onnxruntime
-
-        options = onnxruntime.SessionOptions()
-        options.intra_op_num_threads = threads
-        voice = synthesizer._voice
-        voice.session = onnxruntime.InferenceSession(
-            str(synthesizer.model_info.onnx), sess_options=options, providers=["CPUExecutionProvider"])
     text = "While the tool runs, I keep talking so you know I'm still here and working on it."
 
     def speak(stop: threading.Event) -> None:
-        audio = synthesizer.synthesize_sync(text)
+        audio = asyncio.run(synthesizer.synthesize(text))
         stop.wait(len(audio) / synthesizer.sample_rate)  # the sentence plays before the next one
 
     return speak
@@ -124,8 +117,7 @@ def main() -> dict:
         }
 
     result = {"idle": phase(), "while_transcribing": phase(_whisper_load()),
-              "while_speaking": phase(_piper_load()),
-              "while_speaking_piper_1_thread": phase(_piper_load(threads=1))}
+              "while_speaking": phase(_piper_load())}
     result["target_p99_ms"] = TARGET_P99_MS
     result["load_average_1m"] = round(os.getloadavg()[0], 2)
     result["meets_target"] = all(result[k]["interval_p99_ms"] <= TARGET_P99_MS

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from dataclasses import replace
+from pathlib import Path
 
 from audio_env import speech
 from brain_harness import make_config
@@ -72,6 +74,24 @@ async def test_a_notice_said_while_a_prepared_reply_waits_still_plays_when_the_r
     await speaker.idle.wait()
     await speaker.close()
     assert played == ["My voice server isn't answering."]
+
+
+def _thread_niceness() -> dict[int, int]:
+    """The nice value of each thread of this process, by thread id (from /proc)."""
+    out = {}
+    for task in Path("/proc/self/task").iterdir():
+        stat = (task / "stat").read_text()
+        out[int(task.name)] = int(stat[stat.rindex(")") + 2:].split()[16])  # stat field 19: nice
+    return out
+
+
+async def test_her_voice_runs_below_the_windows_priority_and_so_do_its_helper_threads(piper_voice):
+    base = os.getpriority(os.PRIO_PROCESS, 0)
+    await piper_voice.synthesize("Hello there.")
+    niceness = _thread_niceness()
+    # Her piper thread, and the onnxruntime thread it started when it loaded the voice.
+    assert len([tid for tid, nice in niceness.items() if nice > base]) >= 2, niceness
+    assert niceness[os.getpid()] == base  # the main thread (the window's) is not lowered
 
 
 async def test_a_muted_microphone_hears_nothing_and_asks_nothing(tmp_path, scripted_brain, hearing, piper_voice):

@@ -111,12 +111,14 @@ class LayerCache:
 
     Idle, only the sway, the breath and her blinks move her: the same face, turned and
     lifted a little, its lids at one of a few heights. Drawing one cached image per frame
-    costs a fraction of drawing every curve again. An expression is cached once it has held
-    for two frames (a change, or speech, differ every frame and are painted directly).
+    costs a fraction of drawing every curve again. While she speaks only her mouth moves:
+    the face under it and what lies over it (a fringe, a moustache) are two cached images
+    with the mouth painted between them. An expression is cached once it has held for two
+    frames (a change differs every frame and is painted directly; so do tears).
     """
 
-    SIZE = 8
-    """Images kept: an open face and its blink steps, for the last expression or two."""
+    SIZE = 12
+    """Images kept: an open face and its blink steps, whole or in two parts for speaking."""
     BLINK_STEPS = 5
 
     def __init__(self) -> None:
@@ -127,34 +129,58 @@ class LayerCache:
     def draw(self, p: QPainter, frame: FaceFrame, tilt: float, scale: float, ratio: float) -> bool:
         """Draw the face from the cache (True), or leave it to the caller to paint (False)."""
         s = frame.shape
-        if frame.speech_level > 0.01 or s.tears > 0.01:
+        if s.tears > 0.01:
             self._last_face = None
             return False  # moving every frame: nothing to reuse
+        speaking = frame.speech_level > 0.01
         face = (s, frame.character.name, round(scale, 1), ratio)
         blink = round(frame.blink * (self.BLINK_STEPS - 1)) / (self.BLINK_STEPS - 1)
-        key = (face, blink)
-        image = self._images.get(key)
-        if image is None:
-            if face != self._last_face:
-                self._last_face = face
-                return False
-            image = _render_layer(replace(frame, blink=blink), scale, ratio)
-            self._images[key] = image
-            while len(self._images) > self.SIZE:
-                self._images.popitem(last=False)
-        else:
-            self.hits += 1
-            self._images.move_to_end(key)
+        parts = (_UNDER_MOUTH, _OVER_MOUTH) if speaking else (_WHOLE,)
+        held = face == self._last_face
+        self._last_face = face
+        images: list[QImage | None] = []
+        rendered = False
+        for part in parts:
+            key = (face, blink, part)
+            image = self._images.get(key)
+            if image is None and held and not rendered:
+                # One image per frame at most: rendering is the cost of a whole paint.
+                image = self._images[key] = _render_layer(replace(frame, blink=blink), scale, ratio, part)
+                rendered = True
+            if image is not None:
+                self._images.move_to_end(key)
+            images.append(image)
+        while len(self._images) > self.SIZE:
+            self._images.popitem(last=False)
+        if images[0] is None:
+            return False
+        self.hits += not rendered
+        self._draw_image(p, images[0], tilt, scale)
+        if speaking:
+            p.save()
+            p.rotate(tilt)
+            _paint_mouth(p, s, frame.character, frame.speech_level, frame.phase)
+            if images[1] is None:
+                _paint_over_mouth(p, frame)  # its image comes next frame
+            p.restore()
+            if images[1] is not None:
+                self._draw_image(p, images[1], tilt, scale)
+        return True
+
+    @staticmethod
+    def _draw_image(p: QPainter, image: QImage, tilt: float, scale: float) -> None:
         p.save()
         p.rotate(tilt)
         p.scale(1 / scale, 1 / scale)
         p.setRenderHint(QPainter.RenderHint.SmoothPixmapTransform, True)
         p.drawImage(QPointF(-LAYER_HALF * scale, -LAYER_HALF * scale), image)
         p.restore()
-        return True
 
 
-def _render_layer(frame: FaceFrame, scale: float, ratio: float) -> QImage:
+_WHOLE, _UNDER_MOUTH, _OVER_MOUTH = "whole", "under mouth", "over mouth"
+
+
+def _render_layer(frame: FaceFrame, scale: float, ratio: float, part: str = _WHOLE) -> QImage:
     size = int(math.ceil(2 * LAYER_HALF * scale * ratio))
     image = QImage(size, size, QImage.Format.Format_ARGB32_Premultiplied)
     image.setDevicePixelRatio(ratio)
@@ -163,9 +189,15 @@ def _render_layer(frame: FaceFrame, scale: float, ratio: float) -> QImage:
     painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
     painter.translate(LAYER_HALF * scale, LAYER_HALF * scale)
     painter.scale(scale, scale)
-    paint_behind(painter, frame.character)
-    _paint_head(painter, frame.shape, frame.character)
-    _paint_details(painter, frame)
+    if part == _OVER_MOUTH:
+        _paint_over_mouth(painter, frame)
+    else:
+        paint_behind(painter, frame.character)
+        _paint_head(painter, frame.shape, frame.character)
+        if part == _WHOLE:
+            _paint_details(painter, frame)
+        else:
+            _paint_under_mouth(painter, frame)
     painter.end()
     return image
 
@@ -215,15 +247,23 @@ def face_bounds(rect: QRectF) -> QRectF:
 
 def _paint_details(p: QPainter, frame: FaceFrame) -> None:
     """Everything on the head, in the head's own (tilted) coordinates."""
+    _paint_under_mouth(p, frame)
+    _paint_mouth(p, frame.shape, frame.character, frame.speech_level, frame.phase)
+    _paint_over_mouth(p, frame)
+
+
+def _paint_under_mouth(p: QPainter, frame: FaceFrame) -> None:
     s, c = frame.shape, frame.character
     _paint_blush(p, s)
     for side in (-1, 1):
         _paint_eye(p, s, frame, side)
         _paint_brow(p, s, c, side)
     paint_tears(p, s, frame.phase)
-    _paint_mouth(p, s, c, frame.speech_level, frame.phase)
-    paint_front(p, c)
-    paint_gloom(p, s)
+
+
+def _paint_over_mouth(p: QPainter, frame: FaceFrame) -> None:
+    paint_front(p, frame.character)
+    paint_gloom(p, frame.shape)
 
 
 def _paint_head(p: QPainter, s: FaceShape, c: Character) -> None:

@@ -9,7 +9,6 @@ probability that the turn is complete.
 
 from __future__ import annotations
 
-import asyncio
 import importlib.metadata
 import logging
 import os
@@ -21,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from companion.errors import CompanionError, Stage
+from companion.voice.model_thread import ModelThread
 from companion.voice.models import sha256_of
 
 log = logging.getLogger(__name__)
@@ -86,9 +86,13 @@ class SmartTurn:
         self._session = None
         self._features = None
         self._lock = threading.Lock()
+        self._thread = ModelThread("smart-turn")
 
     def load(self) -> None:
         """Open the model and run it once (blocking; the first run allocates its buffers)."""
+        self._thread.call(self._load)
+
+    def _load(self) -> None:
         with self._lock:
             if self._session is None:
                 import onnxruntime
@@ -129,7 +133,7 @@ class SmartTurn:
         return TurnGuess(float(probabilities.reshape(-1)[0]), (time.perf_counter() - started) * 1000)
 
     async def guess(self, audio: np.ndarray) -> TurnGuess:
-        return await asyncio.to_thread(self.guess_sync, audio)
+        return await self._thread.run(self.guess_sync, audio)
 
 
 def load_turn_model(path: Path | None = None) -> tuple[SmartTurn | None, str]:

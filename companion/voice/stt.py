@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import re
 import threading
@@ -12,6 +11,7 @@ from typing import Protocol
 import numpy as np
 
 from companion.errors import CompanionError, Stage
+from companion.voice.model_thread import ModelThread
 from companion.voice.models import HearingModel
 
 log = logging.getLogger(__name__)
@@ -64,9 +64,13 @@ class WhisperTranscriber:
         self._tokenizer = None
         self._suppress: list[int] = []
         self._lock = threading.Lock()
+        self._thread = ModelThread("whisper")
 
     def load(self) -> None:
         """Load the model and run one warm-up pass (blocking; call from a worker thread)."""
+        self._thread.call(self._load)
+
+    def _load(self) -> None:
         with self._lock:
             if self._model is not None:
                 return
@@ -146,4 +150,4 @@ class WhisperTranscriber:
         return " ".join(segment.text.strip() for segment in segments).strip()
 
     async def transcribe(self, audio: np.ndarray) -> str:
-        return await asyncio.to_thread(self.transcribe_sync, audio)
+        return await self._thread.run(self.transcribe_sync, audio)

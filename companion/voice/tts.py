@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import threading
@@ -11,6 +10,7 @@ from typing import Protocol
 import numpy as np
 
 from companion.errors import CompanionError, Stage
+from companion.voice.model_thread import ModelThread
 from companion.voice.models import VoiceModel
 
 log = logging.getLogger(__name__)
@@ -48,6 +48,7 @@ class PiperSynthesizer:
         """No sampling noise: the same text gives the same audio every time (tests, benchmarks)."""
         self._voice = None
         self._lock = threading.Lock()
+        self._thread = ModelThread("piper")
         self.synth_count = 0
         """How many texts were synthesized (the narration cache test checks it stays put)."""
         try:
@@ -63,6 +64,9 @@ class PiperSynthesizer:
 
     def load(self) -> None:
         """Load the voice and synthesize once to warm it (blocking)."""
+        self._thread.call(self._load)
+
+    def _load(self) -> None:
         with self._lock:
             if self._voice is not None:
                 return
@@ -94,4 +98,4 @@ class PiperSynthesizer:
         return np.concatenate(chunks).astype(np.float32, copy=False)
 
     async def synthesize(self, text: str) -> np.ndarray:
-        return await asyncio.to_thread(self.synthesize_sync, text)
+        return await self._thread.run(self.synthesize_sync, text)
