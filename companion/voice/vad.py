@@ -12,6 +12,9 @@ FRAME_S = FRAME_SAMPLES / SAMPLE_RATE
 QUIET_RMS = 0.001
 """-60 dBFS: 20 dB under the quietest voice that counts as talking (the barge-in floor, 0.01).
 A frame this quiet is silence to any VAD, and most of her day is listening to a quiet room."""
+QUIET_AFTER_FRAMES = round(0.4 / FRAME_S)
+"""The model still hears the first 400 ms of quiet after a sound: its own hangover says where
+speech ended (the end-of-turn silence is decided there), exactly as without skipping."""
 QUIET_RESET_FRAMES = round(1.0 / FRAME_S)
 """After a second of quiet frames the model's recurrent state starts afresh, as it would
 have settled after a real second of silence."""
@@ -41,7 +44,8 @@ class SileroVad:
 
 class SkipQuiet:
     """A SpeechDetector that runs `detector` only on frames loud enough to hold a voice:
-    below QUIET_RMS the answer is 0 without the model (it is most of the listening cost)."""
+    below QUIET_RMS, after QUIET_AFTER_FRAMES of them, the answer is 0 without the model (it
+    is most of the cost of listening to a quiet room)."""
 
     def __init__(self, detector: SpeechDetector) -> None:
         self._detector = detector
@@ -52,11 +56,13 @@ class SkipQuiet:
     def probability(self, frame: np.ndarray) -> float:
         if rms(frame) < QUIET_RMS:
             self._quiet_run += 1
-            self.skipped += 1
-            if self._quiet_run == QUIET_RESET_FRAMES:
-                self._detector.reset()
-            return 0.0
-        self._quiet_run = 0
+            if self._quiet_run > QUIET_AFTER_FRAMES:
+                self.skipped += 1
+                if self._quiet_run == QUIET_RESET_FRAMES:
+                    self._detector.reset()
+                return 0.0
+        else:
+            self._quiet_run = 0
         return self._detector.probability(frame)
 
     def reset(self) -> None:
