@@ -52,8 +52,8 @@ def limit_heap_arenas() -> None:
 
 
 def release_free_memory() -> None:
-    """Give memory freed so far back to the system (after start-up work, not in a hot path:
-    it walks the whole heap, a few ms)."""
+    """Give memory freed so far back to the system (after start-up work, off the event loop:
+    it walks the whole heap, 2-3 ms)."""
     libc = _libc()
     if libc is not None:
         libc.malloc_trim(0)

@@ -20,7 +20,7 @@ import numpy as np
 import soxr
 
 from companion.config import VoiceSettings
-from companion.voice.vad import SAMPLE_RATE
+from companion.voice.vad import QUIET_RMS, SAMPLE_RATE
 
 APM_FRAME = SAMPLE_RATE // 100
 """WebRTC's module takes exactly 10 ms frames."""
@@ -52,8 +52,8 @@ QUIET_TAIL_FRAMES = 50
 """Her echo dies away within 500 ms of her last sound (the room's delay and reverberation)."""
 FAR_SILENT = 1e-8
 """Mean square of a far-end frame that is silence (-80 dBFS: the speaker idles on zeros)."""
-NEAR_QUIET = 1e-6
-"""Mean square of a microphone frame of a quiet room (-60 dBFS, vad.QUIET_RMS): nothing in it
+NEAR_QUIET = QUIET_RMS ** 2
+"""Mean square of a microphone frame of a quiet room (the VAD's quiet, -60 dBFS): nothing in it
 to clean. Such a frame, 500 ms after she last made a sound, skips the module with its far end:
 the module's streams stay in step, and listening to silence costs next to nothing."""
 COUPLING_MIN_FRAMES = 100

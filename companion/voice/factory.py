@@ -171,7 +171,7 @@ async def build_voice(
     sink = make_sink(synthesizer.sample_rate) if make_sink is not None else None
     source, sink, notices, echo = await open_devices(voice, sample_rate=synthesizer.sample_rate,
                                                      source=source, sink=sink)
-    release_free_memory()  # the model files' bytes, read and freed while loading
+    await asyncio.to_thread(release_free_memory)  # the model files' bytes, read and freed while loading
     return VoiceParts(vad=make_vad(), transcriber=transcriber, synthesizer=synthesizer, source=source,
                       sink=sink, listening=not isinstance(source, NullSource), turn_model=turn_model,
                       notices=notices, echo=echo)

@@ -72,7 +72,7 @@ class NarrationCache:
                 self._audio[key] = await self._synth.synthesize(key[0])
             except Exception:
                 log.exception("could not pre-synthesize narration line %r", line)
-        release_free_memory()  # what synthesizing them all allocated on the way
+        await asyncio.to_thread(release_free_memory)  # what synthesizing them all allocated
         self.ready.set()
 
     async def close(self) -> None:

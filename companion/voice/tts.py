@@ -23,10 +23,11 @@ class Synthesizer(Protocol):
         """float32 mono audio at `sample_rate` for `text`."""
 
 
-def _open_voice(model: VoiceModel):
-    """The piper voice on an onnxruntime session without the CPU memory arena: the arena
-    keeps the peak of every synthesis (about 100 MB after a long sentence) for the rest of
-    the day, for ~10% longer synthesis of long sentences and none for short ones."""
+def _open_voice(model: VoiceModel, config: dict):
+    """The piper voice (`config`: its parsed .onnx.json) on an onnxruntime session without
+    the CPU memory arena: the arena keeps the peak of every synthesis (about 140 MB after a
+    long sentence) for the rest of the day, for ~10% longer synthesis of long sentences and
+    none for short ones."""
     import onnxruntime
     from piper import PiperVoice
     from piper.config import PiperConfig
@@ -35,8 +36,7 @@ def _open_voice(model: VoiceModel):
     options.enable_cpu_mem_arena = False
     session = onnxruntime.InferenceSession(str(model.onnx), sess_options=options,
                                            providers=["CPUExecutionProvider"])
-    config = PiperConfig.from_dict(json.loads(model.config.read_text(encoding="utf-8")))
-    return PiperVoice(session=session, config=config)
+    return PiperVoice(session=session, config=PiperConfig.from_dict(config))
 
 
 class PiperSynthesizer:
@@ -58,6 +58,7 @@ class PiperSynthesizer:
                 "model_corrupt", f"The voice config {model.config.name} can't be read ({exc}).",
                 stage=Stage.SPEAKING,
             ) from exc
+        self._config = config
         self.sample_rate = int(config.get("audio", {}).get("sample_rate", 22_050))
         self._base_length_scale = float(config.get("inference", {}).get("length_scale", 1.0))
         self.speed = speed
@@ -71,7 +72,7 @@ class PiperSynthesizer:
             if self._voice is not None:
                 return
             try:
-                self._voice = _open_voice(self.model_info)
+                self._voice = _open_voice(self.model_info, self._config)
             except Exception as exc:  # onnxruntime raises its own types for a bad file
                 raise CompanionError(
                     "model_unloadable", f"I couldn't load the voice {self.model_info.name}: the file looks damaged "
