@@ -14,14 +14,8 @@ from companion.ui.expressions import shape_for
 from companion.ui.face_animation import FAST_MS, STILL_MS, FaceAnimator
 from companion.ui.face_character import Character, character_for
 from companion.ui.face_extras import RingCache
-from companion.ui.face_painter import (
-    FaceFrame,
-    HeadCache,
-    LayerCache,
-    face_bounds,
-    paint_background,
-    paint_face,
-)
+from companion.ui.face_layers import LayerCache
+from companion.ui.face_painter import FaceFrame, face_bounds, paint_background, paint_face
 
 FRAME_INTERVAL_MS = FAST_MS
 IDLE_FRAME_INTERVAL_MS = STILL_MS
@@ -49,7 +43,6 @@ class FaceWidget(QWidget):
         self.last_frame: FaceFrame | None = None
         self.frames = 0
         """Frames painted so far (benches and tests count them)."""
-        self._head_cache = HeadCache()
         self._layer_cache = LayerCache()
         self._ring_cache = RingCache()
         self._background: QPixmap | None = None
@@ -127,7 +120,7 @@ class FaceWidget(QWidget):
             if self._background is None or self._background.size() != self.size():
                 self._background = self._paint_background()
             painter.drawPixmap(event.rect(), self._background, event.rect())
-            paint_face(painter, QRectF(self.rect()), frame, background=False, head_cache=self._head_cache,
+            paint_face(painter, QRectF(self.rect()), frame, background=False,
                        layer_cache=self._layer_cache, ring_cache=self._ring_cache)
             painter.end()
         finally:

@@ -111,8 +111,9 @@ class FaceAnimator:
         self._speech = _follow(self._speech, self._speech_target, dt)
         self._listen = _follow(self._listen, self._listen_target, dt)
         t = now - self._start
+        progress = _ease((now - self._changed_at) / TRANSITION_S)
         return FaceFrame(
-            shape=self.shape(now),
+            shape=blend(self._from, self._to, progress),
             blink=self._blink(now),
             speech_level=self._speech,
             listen_level=self._listen,
@@ -121,6 +122,7 @@ class FaceAnimator:
             state=self.state,
             phase=t,
             character=self.character,
+            settling=(self._from, self._to, progress) if progress < 1.0 else None,
         )
 
     def _blink(self, now: float) -> float:

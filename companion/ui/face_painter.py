@@ -7,14 +7,13 @@
 from __future__ import annotations
 
 import math
-from collections import OrderedDict
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import (
     QBrush,
     QColor,
-    QImage,
     QLinearGradient,
     QPainter,
     QPainterPath,
@@ -33,6 +32,9 @@ from companion.ui.face_extras import (
 )
 from companion.ui.face_features import paint_behind, paint_front
 from companion.ui.paint_tools import alpha, mix, quad, round_pen
+
+if TYPE_CHECKING:
+    from companion.ui.face_layers import LayerCache
 
 BACKGROUND_TOP = QColor("#2f3454")
 BACKGROUND_BOTTOM = QColor("#4b4372")
@@ -62,6 +64,8 @@ class FaceFrame:
     phase: float = 0.0
     """Seconds since start, for drifting decorations and spinners."""
     character: Character = CHARACTERS["mira"]
+    settling: tuple[FaceShape, FaceShape, float] | None = None
+    """During an expression change: from, to, and how far along (`shape` is their blend)."""
 
 
 def paint_background(p: QPainter, rect: QRectF) -> None:
@@ -71,140 +75,8 @@ def paint_background(p: QPainter, rect: QRectF) -> None:
     p.fillRect(rect, QBrush(gradient))
 
 
-class HeadCache:
-    """The head (shadow, skin, sheen) rendered once per size and skin tone: the costliest layer.
-
-    The widget keeps one; a still picture does without. The head is a circle lit from a
-    fixed light, so one image serves every tilt.
-    """
-
-    def __init__(self) -> None:
-        self._key: tuple | None = None
-        self._image: QImage | None = None
-
-    def draw(self, p: QPainter, s: FaceShape, c: Character, scale: float, ratio: float) -> None:
-        key = (round(scale, 1), round(s.flush, 2), round(s.pale, 2), ratio, c.name)
-        if key != self._key or self._image is None:
-            size = int(math.ceil(2.6 * scale * ratio))
-            image = QImage(size, size, QImage.Format.Format_ARGB32_Premultiplied)
-            image.setDevicePixelRatio(ratio)
-            image.fill(Qt.GlobalColor.transparent)
-            painter = QPainter(image)
-            painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
-            painter.translate(1.3 * scale, 1.3 * scale)
-            painter.scale(scale, scale)
-            _paint_head(painter, s, c)
-            painter.end()
-            self._key, self._image = key, image
-        p.save()
-        p.scale(1 / scale, 1 / scale)  # draw pixel for pixel: no resampling blur
-        p.drawImage(QPointF(-1.3 * scale, -1.3 * scale), self._image)
-        p.restore()
-
-
-LAYER_HALF = 1.5
-"""Half the side of the face layer, in face radii: room for Pip's ears and horns."""
-
-
-class LayerCache:
-    """Her face (head, features, eyes, brows, mouth) as images while its expression holds.
-
-    Idle, only the sway, the breath and her blinks move her: the same face, turned and
-    lifted a little, its lids at one of a few heights. Drawing one cached image per frame
-    costs a fraction of drawing every curve again. While she speaks only her mouth moves:
-    the face under it and what lies over it (a fringe, a moustache) are two cached images
-    with the mouth painted between them. An expression is cached once it has held for two
-    frames (a change differs every frame and is painted directly; so do tears).
-    """
-
-    SIZE = 12
-    """Images kept: an open face and its blink steps, whole or in two parts for speaking."""
-    BLINK_STEPS = 5
-
-    def __init__(self) -> None:
-        self._images: OrderedDict[tuple, QImage] = OrderedDict()
-        self._last_face: tuple | None = None
-        self.hits = 0
-
-    def draw(self, p: QPainter, frame: FaceFrame, tilt: float, scale: float, ratio: float) -> bool:
-        """Draw the face from the cache (True), or leave it to the caller to paint (False)."""
-        s = frame.shape
-        if s.tears > 0.01:
-            self._last_face = None
-            return False  # moving every frame: nothing to reuse
-        speaking = frame.speech_level > 0.01
-        face = (s, frame.character.name, round(scale, 1), ratio)
-        blink = round(frame.blink * (self.BLINK_STEPS - 1)) / (self.BLINK_STEPS - 1)
-        parts = (_UNDER_MOUTH, _OVER_MOUTH) if speaking else (_WHOLE,)
-        held = face == self._last_face
-        self._last_face = face
-        images: list[QImage | None] = []
-        rendered = False
-        for part in parts:
-            key = (face, blink, part)
-            image = self._images.get(key)
-            if image is None and held and not rendered:
-                # One image per frame at most: rendering is the cost of a whole paint.
-                image = self._images[key] = _render_layer(replace(frame, blink=blink), scale, ratio, part)
-                rendered = True
-            if image is not None:
-                self._images.move_to_end(key)
-            images.append(image)
-        while len(self._images) > self.SIZE:
-            self._images.popitem(last=False)
-        if images[0] is None:
-            return False
-        self.hits += not rendered
-        self._draw_image(p, images[0], tilt, scale)
-        if speaking:
-            p.save()
-            p.rotate(tilt)
-            _paint_mouth(p, s, frame.character, frame.speech_level, frame.phase)
-            if images[1] is None:
-                _paint_over_mouth(p, frame)  # its image comes next frame
-            p.restore()
-            if images[1] is not None:
-                self._draw_image(p, images[1], tilt, scale)
-        return True
-
-    @staticmethod
-    def _draw_image(p: QPainter, image: QImage, tilt: float, scale: float) -> None:
-        p.save()
-        p.rotate(tilt)
-        p.scale(1 / scale, 1 / scale)
-        p.setRenderHint(QPainter.RenderHint.SmoothPixmapTransform, True)
-        p.drawImage(QPointF(-LAYER_HALF * scale, -LAYER_HALF * scale), image)
-        p.restore()
-
-
-_WHOLE, _UNDER_MOUTH, _OVER_MOUTH = "whole", "under mouth", "over mouth"
-
-
-def _render_layer(frame: FaceFrame, scale: float, ratio: float, part: str = _WHOLE) -> QImage:
-    size = int(math.ceil(2 * LAYER_HALF * scale * ratio))
-    image = QImage(size, size, QImage.Format.Format_ARGB32_Premultiplied)
-    image.setDevicePixelRatio(ratio)
-    image.fill(Qt.GlobalColor.transparent)
-    painter = QPainter(image)
-    painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
-    painter.translate(LAYER_HALF * scale, LAYER_HALF * scale)
-    painter.scale(scale, scale)
-    if part == _OVER_MOUTH:
-        _paint_over_mouth(painter, frame)
-    else:
-        paint_behind(painter, frame.character)
-        _paint_head(painter, frame.shape, frame.character)
-        if part == _WHOLE:
-            _paint_details(painter, frame)
-        else:
-            _paint_under_mouth(painter, frame)
-    painter.end()
-    return image
-
-
 def paint_face(p: QPainter, rect: QRectF, frame: FaceFrame, *, background: bool = True,
-               head_cache: HeadCache | None = None, layer_cache: LayerCache | None = None,
-               ring_cache: RingCache | None = None) -> None:
+               layer_cache: LayerCache | None = None, ring_cache: RingCache | None = None) -> None:
     """Paint `frame` centred in `rect`, scaled to fit."""
     p.save()
     p.setRenderHint(QPainter.RenderHint.Antialiasing, True)
@@ -213,23 +85,21 @@ def paint_face(p: QPainter, rect: QRectF, frame: FaceFrame, *, background: bool 
     scale = face_scale(rect)
     p.translate(rect.center())
     p.scale(scale, scale)
-    s, c = frame.shape, frame.character
     ratio = p.device().devicePixelRatioF() if p.device() else 1.0
     paint_state_ring(p, frame, ring_cache, scale, ratio)
     p.translate(0, frame.bob)
-    tilt = s.head_tilt + frame.sway
-    if layer_cache is None or not layer_cache.draw(p, frame, tilt, scale, ratio):
+    tilt = frame.shape.head_tilt + frame.sway
+    if layer_cache is not None:
+        layer_cache.draw(p, frame, tilt, scale, ratio)
+    else:
         p.rotate(tilt)
-        paint_behind(p, c)
+        paint_base(p, frame)
+        paint_features(p, frame)
+        paint_mouth(p, frame)
+        paint_over(p, frame)
+        paint_gloom(p, frame.shape)
         p.rotate(-tilt)
-        if head_cache is not None:
-            head_cache.draw(p, s, c, scale, ratio)
-        p.rotate(tilt)
-        if head_cache is None:
-            _paint_head(p, s, c)
-        _paint_details(p, frame)
-        p.rotate(-tilt)
-    paint_decorations(p, s, frame.phase)
+    paint_decorations(p, frame.shape, frame.phase)
     p.restore()
 
 
@@ -245,14 +115,18 @@ def face_bounds(rect: QRectF) -> QRectF:
     return QRectF(centre.x() - reach, centre.y() - reach, 2 * reach, 2 * reach).intersected(rect)
 
 
-def _paint_details(p: QPainter, frame: FaceFrame) -> None:
-    """Everything on the head, in the head's own (tilted) coordinates."""
-    _paint_under_mouth(p, frame)
-    _paint_mouth(p, frame.shape, frame.character, frame.speech_level, frame.phase)
-    _paint_over_mouth(p, frame)
+# A face is painted in layers, in the head's own (tilted) coordinates: the base (what lies
+# behind the head, and the head), her features (blush, eyes, brows, tears), her mouth, what
+# the character wears over them (a fringe, a moustache) and gloom on top. The widget keeps
+# what did not change as images (face_layers.LayerCache).
 
 
-def _paint_under_mouth(p: QPainter, frame: FaceFrame) -> None:
+def paint_base(p: QPainter, frame: FaceFrame) -> None:
+    paint_behind(p, frame.character)
+    _paint_head(p, frame.shape, frame.character)
+
+
+def paint_features(p: QPainter, frame: FaceFrame) -> None:
     s, c = frame.shape, frame.character
     _paint_blush(p, s)
     for side in (-1, 1):
@@ -261,9 +135,12 @@ def _paint_under_mouth(p: QPainter, frame: FaceFrame) -> None:
     paint_tears(p, s, frame.phase)
 
 
-def _paint_over_mouth(p: QPainter, frame: FaceFrame) -> None:
+def paint_mouth(p: QPainter, frame: FaceFrame) -> None:
+    _paint_mouth(p, frame.shape, frame.character, frame.speech_level, frame.phase)
+
+
+def paint_over(p: QPainter, frame: FaceFrame) -> None:
     paint_front(p, frame.character)
-    paint_gloom(p, frame.shape)
 
 
 def _paint_head(p: QPainter, s: FaceShape, c: Character) -> None:
