@@ -7,6 +7,7 @@ import random
 
 import numpy as np
 import pytest
+from PySide6.QtCore import QPointF, QRectF
 from PySide6.QtGui import QImage
 from ui_loop import qt_gc_fixture  # noqa: F401 (the qt_gc fixture)
 
@@ -15,6 +16,7 @@ from companion.events import EXPRESSIONS
 from companion.ui.expressions import SHAPES, WINDOW_EXPRESSIONS, shape_for
 from companion.ui.face import FaceWidget, render_expression
 from companion.ui.face_animation import FaceAnimator
+from companion.ui.face_painter import below_line
 
 
 @pytest.fixture(autouse=True)
@@ -176,3 +178,15 @@ def test_the_widget_goes_back_to_full_rate_when_her_face_changes(qtbot):
     qtbot.waitUntil(lambda: widget._timer.interval() == IDLE_FRAME_INTERVAL_MS, timeout=5000)
     widget.set_expression("surprised")
     assert widget._timer.interval() == FRAME_INTERVAL_MS
+
+
+def test_a_lid_keeps_exactly_the_part_of_the_eye_below_its_line():
+    eye = QRectF(-1.0, -2.0, 2.0, 4.0)  # centre 0, 0; rx 1, ry 2
+    assert below_line(eye, -3.0, 0.0).contains(QPointF(0, -1.9))  # a lid above: the whole eye
+    assert below_line(eye, 2.5, 0.0).isEmpty()  # shut
+    half = below_line(eye, 0.0, 0.0)
+    assert half.contains(QPointF(0, 1.0)) and not half.contains(QPointF(0, -1.0))
+    slanted = below_line(eye, 0.0, 1.0)  # y = x: the inner corner open, the outer shut
+    for x, y in [(-0.5, 0.0), (0.3, 0.6), (-0.9, -0.5), (0.5, 0.3), (0.2, -0.5), (0.0, 1.9)]:
+        inside_eye = x * x + y * y / 4 < 1.0
+        assert slanted.contains(QPointF(x, y)) == (inside_eye and y > x), (x, y)

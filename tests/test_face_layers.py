@@ -51,7 +51,7 @@ def _changing(old: str, new: str, step: int) -> list[FaceFrame]:
 
 
 @pytest.mark.parametrize("character", sorted(CHARACTERS))
-@pytest.mark.parametrize("case", ["still", "speaking", "blinking", "crying", "sad and tilted"])
+@pytest.mark.parametrize("case", ["still", "speaking", "blinking", "crying", "sad and tilted", "still after speaking"])
 def test_a_face_drawn_from_cached_layers_looks_like_one_drawn_stroke_by_stroke(qapp, character, case):
     c = CHARACTERS[character]
     frame = {
@@ -60,8 +60,11 @@ def test_a_face_drawn_from_cached_layers_looks_like_one_drawn_stroke_by_stroke(q
         "blinking": FaceFrame(shape=shape_for("neutral"), character=c, blink=0.6),
         "crying": FaceFrame(shape=shape_for("crying"), character=c, speech_level=0.3),
         "sad and tilted": FaceFrame(shape=shape_for("sad"), character=c, sway=1.2, bob=0.01),
+        "still after speaking": FaceFrame(shape=shape_for("surprised"), character=c),
     }[case]
-    cached, cache = _cached(_held(frame))
+    # After speaking, every layer a still face is built on is at hand.
+    before = _held(replace(frame, speech_level=0.5)) if case == "still after speaking" else []
+    cached, cache = _cached(before + _held(frame))
     assert cache.renders > 0  # the layers were really used
     difference = np.abs(cached - _paint(frame, None))
     assert difference.mean() < 0.5

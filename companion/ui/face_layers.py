@@ -128,28 +128,41 @@ class LayerCache:
         return pieces
 
     def _render(self, kind: str, frame: FaceFrame, scale: float, ratio: float) -> tuple[Piece, ...]:
-        # The face's centre on a pixel corner: drawn back untilted at a whole-pixel spot, the
-        # image then lands pixel for pixel, without resampling.
-        centre = math.ceil(LAYER_HALF * scale * ratio) / ratio
-        side = int(round(2 * centre * ratio))
-        image = QImage(side, side, QImage.Format.Format_ARGB32_Premultiplied)
+        # Built on the other layers where they are at hand: a still face then costs little more
+        # than drawing its features, on an image the size of the head and what she wears (her
+        # features never reach beyond them).
+        size = (frame.character.name, round(scale, 1), ratio)
+        found = {layer: self._cached(layer, frame.shape, size) for layer in _LAYERS[kind]}
+        enclosing = [found[layer] for layer in _BOUNDED_BY.get(kind, ())]
+        bounded = bool(enclosing) and all(pieces is not None for pieces in enclosing)
+        if bounded:
+            pieces = [piece for layer in enclosing for piece in layer]
+            left, top = min(p.x for p in pieces), min(p.y for p in pieces)
+            width = round(max(p.x * ratio + p.image.width() for p in pieces) - left * ratio)
+            height = round(max(p.y * ratio + p.image.height() for p in pieces) - top * ratio)
+            origin = (-left, -top)
+        else:
+            # The face's centre on a pixel corner: drawn back untilted at a whole-pixel spot,
+            # the image then lands pixel for pixel, without resampling.
+            centre = math.ceil(LAYER_HALF * scale * ratio) / ratio
+            width = height = int(round(2 * centre * ratio))
+            origin = (centre, centre)
+        image = QImage(width, height, QImage.Format.Format_ARGB32_Premultiplied)
         image.setDevicePixelRatio(ratio)
         image.fill(Qt.GlobalColor.transparent)
         painter = QPainter(image)
         painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
-        painter.translate(centre, centre)
+        painter.translate(*origin)
         painter.scale(scale, scale)
-        # Built on the other layers where they are at hand: a still face then costs little
-        # more than drawing its features.
-        size = (frame.character.name, round(scale, 1), ratio)
         for layer in _LAYERS[kind]:
-            pieces = self._cached(layer, frame.shape, size)
-            if pieces is None:
+            if found[layer] is None:
                 _PAINTERS[layer](painter, frame)
             else:
-                self._draw_pieces(painter, pieces, 0.0, scale)
+                self._draw_pieces(painter, found[layer], 0.0, scale)
         painter.end()
-        return crop_to_bands(image, centre)
+        if bounded:
+            return (Piece(image, -origin[0], -origin[1]),)
+        return crop_to_bands(image, origin[0])
 
     def _cached(self, layer: str, shape: FaceShape, size: tuple) -> tuple[Piece, ...] | None:
         """The base or over image at hand, without making it; None for any other layer."""
@@ -185,6 +198,9 @@ _LAYERS = {
     "over": ("over",),
 }
 """What each kind of image shows, bottom to top."""
+_BOUNDED_BY = {"still": ("base", "over"), "features": ("base",)}
+"""The layers whose images enclose each composite kind (checked by the tests that compare
+cached and direct drawing)."""
 
 
 def _base_key(shape: FaceShape) -> tuple[float, float]:
