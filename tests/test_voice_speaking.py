@@ -76,6 +76,39 @@ async def test_a_notice_said_while_a_prepared_reply_waits_still_plays_when_the_r
     assert played == ["My voice server isn't answering."]
 
 
+async def test_interrupting_her_answer_drops_its_lines_but_a_notice_waiting_behind_it_still_plays(piper_voice):
+    sink = WavSink(lambda: 0.0, rate=piper_voice.sample_rate, realtime=True)
+    speaker = Speaker(piper_voice, sink)
+    started: list[str] = []
+    speaker.on_playing = lambda line: started.append(line.text)
+    speaker.say("The first sentence of her answer is fairly long to say.", turn=1)
+    speaker.say("The second sentence of her answer.", turn=1)
+    speaker.say("My voice server isn't answering.")  # a notice, for no turn
+    while not started:
+        await asyncio.sleep(0.01)
+    speaker.interrupt()  # the user starts a new question
+    await speaker.idle.wait()
+    await speaker.close()
+    assert started == ["The first sentence of her answer is fairly long to say.", "My voice server isn't answering."]
+
+
+async def test_after_an_interruption_the_rest_of_a_prepared_reply_never_plays(piper_voice):
+    sink = WavSink(lambda: 0.0, rate=piper_voice.sample_rate, realtime=True)
+    speaker = Speaker(piper_voice, sink)
+    started: list[str] = []
+    speaker.on_playing = lambda line: started.append(line.text)
+    speaker.hold()
+    speaker.say("The prepared first sentence is fairly long to say.", prepared=True)
+    speaker.say("And the prepared second one.", prepared=True)
+    speaker.release()  # the turn was confirmed: she speaks
+    while not started:
+        await asyncio.sleep(0.01)
+    speaker.interrupt()
+    await speaker.idle.wait()
+    await speaker.close()
+    assert started == ["The prepared first sentence is fairly long to say."]
+
+
 def _thread_niceness() -> dict[int, int]:
     """The nice value of each thread of this process, by thread id (from /proc)."""
     out = {}

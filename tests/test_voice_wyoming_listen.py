@@ -137,6 +137,4 @@ def test_servers_killed_mid_conversation_leave_her_own_engines_with_a_sentence_a
     # answer (Whisper, reading the recording back, may mishear a word: "herring server").
     find_in_order(spoken, replies[0], replies[1])
     find_in_order(spoken, "My hearing server on 127.0.0.1 isn't answering")
-    # Not asserted on the recording, a known defect: the voice notice is printed and shown
-    # above, but now and then not played. Dropping a prepared reply no longer drops it
-    # (test_voice_speaking); another path still does, once in several full-suite runs.
+    find_in_order(spoken, "My voice server on 127.0.0.1 isn't answering")

@@ -4,8 +4,9 @@ obey the same interruption.
 
 It speaks only for the current turn (turns.TurnOwner): events of a turn that was interrupted
 or replaced arrive late and are dropped, so speech of a finished turn never plays later. On
-TurnInterrupted it stops playback and drops everything queued, and tells `keep_heard(turn,
-text)` exactly which of that turn's sentences were played, for the history.
+TurnInterrupted it stops playback and drops every reply line queued (a notice waiting to be
+said still plays), and tells `keep_heard(turn, text)` exactly which of that turn's sentences
+were played, for the history.
 """
 
 from __future__ import annotations
@@ -83,7 +84,7 @@ class Mouth:
             return
         if isinstance(event, TurnInterrupted):
             if event.turn == self._turn:
-                self._stop(event.turn)
+                self._stop(event.turn, closing=event.reason == "closing")
             return
         turn = getattr(event, "turn", None)
         if turn is None:
@@ -120,8 +121,9 @@ class Mouth:
         self.speaker.say(text, kind, turn)
         self._report()
 
-    def _stop(self, turn: int) -> None:
-        played = self.speaker.cancel()
+    def _stop(self, turn: int, *, closing: bool = False) -> None:
+        # Her reply stops; a notice waiting to be said (a server gone, a reminder) still is.
+        played = self.speaker.cancel() if closing else self.speaker.interrupt()
         self._splitter = SentenceSplitter()
         # Its prepared first words were said before it had a turn id: they carry their hold.
         heard = " ".join(line.text for line in played

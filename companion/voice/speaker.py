@@ -41,7 +41,8 @@ class SpeakerStats:
 
 class Speaker:
     """say() queues a line; lines are filtered, synthesized (or taken from the narration cache)
-    and played in order. cancel() drops everything queued and stops playback at once.
+    and played in order. cancel() drops everything queued and stops playback at once;
+    interrupt() does so for the replies only, and a notice waiting to be said still plays.
 
     hold() shuts her mouth for a prepared reply: its lines (say(..., prepared=True)) are
     synthesized and wait with everything else; release() plays them, drop_held() forgets
@@ -55,6 +56,10 @@ class Speaker:
         self._generation = 0
         self._hold = 0
         self._dropped_holds: set[int] = set()
+        self._last_turn = 0
+        self._turns_dropped_through = 0
+        self._holds_dropped_through = 0
+        """Reply lines of turns and holds up to these were interrupted."""
         self._current: Line | None = None
         """The line being played."""
         self._text_queue: asyncio.Queue[Line] = asyncio.Queue()
@@ -95,6 +100,7 @@ class Speaker:
         """Queue a line; `prepared`: a line of the reply prepared under the current hold()."""
         self._pending += 1
         self._idle.clear()
+        self._last_turn = max(self._last_turn, turn)
         self._text_queue.put_nowait(Line(text, kind, self._generation, turn, self._hold if prepared else 0))
 
     @property
@@ -123,11 +129,28 @@ class Speaker:
         self._sink.stop()
         return played
 
+    def interrupt(self) -> list[Line]:
+        """The turn she speaks for was interrupted: stop the line playing (the user talked over
+        it) and drop every reply line, prepared or not; a notice still waiting (a server gone,
+        a reminder) plays next. Returns the lines of this generation played to the end."""
+        played, self.played = self.played, []
+        # Turns and holds only grow: whatever comes later belongs to a new turn.
+        self._turns_dropped_through, self._holds_dropped_through = self._last_turn, self._hold
+        self._play_gate.set()
+        self._drop_unwanted()
+        self._sink.stop()
+        return played
+
     def drop_held(self) -> None:
         """Forget the lines prepared under the current hold and open her mouth again; every
         other line (a notice said meanwhile, a line already playing) goes on."""
         self._dropped_holds.add(self._hold)
         self._play_gate.set()
+        self._drop_unwanted()
+        if self._current is not None and not self._wanted(self._current):
+            self._sink.stop()
+
+    def _drop_unwanted(self) -> None:
         for queue in (self._text_queue, self._audio_queue):
             kept = []
             while not queue.empty():
@@ -138,11 +161,11 @@ class Speaker:
                     self._done_one()
             for item in kept:
                 queue.put_nowait(item)
-        if self._current is not None and not self._wanted(self._current):
-            self._sink.stop()
 
     def _wanted(self, line: Line) -> bool:
-        return line.generation == self._generation and line.hold not in self._dropped_holds
+        return (line.generation == self._generation and line.hold not in self._dropped_holds
+                and not 0 < line.hold <= self._holds_dropped_through
+                and not 0 < line.turn <= self._turns_dropped_through)
 
     def new_turn(self) -> None:
         self.played = []
