@@ -122,7 +122,7 @@ class Mouth:
         self._report()
 
     def _stop(self, turn: int, *, closing: bool = False) -> None:
-        # Her reply stops; a notice waiting to be said (a server gone, a reminder) still is.
+        # Her reply stops; a notice waiting to be said (her voice server gone) still is.
         played = self.speaker.cancel() if closing else self.speaker.interrupt()
         self._splitter = SentenceSplitter()
         # Its prepared first words were said before it had a turn id: they carry their hold.

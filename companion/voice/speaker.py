@@ -131,8 +131,8 @@ class Speaker:
 
     def interrupt(self) -> list[Line]:
         """The turn she speaks for was interrupted: stop the line playing (the user talked over
-        it) and drop every reply line, prepared or not; a notice still waiting (a server gone,
-        a reminder) plays next. Returns the lines of this generation played to the end."""
+        it) and drop every reply line, prepared or not; a notice still waiting (her voice
+        server gone) plays next. Returns the lines of this generation played to the end."""
         played, self.played = self.played, []
         # Turns and holds only grow: whatever comes later belongs to a new turn.
         self._turns_dropped_through, self._holds_dropped_through = self._last_turn, self._hold
