@@ -1,11 +1,11 @@
 """Her face's layers kept as images between frames: most of a frame is the last one again.
 
-While she talks, blinks, cries or turns from one expression to the next, what lies behind
-and on the head hardly ever changes: the base (hair behind, the head) and the over layer
-(a fringe, a moustache) are images, and only the live features (blush, eyes, brows, tears,
-mouth, gloom) are drawn with them. A still face (eyes open, not speaking) is one
-image. Each image is cropped to the bands of rows where it has pixels, so a fringe or a
-bow tie costs its own size, not the face's.
+A still face (eyes open, not speaking) is one image; while she speaks, her face without the
+mouth is one image and only the mouth is drawn on it. While she blinks, cries or turns from
+one expression to the next, what lies behind and on the head still holds: the base (hair
+behind, the head) and the over layer (a fringe, a moustache) are images, and her features
+are drawn between them. Each image is cut to the bands of rows where it has pixels, so a
+fringe or a bow tie costs its own size, not the face's.
 """
 
 from __future__ import annotations
