@@ -9,12 +9,14 @@ from pathlib import Path
 
 from audio_env import speech
 from brain_harness import make_config
+from threadpoolctl import threadpool_info
 
 from companion.config import VoiceSettings
 from companion.events import EventBus, SpeechKind
 from companion.runtime import Companion
 from companion.voice.audio import WavSink, WavSource, write_wav
 from companion.voice.brain_port import CompanionBrain
+from companion.voice.model_thread import ModelThread
 from companion.voice.session import VoiceSession
 from companion.voice.speaker import Speaker
 
@@ -116,6 +118,12 @@ def _thread_niceness() -> dict[int, int]:
         stat = (task / "stat").read_text()
         out[int(task.name)] = int(stat[stat.rindex(")") + 2:].split()[16])  # stat field 19: nice
     return out
+
+
+def test_once_her_models_have_a_thread_numpy_does_its_sums_on_the_calling_thread_only():
+    ModelThread("test").call(lambda: None)
+    blas = [pool for pool in threadpool_info() if pool["user_api"] == "blas"]
+    assert blas and all(pool["num_threads"] == 1 for pool in blas)
 
 
 async def test_her_voice_runs_below_the_windows_priority_and_so_do_its_helper_threads(piper_voice):
