@@ -79,7 +79,11 @@ class FaceAnimator:
 
     # --- outputs --------------------------------------------------------------------------
     def shape(self, now: float) -> FaceShape:
-        return blend(self._from, self._to, _ease((now - self._changed_at) / TRANSITION_S))
+        return blend(self._from, self._to, self._progress(now))
+
+    def _progress(self, now: float) -> float:
+        """How far the running expression change has got, eased: 1 once it is over."""
+        return _ease((now - self._changed_at) / TRANSITION_S)
 
     def in_transition(self, now: float) -> bool:
         return now - self._changed_at < TRANSITION_S
@@ -111,7 +115,7 @@ class FaceAnimator:
         self._speech = _follow(self._speech, self._speech_target, dt)
         self._listen = _follow(self._listen, self._listen_target, dt)
         t = now - self._start
-        progress = _ease((now - self._changed_at) / TRANSITION_S)
+        progress = self._progress(now)
         return FaceFrame(
             shape=blend(self._from, self._to, progress),
             blink=self._blink(now),

@@ -69,9 +69,9 @@ class LayerCache:
         s = frame.shape
         size = (frame.character.name, round(scale, 1), ratio)
         self._may_render = True
+        # Outside a change the head is always kept at hand: the next change fades from it.
+        base = None if frame.settling else self._layer("base", (*_base_key(s), *size), frame, scale, ratio)
         settled = frame.settling is None and frame.blink < 0.01 and s.tears <= 0.01
-        if settled:  # the head is kept at hand too: the next change fades from it
-            self._layer("base", (*_base_key(s), *size), frame, scale, ratio)
         if settled and frame.speech_level <= 0.01:
             still = self._layer("still", (s, *size), frame, scale, ratio)
             if still is not None:
@@ -81,7 +81,7 @@ class LayerCache:
         if features is not None:
             self._draw_pieces(p, features, tilt, scale)
         else:
-            if not self._draw_base(p, frame, size, tilt, scale, ratio):
+            if not self._draw_base(p, frame, base, size, tilt, scale, ratio):
                 _painted_tilted(p, tilt, paint_base, frame)
             _painted_tilted(p, tilt, paint_features, frame)
         _painted_tilted(p, tilt, paint_mouth, frame)
@@ -93,10 +93,11 @@ class LayerCache:
         if s.pale > 0.01:
             _painted_tilted(p, tilt, _paint_gloom, frame)
 
-    def _draw_base(self, p: QPainter, frame: FaceFrame, size: tuple, tilt: float, scale: float,
-                   ratio: float) -> bool:
+    def _draw_base(self, p: QPainter, frame: FaceFrame, base: tuple[Piece, ...] | None, size: tuple,
+                   tilt: float, scale: float, ratio: float) -> bool:
+        """Draw the head from its images (`base` outside a change); False when they are not
+        at hand yet."""
         if frame.settling is None:
-            base = self._layer("base", (*_base_key(frame.shape), *size), frame, scale, ratio)
             if base is not None:
                 self._draw_pieces(p, base, tilt, scale)
             return base is not None
