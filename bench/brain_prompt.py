@@ -1,8 +1,9 @@
 """The prompt's size and, against a real server, what caching it buys; prints JSON.
 
 Always: estimated tokens of system message + tool list per mode (conversation: the compact
-list shared by typed and spoken turns; work: the whole list), beside the prompt as it was
-before (whole descriptions, the voice rule inside the system message).
+list of the tools at hand, shared by typed and spoken turns, and the same once the workspace
+families are asked for; work: the whole list), beside the prompt as it was before (all 14
+conversation tools with whole descriptions, the voice rule inside the system message).
 
 With COMPANION_BENCH_BRAIN_URL (and optionally COMPANION_BENCH_BRAIN_MODEL) pointing at a
 real OpenAI-compatible server: time to the first streamed token for a cold prompt, then over
@@ -42,6 +43,7 @@ def prompt_sizes() -> dict[str, object]:
     system = estimate_tokens(build_system_prompt(personality))
     registry = tool_registry.discover()
     conversation = registry.schemas_for("companion")
+    opened = compact_tools(registry.schemas_for("companion", opened=tool_registry.ON_REQUEST_TOOLSETS))
     work = registry.schemas_for("work", exclude=WORK_TOOLS)
     compact, whole = tools_tokens(chat_tools(compact_tools(conversation))), tools_tokens(chat_tools(conversation))
     work_tokens = tools_tokens(chat_tools(work))
@@ -55,6 +57,8 @@ def prompt_sizes() -> dict[str, object]:
         "system_tokens": system,
         "conversation": {"tools_tokens": compact, "system_plus_tools": system + compact,
                          "same_for_typed_and_spoken": True},
+        "conversation, workspace tools asked for": {
+            "tools_offered": len(opened), "system_plus_tools": system + tools_tokens(chat_tools(opened))},
         "work": {"tools_tokens": work_tokens, "system_plus_tools": system + work_tokens},
         "whole_descriptions": {"tools_tokens": whole, "system_plus_tools": system + whole},
         "before (recorded request)": {

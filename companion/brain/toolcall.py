@@ -28,13 +28,14 @@ from companion.events import (
     ToolStarted,
 )
 from companion.tools.context import Mode, ToolContext
-from companion.tools.registry import COMPANION_TOOLSETS, Registry, ToolSpec
+from companion.tools.registry import COMPANION_TOOLSETS, ON_REQUEST_TOOLSETS, Registry, ToolSpec
 
 log = logging.getLogger(__name__)
 
 MAX_OUTPUT_CHARS = 16_000
-WORK_TOOLS = frozenset({"start_work", "cancel_work"})
-"""Tools that hand work to (or take it from) the background job: never offered inside it."""
+WORK_TOOLS = frozenset({"start_work", "cancel_work", "use_tools"})
+"""Conversation-only tools, never offered inside a background job: they hand work to it (or
+take it back), or list tool families that a job always has."""
 
 
 @dataclass(frozen=True)
@@ -168,7 +169,10 @@ class ToolRunner:
         lines = resolve_lines(spec, self.patterns.get(spec.name))
         ctx = self.make_context(spec)
         self.executed += 1
-        if spec.name not in self._announced:
+        opened = ctx.session.open_toolsets
+        if self.mode == Mode.COMPANION and spec.toolset in ON_REQUEST_TOOLSETS and spec.toolset not in opened:
+            opened.append(spec.toolset)  # called without asking: list its family from now on
+        if spec.name not in self._announced and not spec.quiet:
             self._announced.add(spec.name)
             self.bus.emit(Speak(SpeechKind.ANNOUNCE, lines.announce, spec.name))
         self.bus.emit(ToolStarted(spec.name, call.id, arguments))
@@ -182,7 +186,7 @@ class ToolRunner:
                 asking.discard(event.request_id)
 
         def beat(line: str) -> None:
-            if not asking:  # never hum over a question the user is being asked
+            if not asking and not spec.quiet:  # never hum over a question the user is being asked
                 self.bus.emit(Speak(SpeechKind.HEARTBEAT, line, spec.name))
 
         stop_watching = self.bus.subscribe(watch)
@@ -222,7 +226,7 @@ class ToolRunner:
                 await heartbeat
         self.records.append(CallRecord(spec.name, arguments, outcome, text[:200]))
         self.bus.emit(ToolFinished(spec.name, call.id, outcome, text[:200]))
-        if outcome == Outcome.OK:
+        if outcome == Outcome.OK and not spec.quiet:
             self.bus.emit(Speak(SpeechKind.COMPLETE, lines.complete, spec.name))
         elif outcome == Outcome.FAILED:  # a refused call (the gate said no) says neither
             self.failures += 1

@@ -32,7 +32,7 @@ from companion.events import (
 )
 from companion.persona import Personality, build_system_prompt, build_turn_note, with_turn_note
 from companion.tools.context import Channel, Mode, Session, ToolContext
-from companion.tools.registry import Registry, ToolSpec
+from companion.tools.registry import ON_REQUEST_TOOLSETS, Registry, ToolSpec
 
 log = logging.getLogger(__name__)
 
@@ -143,7 +143,7 @@ class Conversation:
         while True:
             last_round = round_number >= max_rounds
             tools = None if last_round or runner.exhausted else self._offered()
-            stream = ReplyStream(known_tools=[t["name"] for t in tools or ()], cap_tokens=cap)
+            stream = ReplyStream(known_tools=self._callable(tools), cap_tokens=cap)
             messages = self._request(system, note, added, tools, server_cap)
             try:
                 reply = await self.model.complete(messages, tools, partial(self._stream, stream),
@@ -252,12 +252,23 @@ class Conversation:
         if self._no_tools_model == self.model.model:
             return None
         exclude = WORK_TOOLS if self.mode == Mode.WORK else ()
-        schemas = self.registry.schemas_for(str(self.mode), exclude=exclude)
+        schemas = self.registry.schemas_for(str(self.mode), exclude=exclude, opened=self.session.open_toolsets)
         if self.mode == Mode.COMPANION:
             # Spoken and typed turns share one compact list: the same bytes keep the server's
             # prompt cache warm when the user switches between talking and typing.
             schemas = compact_tools(schemas)
         return schemas or None
+
+    def _callable(self, tools: list[dict[str, Any]] | None) -> list[str]:
+        """Names a call written as text may use: those offered, and on a conversation turn the
+        on-request families' tools too (they run when called, listed or not)."""
+        if tools is None:
+            return []
+        names = [tool["name"] for tool in tools]
+        if self.mode == Mode.COMPANION:
+            everything = self.registry.offered(str(self.mode), opened=ON_REQUEST_TOOLSETS)
+            names += [spec.name for spec in everything if spec.name not in names]
+        return names
 
     def _context(self, spec: ToolSpec, channel: Channel) -> ToolContext:
         tools = self.settings.tools

@@ -31,7 +31,6 @@ def build_system_prompt(personality: Personality) -> str:
         "Begin every reply with one emotion tag from: " + ", ".join(EXPRESSIONS)
         + ". Example: [happy] That worked!",
         "Use a tool when it helps, then answer; never describe how your tools work.",
-        "If a tool fails, don't repeat the same call: try something else or tell the user.",
         "Hand long multi-step tasks to start_work and say you'll report back.",
         "Follow the note in brackets at the end of the user's message.",
     ]

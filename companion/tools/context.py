@@ -25,6 +25,8 @@ class Session:
     """State that lives as long as one conversation (the todo list, the work job, …)."""
 
     todos: list[dict[str, Any]] = field(default_factory=list)
+    open_toolsets: list[str] = field(default_factory=list)
+    """On-request tool families listed on conversation turns, in the order they were opened."""
     extras: dict[str, Any] = field(default_factory=dict)
     """Room for later features keyed by their name; prefer a typed field once one settles."""
 

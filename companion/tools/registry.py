@@ -11,7 +11,7 @@ import importlib.util
 import inspect
 import logging
 import time
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from pathlib import Path
@@ -23,7 +23,12 @@ log = logging.getLogger(__name__)
 COMPANION_TOOLSETS: frozenset[str] = frozenset(
     {"core", "memory", "file", "web", "cron", "terminal", "code"}
 )
-"""Families offered on a live conversation turn; every other family is work mode only."""
+"""Families a live conversation turn may use; every other family is work mode only."""
+
+ON_REQUEST_TOOLSETS: tuple[str, ...] = ("code", "file", "terminal")
+"""Conversation families whose schemas join the tool list only once she asks for them
+(use_tools) or calls one of their tools: they are half the list's tokens, and most turns
+never touch the workspace. Calling them needs no asking, only listing them does."""
 
 RISKS = ("read", "write", "exec", "network")
 """What a tool may do: read and write tools never start a process; exec tools start them only
@@ -58,6 +63,8 @@ class ToolSpec:
     expressions: dict[str, str] = field(default_factory=lambda: dict(DEFAULT_EXPRESSIONS))
     check: Callable[[], bool] | None = None
     module: str = ""
+    quiet: bool = False
+    """Says nothing while it runs (only FAIL): for a tool that only prepares, like use_tools."""
 
 
 def spec_from_module(module: ModuleType, *, toolset: str | None = None) -> ToolSpec | None:
@@ -104,6 +111,7 @@ def spec_from_module(module: ModuleType, *, toolset: str | None = None) -> ToolS
         expressions=expressions,
         check=check if callable(check) else None,
         module=module_name,
+        quiet=bool(getattr(module, "QUIET", False)),
     )
 
 
@@ -230,23 +238,35 @@ class Registry:
         """Drop the cached check() answers (a setting they read has changed)."""
         self._check_cache.clear()
 
-    def offered(self, mode: str, *, exclude: Iterable[str] = ()) -> list[ToolSpec]:
-        """Tools to offer the model in `mode` ("companion" or "work"), sorted by name."""
-        excluded = set(exclude)
-        specs = []
-        for name in sorted(self._tools):
-            spec = self._tools[name]
-            if name in excluded or spec.toolset in self._disabled:
-                continue
-            if mode == "companion" and spec.toolset not in COMPANION_TOOLSETS:
-                continue
-            if self.is_available(spec):
-                specs.append(spec)
-        return specs
+    def offered(
+        self, mode: str, *, exclude: Iterable[str] = (), opened: Sequence[str] = ()
+    ) -> list[ToolSpec]:
+        """Tools to offer the model in `mode` ("companion" or "work").
 
-    def schemas_for(self, mode: str, *, exclude: Iterable[str] = ()) -> list[dict[str, Any]]:
-        """The flat SCHEMAs of the tools offered in `mode`."""
-        return [dict(spec.schema) for spec in self.offered(mode, exclude=exclude)]
+        Work mode offers every family. Companion mode offers the families at hand, sorted by
+        name, then each `opened` on-request family in the order it was opened: a family
+        opened later only adds to the end, so the list before it stays the same bytes.
+        """
+        excluded = set(exclude)
+
+        def family(toolset: str | None) -> list[ToolSpec]:
+            return [spec for name, spec in sorted(self._tools.items())
+                    if name not in excluded and spec.toolset not in self._disabled
+                    and (toolset is None or spec.toolset == toolset) and self.is_available(spec)]
+
+        if mode != "companion":
+            return family(None)
+        at_hand = [spec for spec in family(None)
+                   if spec.toolset in COMPANION_TOOLSETS and spec.toolset not in ON_REQUEST_TOOLSETS]
+        later = [spec for toolset in dict.fromkeys(opened) if toolset in ON_REQUEST_TOOLSETS
+                 for spec in family(toolset)]
+        return at_hand + later
+
+    def schemas_for(
+        self, mode: str, *, exclude: Iterable[str] = (), opened: Sequence[str] = ()
+    ) -> list[dict[str, Any]]:
+        """The flat SCHEMAs of the tools offered in `mode` (see offered())."""
+        return [dict(spec.schema) for spec in self.offered(mode, exclude=exclude, opened=opened)]
 
     # --- plugins ------------------------------------------------------------------------
     def discover_plugins(self, plugin_dir: Path | None) -> None:
@@ -321,12 +341,13 @@ def builtin_modules() -> list[ModuleType]:
         reminder,
         start_work,
         todo,
+        use_tools,
         web_extract,
         web_search,
     )
 
     return [get_time, todo, memory_write, memory_recall, start_work, cancel_work, web_extract,
-            web_search, reminder, activate_tools]
+            web_search, reminder, activate_tools, use_tools]
 
 
 def action_modules() -> list[ModuleType]:
@@ -372,8 +393,8 @@ def dispatchable(name: str) -> ToolSpec | None:
     return _REGISTRY.dispatchable(name)
 
 
-def schemas_for(mode: str, *, exclude: Iterable[str] = ()) -> list[dict[str, Any]]:
-    return _REGISTRY.schemas_for(mode, exclude=exclude)
+def schemas_for(mode: str, *, exclude: Iterable[str] = (), opened: Sequence[str] = ()) -> list[dict[str, Any]]:
+    return _REGISTRY.schemas_for(mode, exclude=exclude, opened=opened)
 
 
 def set_toolset_enabled(name: str, on: bool) -> None:
