@@ -341,7 +341,7 @@ async def test_a_family_switched_off_during_a_turn_is_refused_at_once_for_names_
     ran = []
 
     async def switch_off(args, ctx):
-        companion.registry.set_toolset_enabled("file", False)
+        companion.registry.set_toolset_enabled("web", False)
         return "switched"
 
     async def files(args, ctx):
@@ -353,7 +353,7 @@ async def test_a_family_switched_off_during_a_turn_is_refused_at_once_for_names_
         {"tool_calls": [{"name": "list_files", "arguments": {}}]},
         {"text": "Done."},
     )
-    registry = registry_with(tool("switch_off", switch_off), tool("list_files", files, toolset="file"))
+    registry = registry_with(tool("switch_off", switch_off), tool("list_files", files, toolset="web"))
     companion, rec = await start_companion(make_config(tmp_path, scripted_brain.url), registry)
     await companion.ask("go")
     assert "list_files" in [t["function"]["name"] for t in scripted_brain.bodies[0]["tools"]]
