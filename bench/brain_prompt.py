@@ -74,7 +74,7 @@ async def first_token_times(url: str, model_name: str | None) -> dict[str, objec
     from companion.runtime import Companion
 
     with tempfile.TemporaryDirectory() as tmp:
-        config = make_config(Path(tmp), url)
+        config = make_config(Path(tmp), url, personality=shipped_default())  # the prompt users get
         brain = replace(config.settings.brain, model=model_name or config.settings.brain.model,
                         read_timeout_s=600.0)
         probe = OpenAIChatModel(brain)
