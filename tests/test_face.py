@@ -8,7 +8,7 @@ import random
 import numpy as np
 import pytest
 from PySide6.QtCore import QPointF, QRectF
-from PySide6.QtGui import QImage
+from PySide6.QtGui import QImage, QPainter
 from ui_loop import qt_gc_fixture  # noqa: F401 (the qt_gc fixture)
 
 from companion import cli
@@ -16,7 +16,7 @@ from companion.events import EXPRESSIONS
 from companion.ui.expressions import SHAPES, WINDOW_EXPRESSIONS, shape_for
 from companion.ui.face import FaceWidget, render_expression
 from companion.ui.face_animation import FaceAnimator
-from companion.ui.face_painter import below_line
+from companion.ui.face_painter import below_line, paint_face
 
 
 @pytest.fixture(autouse=True)
@@ -190,3 +190,30 @@ def test_a_lid_keeps_exactly_the_part_of_the_eye_below_its_line():
     for x, y in [(-0.5, 0.0), (0.3, 0.6), (-0.9, -0.5), (0.5, 0.3), (0.2, -0.5), (0.0, 1.9)]:
         inside_eye = x * x + y * y / 4 < 1.0
         assert slanted.contains(QPointF(x, y)) == (inside_eye and y > x), (x, y)
+
+
+def test_while_she_speaks_frames_are_drawn_ahead_and_shown_as_drawing_them_then_would_show_them(qtbot):
+    widget = FaceWidget()
+    qtbot.addWidget(widget)
+    widget.resize(240, 220)
+    widget.show()
+    widget.set_state("speaking")
+    widget.set_speech_level(0.7)
+    qtbot.waitUntil(lambda: widget.frames_ahead >= 5, timeout=3000)
+    assert widget.frames_ahead >= widget.frames - 3  # nearly every tick only copied its frame
+
+    for _ in range(20):  # a grab between a tick and the next draw paints directly: try again
+        before = widget.frames_ahead
+        shown = widget.grab().toImage().convertToFormat(QImage.Format.Format_ARGB32_Premultiplied)
+        if widget.frames_ahead == before + 1:
+            break
+        qtbot.wait(5)
+    assert widget.frames_ahead == before + 1
+    direct = QImage(shown.size(), QImage.Format.Format_ARGB32_Premultiplied)
+    painter = QPainter(direct)
+    # Drawn now, with the same layer images the widget keeps: the copy must match it.
+    paint_face(painter, QRectF(widget.rect()), widget.last_frame,
+               layer_cache=widget._layer_cache, ring_cache=widget._ring_cache)
+    painter.end()
+    a, b = (np.frombuffer(image.constBits(), np.uint8).astype(int) for image in (shown, direct))
+    assert np.abs(a - b).max() == 0
