@@ -25,7 +25,14 @@ STEADY_MS = 33
 BREATHING_MS = 50
 """The listening ring breathing on its own (a 2 s cycle)."""
 STILL_MS = 125
-"""Only the slow sway and breath left (5.3 s and 3.7 s cycles): 8 fps."""
+"""Only the slow sway and breath left, at their fastest: 8 fps (under half a pixel a frame)."""
+RESTING_MS = 3 * STILL_MS
+"""The same, as the sway and the breath turn: fewer frames for the same step."""
+SWAY_DEG, SWAY_S = 1.3, 5.3
+BOB, BOB_S = 0.018, 3.7
+"""The idle sway (degrees of tilt) and breath (face radii up and down) and their cycles."""
+_LONGEST_STEP = math.hypot(math.radians(SWAY_DEG) * 2 * math.pi / SWAY_S, BOB * 2 * math.pi / BOB_S) * STILL_MS / 1000
+"""How far the head's edge moves (face radii) in STILL_MS when both are at their fastest."""
 
 
 def _ease(t: float) -> float:
@@ -98,16 +105,35 @@ class FaceAnimator:
     def frame_interval_ms(self, now: float) -> int:
         """How soon the next frame is worth painting: full rate for quick motion, slower for
         a blink, a spinner or the listening ring, and a few frames a second for the idle sway
-        alone (it moves under half a pixel per frame at that rate). A slow frame is cut short
-        so the next one lands on the start of a blink."""
+        alone (under half a pixel per frame). A slow frame is cut short so the next one lands
+        on the start of a blink."""
         if self.lively(now):
             return FAST_MS
         if self.blinking(now) or self.state in ("thinking", "working") or (
                 self.state == "listening" and self._listen > 0.05):
             return STEADY_MS
-        interval = BREATHING_MS if self.state == "listening" else STILL_MS
+        interval = BREATHING_MS if self.state == "listening" else self._resting_interval(now)
         until_blink = int((self._blink_at - now) * 1000)
         return max(FAST_MS, min(interval, until_blink)) if until_blink > 0 else STEADY_MS
+
+    def _resting_interval(self, now: float) -> int:
+        """A frame each time the sway and the breath have moved her as far as they do in
+        STILL_MS at their fastest: so fewer frames while they turn, none further apart than
+        RESTING_MS. Zzz, hearts and sparkles move on their own, at STILL_MS."""
+        shape = self.shape(now)
+        if shape.zzz > 0.01 or shape.hearts > 0.01 or shape.sparkles > 0.01:
+            return STILL_MS
+        here = self._resting_pose(now)
+        for interval in range(RESTING_MS, STILL_MS, -25):
+            there = self._resting_pose(now + interval / 1000)
+            if math.dist(here, there) <= _LONGEST_STEP:
+                return interval
+        return STILL_MS
+
+    def _resting_pose(self, now: float) -> tuple[float, float]:
+        """Where the sway and the breath put the head's edge (face radii)."""
+        t = now - self._start
+        return math.radians(_sway(t)), _bob(t)
 
     def frame(self, now: float) -> FaceFrame:
         dt = max(0.0, now - self._last)
@@ -121,8 +147,8 @@ class FaceAnimator:
             blink=self._blink(now),
             speech_level=self._speech,
             listen_level=self._listen,
-            bob=0.018 * math.sin(t * 2 * math.pi / 3.7),
-            sway=1.3 * math.sin(t * 2 * math.pi / 5.3),
+            bob=_bob(t),
+            sway=_sway(t),
             state=self.state,
             phase=t,
             character=self.character,
@@ -145,6 +171,16 @@ class FaceAnimator:
             self._double_blink = False
             self._blink_at = now + self._rng.uniform(2.0, 6.0)
         return 0.0
+
+
+def _sway(t: float) -> float:
+    """The idle tilt, in degrees, `t` seconds into her life."""
+    return SWAY_DEG * math.sin(t * 2 * math.pi / SWAY_S)
+
+
+def _bob(t: float) -> float:
+    """The breath, in face radii up and down."""
+    return BOB * math.sin(t * 2 * math.pi / BOB_S)
 
 
 def _follow(current: float, target: float, dt: float) -> float:
