@@ -179,6 +179,22 @@ def test_the_idle_sway_is_painted_as_often_as_it_moves_never_a_larger_step_than_
     assert len(times) < 30 * 1000 / STILL_MS * 0.75  # at 8 fps throughout it would be 240 frames
 
 
+def test_while_she_listens_to_quiet_a_frame_is_painted_when_the_ring_breathes_a_step_and_none_is_skipped():
+    from companion.ui.face_animation import BREATHING_MS
+    from companion.ui.face_extras import RING_STEPS, breath_step
+
+    animator = FaceAnimator(0.0, rng=random.Random(9))
+    animator._blink_at = 1e9
+    animator.set_state("listening")
+    t, times = 1.0, []
+    while t < 21.0:
+        times.append(t)
+        t += animator.frame_interval_ms(t) / 1000
+    breaths = [breath_step(t) for t in times]
+    assert max(abs(b - a) for a, b in itertools.pairwise(breaths)) <= 1 / RING_STEPS + 1e-9
+    assert len(times) < 20 * 1000 / BREATHING_MS * 0.7  # at 20 fps throughout it would be 400 frames
+
+
 def test_a_blink_is_never_skipped_by_a_slow_frame():
     animator = FaceAnimator(0.0, rng=random.Random(5))
     t, blinks = 0.0, 0

@@ -11,6 +11,7 @@ import random
 
 from companion.ui.expressions import FaceShape, blend, shape_for
 from companion.ui.face_character import CHARACTERS
+from companion.ui.face_extras import breath_step
 from companion.ui.face_painter import FaceFrame
 
 TRANSITION_S = 0.22
@@ -23,7 +24,8 @@ FAST_MS = 16
 STEADY_MS = 33
 """A spinning arc or a ring swelling with your voice: 30 fps looks as smooth."""
 BREATHING_MS = 50
-"""The listening ring breathing on its own (a 2 s cycle)."""
+"""The listening ring breathing on its own (a 2 s cycle) at its quickest: it is drawn in
+steps, and a frame is painted when it takes the next one."""
 STILL_MS = 125
 """Only the slow sway and breath left, at their fastest: 8 fps (under half a pixel a frame)."""
 RESTING_MS = 3 * STILL_MS
@@ -112,7 +114,7 @@ class FaceAnimator:
         if self.blinking(now) or self.state in ("thinking", "working") or (
                 self.state == "listening" and self._listen > 0.05):
             return STEADY_MS
-        interval = BREATHING_MS if self.state == "listening" else self._resting_interval(now)
+        interval = self._breathing_interval(now) if self.state == "listening" else self._resting_interval(now)
         until_blink = int((self._blink_at - now) * 1000)
         return max(FAST_MS, min(interval, until_blink)) if until_blink > 0 else STEADY_MS
 
@@ -129,6 +131,17 @@ class FaceAnimator:
             if math.dist(here, there) <= _LONGEST_STEP:
                 return interval
         return STILL_MS
+
+    def _breathing_interval(self, now: float) -> int:
+        """While she listens to quiet: a frame when the ring's breath takes its next step,
+        or sooner if the sway calls for one; never faster than BREATHING_MS."""
+        resting = self._resting_interval(now)
+        t = now - self._start
+        breath = breath_step(t)
+        for interval in range(BREATHING_MS, resting, 10):
+            if breath_step(t + interval / 1000) != breath:
+                return interval
+        return resting
 
     def _resting_pose(self, now: float) -> tuple[float, float]:
         """Where the sway and the breath put the head's edge (face radii)."""

@@ -135,12 +135,17 @@ def _step(value: float) -> float:
     return round(max(0.0, min(1.0, value)) * RING_STEPS) / RING_STEPS
 
 
+def breath_step(phase: float) -> float:
+    """How far the listening ring has breathed out, `phase` seconds into her life, in steps."""
+    return _step(0.5 + 0.5 * math.sin(phase * 3.0))
+
+
 def ring_shape(f: FaceFrame) -> tuple | None:
     """The listening or speaking ring as (state, alpha, pen width, rx, ry), in steps; None
     for no ring or a spinning one."""
     if f.state == "listening":
         # A breathing ring that swells with her hearing your voice: the listening cue.
-        pulse, level = _step(0.5 + 0.5 * math.sin(f.phase * 3.0)), _step(f.listen_level)
+        pulse, level = breath_step(f.phase), _step(f.listen_level)
         return ("listening", 0.35 + 0.35 * pulse, 0.03 + 0.06 * level, 1.1 + 0.03 * pulse + 0.06 * level, 1.08)
     if f.state == "speaking":
         level = _step(f.speech_level)
