@@ -28,7 +28,7 @@ COMPANION_TOOLSETS: frozenset[str] = frozenset(
 ON_REQUEST_TOOLSETS: tuple[str, ...] = ("code", "file", "terminal")
 """Conversation families whose schemas join the tool list only once she asks for them
 (use_tools) or calls one of their tools: they are half the list's tokens, and most turns
-never touch the workspace. Calling them needs no asking, only listing them does."""
+never touch the workspace. A call to one of their tools runs whether it was listed or not."""
 
 RISKS = ("read", "write", "exec", "network")
 """What a tool may do: read and write tools never start a process; exec tools start them only
