@@ -14,7 +14,7 @@ from flaky_link import FlakyLink, Silent
 from wyoming_servers import hearing_server, voice_server
 
 from companion.errors import Stage
-from companion.events import ErrorOccurred, EventBus, Speak
+from companion.events import ErrorOccurred, EventBus, Speak, turn_scope
 from companion.voice.audio import resample
 from companion.voice.fallback import RemoteHearing, RemoteVoice
 from companion.voice.remote import ServerError
@@ -144,6 +144,19 @@ async def test_when_the_hearing_server_dies_her_own_whisper_takes_over_and_she_s
     third = await ears.transcribe(speech(piper_voice, "What should I cook for dinner?"))
     assert words(third) == "what should i cook for dinner"
     assert len(errors) == 1 and len(said) == 1 and ears.remote.requests == 2
+
+
+async def test_the_notice_about_a_dead_server_belongs_to_no_turn_even_when_a_turns_request_failed(
+        unused_port, piper_voice):
+    bus = EventBus()
+    notices: list[Speak] = []
+    bus.subscribe(lambda event: notices.append(event) if isinstance(event, Speak) else None)
+    mouth = RemoteVoice(WyomingSynthesizer(f"tcp://127.0.0.1:{unused_port}"), lambda: piper_voice, bus)
+    with turn_scope(7):  # the sentence that found the server gone belonged to turn 7
+        audio = await mouth.synthesize("It is a quiet evening.")
+    assert audio.size > 0
+    # Turn 0: her mouth says it whatever becomes of turn 7 (interrupted, or over before it is said).
+    assert [(e.text.startswith("My voice server"), e.turn) for e in notices] == [(True, 0)]
 
 
 async def test_without_a_local_whisper_a_dead_hearing_server_leaves_typing(unused_port, piper_voice):

@@ -21,7 +21,7 @@ import numpy as np
 
 from companion.config import VoiceSettings
 from companion.errors import Stage
-from companion.events import ErrorOccurred, EventBus, Speak, SpeechKind
+from companion.events import ErrorOccurred, EventBus, Speak, SpeechKind, turn_scope
 from companion.voice.audio import resample
 from companion.voice.remote import ServerError
 from companion.voice.remote_stt import WyomingTranscriber
@@ -81,7 +81,10 @@ class _Fallback(Generic[Engine]):
             log.warning("%s %s", error.sentence, then)
             self._bus.emit(ErrorOccurred(str(self._stage), error.code, f"{error.sentence} {then}"))
             if live and self.notice:
-                self._bus.emit(Speak(SpeechKind.SAY, self.take_notice()))
+                # About her servers, not about the turn whose request failed: were it stamped
+                # with that turn, her mouth would drop it with the turn once the turn ended.
+                with turn_scope(0):
+                    self._bus.emit(Speak(SpeechKind.SAY, self.take_notice()))
             return self.local
 
     async def _stand_in(self) -> Engine | None:
