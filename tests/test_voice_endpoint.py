@@ -85,10 +85,10 @@ def semantic(patience_ms: int = 2000) -> EndpointSettings:
     return EndpointSettings.for_patience(patience_ms, turn_model=True)
 
 
-def test_a_pause_asks_the_turn_model_at_200_ms_and_again_while_it_says_wait():
+def test_a_pause_asks_the_turn_model_at_200_ms_and_every_200_ms_while_it_says_wait():
     events = feed([(0.3, False), (0.8, True), (2.5, False)], semantic())
     checks = of(TurnCheck, events)
-    assert [round(c.silence_ms) for c in checks] == [192, 576, 960, 1344, 1728]
+    assert [round(c.silence_ms) for c in checks] == [192, 384, 576, 768, 960, 1152, 1344, 1536, 1728, 1920]
     # The model hears the silence too: each check carries the audio up to that moment.
     assert checks[1].audio.size > checks[0].audio.size
     # Nobody answered "finished": the patience (2 s) ended the turn.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import numpy as np
 from audio_env import espeak_wav, speech
@@ -91,3 +92,24 @@ def test_the_short_window_hears_the_same_words_as_whispers_full_window(hearing, 
 def test_a_long_utterance_takes_whispers_standard_path(hearing):
     with hearing._lock:
         assert hearing._transcribe_short(np.zeros(29 * 16_000, dtype=np.float32)) is None
+
+
+REPEATS = Path(__file__).parent / "fixtures" / "audio" / "good_morning_whisper_repeats.wav"
+""""Good morning," as her microphone heard it in the turn-taking bench (espeak-ng through the
+private PulseAudio): tiny.en decodes its 10 s window as "Good morning. Good morning."."""
+
+
+def test_a_short_window_that_repeats_itself_is_decoded_again_instead_of_taking_the_30_s_path(
+        hearing, monkeypatch):
+    import ctranslate2
+
+    audio, _rate = read_wav(REPEATS)
+    with hearing._lock:
+        features = hearing._model.feature_extractor(audio)
+        features = np.pad(features, ((0, 0), (0, 1000 - features.shape[1])))
+        encoded = hearing._model.model.encode(ctranslate2.StorageView.from_array(np.ascontiguousarray(features[None])))
+        first = hearing._decode(encoded, 1.0)
+    monkeypatch.setattr(hearing, "_transcribe_full", lambda _audio: "the 30 s path")
+    text = hearing.transcribe_sync(audio)
+    assert words(first) == "good morning good morning"  # the recording still trips the decoder
+    assert words(text) == "good morning"

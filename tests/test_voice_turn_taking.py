@@ -21,7 +21,7 @@ from companion.voice.brain_port import CompanionBrain
 from companion.voice.endpoint import TurnCheck
 from companion.voice.session import VoiceSession
 from companion.voice.smart_turn import PATH_VARIABLE, load_turn_model, resolve_turn_model
-from companion.voice.turn_end import TurnJudge, sounds_unfinished
+from companion.voice.turn_end import WORDS_DECIDE_MS, TurnJudge, sounds_finished, sounds_unfinished
 
 THINKING = ("I would like to", 0.7, "book a table for two people tonight.")
 
@@ -90,6 +90,28 @@ async def test_the_judge_waits_when_the_words_stop_on_to_even_if_the_sound_says_
     transcript.set_result("I would like to...")
     verdict = await TurnJudge(turn_model, threshold=0.0).judge(TurnCheck(1, audio, 192.0), transcript)
     assert verdict.words_unfinished and not verdict.complete
+
+
+def test_words_that_end_a_sentence_sound_finished():
+    for words in ("Why is the sky blue?", "Yes, I can.", "Stop!"):
+        assert sounds_finished(words), words
+    for words in ("I would like to...", "Book a table for", "What is the weather like in", "Remind me to."):
+        assert not sounds_finished(words), words
+
+
+async def test_after_a_long_pause_a_finished_sentence_ends_the_turn_the_model_still_doubts(piper_voice, turn_model):
+    audio = speech(piper_voice, "Why is the sky blue?", 0.8)
+    doubting = TurnJudge(turn_model, threshold=1.01)  # the model never says "finished"
+
+    async def verdict(words: str, silence_ms: float):
+        transcript = asyncio.get_running_loop().create_future()
+        transcript.set_result(words)
+        return await doubting.judge(TurnCheck(1, audio, silence_ms), transcript)
+
+    assert not (await verdict("Why is the sky blue?", WORDS_DECIDE_MS - 192)).complete
+    decided = await verdict("Why is the sky blue?", WORDS_DECIDE_MS)
+    assert decided.complete and decided.by_words
+    assert not (await verdict("Why is the sky...", WORDS_DECIDE_MS)).complete
 
 
 async def test_a_thinking_pause_mid_sentence_stays_one_turn(tmp_path, scripted_brain, hearing, piper_voice, turn_model):
@@ -232,6 +254,11 @@ async def test_the_reply_to_a_finished_question_is_prepared_during_the_pause_and
     assert [m["role"] for m in session.history] == ["user", "assistant"]
     said = hearing.transcribe_sync(resample(session.said, piper_voice.sample_rate, 16_000))
     assert "capital" in said.lower()
+    # --latency tells it: prepared, on the early transcript, and when each stage was done.
+    [latency] = session.loop.latencies
+    report = latency.report()
+    assert report["prepared_in_time"] is not None and report["early_transcript_ready"]
+    assert {"utterance_end", "transcribed", "first_token", "first_audio"} <= set(report["after_speech_end_ms"])
 
 
 class _HeardList:

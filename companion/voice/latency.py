@@ -63,13 +63,24 @@ class TurnLatency:
             "prepared_in_time": self.prepared_in_time,
             "early_transcript_ready": self.early_transcript_ready,
             "stages_ms": self.stages_ms(),
+            "after_speech_end_ms": self.after_speech_end_ms(),
         }
+
+    def after_speech_end_ms(self) -> dict[str, float]:
+        """When each mark was set, in ms after the end of speech (a prepared reply's marks can
+        come before the end of the turn: that is the time the pause hid)."""
+        if self.speech_end is None:
+            return {}
+        names = ("utterance_end", "transcribed", "first_token", "first_synthesized", "first_audio")
+        return {name: round((getattr(self, name) - self.speech_end) * 1000, 1)
+                for name in names if getattr(self, name) is not None}
 
     def summary(self) -> str:
         """One line: the pause, each verdict, the first fragment's synthesis and every stage."""
         stages = " ".join(f"{k}={v:.0f}ms" for k, v in self.stages_ms().items() if v is not None)
         verdicts = ", ".join(
             f"{v.silence_ms:.0f}ms p={v.probability:.2f}{' words-unfinished' if v.words_unfinished else ''}"
+            f"{' words-finished' if v.by_words else ''}"
             f" ({v.model_ms:.0f}ms) {'done' if v.complete else 'wait'}" for v in self.verdicts
         ) or "none (fixed silence)"
         fragment = (f"first fragment {self.first_fragment[:30]!r} in {self.first_fragment_synth_ms:.0f}ms; "

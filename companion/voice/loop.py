@@ -253,6 +253,7 @@ def _adopt_marks(prepared: TurnLatency, latency: TurnLatency) -> TurnLatency:
     turn's end of speech and verdicts; ready in time = her first sound was synthesized."""
     prepared.speech_end, prepared.utterance_end = latency.speech_end, latency.utterance_end
     prepared.verdicts = latency.verdicts
+    prepared.early_transcript_ready = latency.early_transcript_ready
     prepared.prepared_in_time = prepared.first_synthesized is not None
     prepared.heard = latency.heard
     return prepared

@@ -60,8 +60,10 @@ class ReplyPreparer:
         log.debug("preparing a reply to %r during the pause", text)
 
     def _front(self, preparation: Preparation, event: Event) -> None:
-        """The prepared turn's events as they stream: her mouth gets the words ready (held)."""
-        if preparation is not self.current:
+        """The prepared turn's events as they stream: her mouth gets the words ready (held).
+        A handed-over preparation still streams here until its turn begins: her mouth skips
+        every event the front had, so words the front dropped then would never be said."""
+        if preparation is not self.current and preparation is not self.handed_over:
             return
         if isinstance(event, ReplyDelta):
             preparation.latency.mark("first_token")
