@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import statistics
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -42,7 +43,7 @@ from companion.voice.stt import Transcriber
 from companion.voice.turn_end import TurnJudge, TurnWatch
 from companion.voice.vad import FRAME_S, SpeechDetector, rms
 
-__all__ = ["Ear", "EarSettings", "FrameProcessor", "HerVoice", "PauseListener", "Utterance"]
+__all__ = ["Ear", "EarSettings", "FrameProcessor", "HerVoice", "PauseListener", "Utterance", "talks_over_her"]
 
 log = logging.getLogger(__name__)
 
@@ -122,6 +123,17 @@ class PauseListener(Protocol):
         """The utterance ended as nothing she should answer (silence, her own echo)."""
 
 
+def talks_over_her(recent: Iterable[tuple[bool, float]], needed: int, floor: float) -> bool:
+    """The user talks over her: at least `needed` of the recent frames (sound like speech,
+    level) sound like speech (most of them, so the gaps between words don't reset it), and
+    their median level is above the floor. The level is judged over the word, not per frame:
+    behind an echo canceller talked over at her own loudness, one 32 ms frame of "Please"
+    came out at 0.008 with the floor at 0.016, and she stopped only when the whole sentence
+    had ended, 2.5 s later (2 rounds in 20)."""
+    levels = [level for speech, level in recent if speech]
+    return len(levels) >= needed and statistics.median(levels) >= floor
+
+
 def _frames_in(ms: float) -> int:
     return max(1, round(ms / 1000 / FRAME_S))
 
@@ -153,7 +165,8 @@ class Ear:
         self._early: dict[int, asyncio.Task[str]] = {}
         self._pause_speech_end_s = 0.0
         """Stream time the latest pause began (where its early transcript ends)."""
-        self._over_floor: deque[bool] = deque(maxlen=_frames_in(400))  # the last 400 ms of frames
+        self._recent: deque[tuple[bool, float]] = deque(maxlen=_frames_in(400))
+        """The last 400 ms of frames while she plays: (sounds like speech, level)."""
         self._out_levels: deque[float] = deque(maxlen=15)  # ~300 ms of 20 ms blocks
         self._last_frame = (0.0, time.monotonic())  # (stream seconds, monotonic) of the newest frame
         self._closing = False
@@ -257,11 +270,10 @@ class Ear:
     def _watch_for_barge_in(self, frame: np.ndarray, probability: float) -> None:
         s = self.settings
         floor = max(s.barge_in_floor, s.echo_ratio * max(self._out_levels, default=0.0))
-        self._over_floor.append(probability >= s.endpoint.start_threshold and rms(frame) >= floor)
-        # Sustained speech: most of the recent frames, so the gaps between words don't reset it.
-        if sum(self._over_floor) >= _frames_in(s.barge_in_ms):
-            self._over_floor.clear()
-            log.debug("barge-in: mic %.3f over floor %.3f", rms(frame), floor)
+        self._recent.append((probability >= s.endpoint.start_threshold, rms(frame)))
+        if talks_over_her(self._recent, _frames_in(s.barge_in_ms), floor):
+            self._recent.clear()
+            log.debug("barge-in: mic %.3f, floor %.3f", rms(frame), floor)
             self._barged_in()
 
     async def _utterance_ended(self, event: UtteranceEnded) -> None:
