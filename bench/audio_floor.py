@@ -26,7 +26,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
-from audio_env import PrivatePulseAudio, reinitialise_sounddevice  # noqa: E402
+from audio_env import sound_server  # noqa: E402
 from e2e_support import Stage, read_stereo, voiced_spans  # noqa: E402
 
 from companion.voice.audio import LEVEL_BLOCK_S, write_wav  # noqa: E402
@@ -79,38 +79,41 @@ class Reflex:
             stream.close()
 
 
+def measure_on(pulse, folder: Path, rounds: int) -> tuple[list[float | None], dict]:
+    """Each round's click → tone delay on the witness, and what PortAudio says of its streams."""
+    stage = Stage(pulse).start()
+    click = np.zeros(MIC_RATE, dtype=np.float32)
+    click[1000:2600] = 0.6 * np.sin(2 * np.pi * 300 * np.arange(1600) / MIC_RATE)
+    write_wav(folder / "click.wav", click, MIC_RATE)
+    reflex = Reflex()
+    delays: list[float | None] = []
+    try:
+        time.sleep(1.5)  # PortAudio's first callbacks
+        for index in range(rounds):
+            reflex.arm()
+            witness = folder / f"round{index}.wav"
+            recorder = stage.record(witness)
+            time.sleep(0.5)
+            stage.say(folder / "click.wav").wait()
+            time.sleep(1.0)
+            recorder.send_signal(signal.SIGINT)
+            recorder.wait(10)
+            tone, user = read_stereo(witness)
+            said, answered = voiced_spans(user, min_gap_s=0.3), voiced_spans(tone, min_gap_s=0.3)
+            delays.append(round((answered[0][0] - said[0][0]) * 1000, 1) if said and answered else None)
+        reported = {"microphone_ms": round(reflex.mic.latency * 1000, 1),
+                    "speaker_ms": round(reflex.speaker.latency * 1000, 1)}
+    finally:
+        reflex.close()
+        stage.stop()
+    return delays, reported
+
+
 def measure(rounds: int) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        pulse = PrivatePulseAudio(folder / "pulse").start()
-        os.environ.update(pulse.env)
-        reinitialise_sounddevice()
-        stage = Stage(pulse).start()
-        click = np.zeros(MIC_RATE, dtype=np.float32)
-        click[1000:2600] = 0.6 * np.sin(2 * np.pi * 300 * np.arange(1600) / MIC_RATE)
-        write_wav(folder / "click.wav", click, MIC_RATE)
-        reflex = Reflex()
-        delays: list[float | None] = []
-        try:
-            time.sleep(1.5)  # PortAudio's first callbacks
-            for index in range(rounds):
-                reflex.arm()
-                witness = folder / f"round{index}.wav"
-                recorder = stage.record(witness)
-                time.sleep(0.5)
-                stage.say(folder / "click.wav").wait()
-                time.sleep(1.0)
-                recorder.send_signal(signal.SIGINT)
-                recorder.wait(10)
-                tone, user = read_stereo(witness)
-                said, answered = voiced_spans(user, min_gap_s=0.3), voiced_spans(tone, min_gap_s=0.3)
-                delays.append(round((answered[0][0] - said[0][0]) * 1000, 1) if said and answered else None)
-            reported = {"microphone_ms": round(reflex.mic.latency * 1000, 1),
-                        "speaker_ms": round(reflex.speaker.latency * 1000, 1)}
-        finally:
-            reflex.close()
-            stage.stop()
-            pulse.stop()
+        with sound_server(folder / "pulse") as pulse:
+            delays, reported = measure_on(pulse, folder, rounds)
     measured = [d for d in delays if d is not None]
     return {
         "rounds": rounds,

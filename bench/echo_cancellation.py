@@ -27,7 +27,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
-from audio_env import PrivatePulseAudio, reinitialise_sounddevice  # noqa: E402
+from audio_env import sound_server  # noqa: E402
 from e2e_support import words  # noqa: E402
 from open_speaker_talk import LONG_REPLY, OpenSpeakerTalk, she_finished, stop_latency_s  # noqa: E402
 from scripted_brain import ScriptedBrain  # noqa: E402
@@ -120,10 +120,7 @@ def offline_cpu(synthesizer) -> dict:
 async def measure(rounds: int, levels: list[int]) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        pulse = PrivatePulseAudio(folder / "pulse").start()
-        os.environ.update(pulse.env)
-        reinitialise_sounddevice()
-        try:
+        with sound_server(folder / "pulse") as pulse:
             synthesizer = PiperSynthesizer(resolve_voice("", folder / "models"), steady=True)
             synthesizer.load()
             hearing = WhisperTranscriber(resolve_hearing_model("", folder / "models"))
@@ -140,8 +137,6 @@ async def measure(rounds: int, levels: list[int]) -> dict:
             results["targets"] = {"self_interruptions": 0, "stop_median_ms": 500, "stop_p95_ms": 800,
                                   "cpu_ms_per_10ms_frame": 1.0}
             return results
-        finally:
-            pulse.stop()
 
 
 def main() -> int:

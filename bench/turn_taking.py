@@ -29,7 +29,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
-from audio_env import PrivatePulseAudio, reinitialise_sounddevice  # noqa: E402
+from audio_env import PrivatePulseAudio, sound_server  # noqa: E402
 from brain_harness import make_config  # noqa: E402
 from e2e_support import Stage, read_stereo, voiced_spans  # noqa: E402
 from scripted_brain import ScriptedBrain  # noqa: E402
@@ -192,47 +192,44 @@ def turn_stats(loop) -> dict:
 async def measure(which: list[str], *, before: bool = False) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        pulse = PrivatePulseAudio(folder / "pulse").start()
-        os.environ.update(pulse.env)
-        reinitialise_sounddevice()
-        stage = Stage(pulse).start()
-        try:
-            started = time.monotonic()
-            transcriber, synthesizer = await load_engines(VoiceSettings(), folder / "models")
-            turn_model = None if before else await load_turn_model_or_none()
-            models = (transcriber, synthesizer, turn_model)
-            load_s = time.monotonic() - started
-            piper = PiperSynthesizer(synthesizer.model_info)
-            piper.load()
-            results: dict = {"turn_model": turn_model is not None, "model_load_s": round(load_s, 2)}
-            for name, items, delay in (("instant_brain", QUESTIONS, 0.0), ("brain_600ms", QUESTIONS, 0.6),
-                                       ("thinking_pauses", THINKING, 0.0)):
-                if name not in which:
-                    continue
-                run = folder / name
-                run.mkdir()
-                wav = build_input(run, items, piper)
-                load_before = os.getloadavg()[0]
-                seen = await converse(run, pulse, wav, brain_delay_s=delay, models=models, before=before)
-                entry = {"utterances": len(items), "brain_first_token_delay_ms": int(delay * 1000),
-                         "load_average_1min": [round(load_before, 2), round(os.getloadavg()[0], 2)],
-                         "heard": list(seen["loop"].heard), **turn_stats(seen["loop"])}
-                if name == "thinking_pauses":
-                    entry["ended_early"] = max(0, len(seen["loop"].heard) - len(items))
-                    entry["one_turn_each"] = len(seen["loop"].heard) == len(items)
-                else:
-                    totals = first_sounds(seen["witness"])
-                    measured = [t for t in totals if t is not None]
-                    entry["speech_end_to_first_sound_ms"] = {
-                        "median": round(statistics.median(measured), 1) if measured else None,
-                        "p95": percentile(measured, 95) if measured else None,
-                        "min": min(measured, default=None), "max": max(measured, default=None),
-                        "measured": len(measured), "each": totals,
-                    }
-                results[name] = entry
-        finally:
-            stage.stop()
-            pulse.stop()
+        with sound_server(folder / "pulse") as pulse:
+            stage = Stage(pulse).start()
+            try:
+                started = time.monotonic()
+                transcriber, synthesizer = await load_engines(VoiceSettings(), folder / "models")
+                turn_model = None if before else await load_turn_model_or_none()
+                models = (transcriber, synthesizer, turn_model)
+                load_s = time.monotonic() - started
+                piper = PiperSynthesizer(synthesizer.model_info)
+                piper.load()
+                results: dict = {"turn_model": turn_model is not None, "model_load_s": round(load_s, 2)}
+                for name, items, delay in (("instant_brain", QUESTIONS, 0.0), ("brain_600ms", QUESTIONS, 0.6),
+                                           ("thinking_pauses", THINKING, 0.0)):
+                    if name not in which:
+                        continue
+                    run = folder / name
+                    run.mkdir()
+                    wav = build_input(run, items, piper)
+                    load_before = os.getloadavg()[0]
+                    seen = await converse(run, pulse, wav, brain_delay_s=delay, models=models, before=before)
+                    entry = {"utterances": len(items), "brain_first_token_delay_ms": int(delay * 1000),
+                             "load_average_1min": [round(load_before, 2), round(os.getloadavg()[0], 2)],
+                             "heard": list(seen["loop"].heard), **turn_stats(seen["loop"])}
+                    if name == "thinking_pauses":
+                        entry["ended_early"] = max(0, len(seen["loop"].heard) - len(items))
+                        entry["one_turn_each"] = len(seen["loop"].heard) == len(items)
+                    else:
+                        totals = first_sounds(seen["witness"])
+                        measured = [t for t in totals if t is not None]
+                        entry["speech_end_to_first_sound_ms"] = {
+                            "median": round(statistics.median(measured), 1) if measured else None,
+                            "p95": percentile(measured, 95) if measured else None,
+                            "min": min(measured, default=None), "max": max(measured, default=None),
+                            "measured": len(measured), "each": totals,
+                        }
+                    results[name] = entry
+            finally:
+                stage.stop()
         results["targets"] = {"instant_median_ms": 350, "instant_p95_ms": 500, "brain_600ms_median_ms": 900,
                               "thinking_pauses_ended_early": 0}
         return results

@@ -15,6 +15,8 @@ import shutil
 import signal
 import subprocess
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -110,23 +112,33 @@ def reinitialise_sounddevice() -> None:
     sounddevice._initialize()
 
 
+@contextmanager
+def sound_server(folder: Path) -> Iterator[PrivatePulseAudio]:
+    """A private PulseAudio in `folder`, with this process (and PortAudio) pointed at it while
+    it runs; the environment and PortAudio's device list are put back afterwards."""
+    pulse = PrivatePulseAudio(folder).start()
+    saved = {name: os.environ.get(name) for name in pulse.env}
+    os.environ.update(pulse.env)
+    reinitialise_sounddevice()
+    try:
+        yield pulse
+    finally:
+        pulse.stop()
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+        reinitialise_sounddevice()
+
+
 @pytest.fixture(scope="session")
 def pulse_audio(tmp_path_factory):
     """The private PulseAudio, with this process's environment pointing at it while it runs."""
     if shutil.which("pulseaudio") is None:
         pytest.fail("pulseaudio is not installed: run `make system-deps` (scripts/system-deps.sh)")
-    pulse = PrivatePulseAudio(tmp_path_factory.mktemp("pulse")).start()
-    saved = {name: os.environ.get(name) for name in pulse.env}
-    os.environ.update(pulse.env)
-    reinitialise_sounddevice()
-    yield pulse
-    pulse.stop()
-    for name, value in saved.items():
-        if value is None:
-            os.environ.pop(name, None)
-        else:
-            os.environ[name] = value
-    reinitialise_sounddevice()
+    with sound_server(tmp_path_factory.mktemp("pulse")) as pulse:
+        yield pulse
 
 
 @pytest.fixture(scope="session")
