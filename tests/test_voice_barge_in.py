@@ -3,7 +3,13 @@ behind the echo canceller in the 0 dB open-speaker bench)."""
 
 from __future__ import annotations
 
-from companion.voice.ear import talks_over_her
+import asyncio
+from collections import deque
+
+import numpy as np
+
+from companion.voice.ear import Ear, talks_over_her
+from companion.voice.vad import FRAME_SAMPLES
 
 FLOOR = 0.0158
 """The floor while she plays at her usual level behind an echo canceller."""
@@ -29,3 +35,61 @@ def test_one_loud_knock_among_quiet_frames_does_not_stop_her():
 def test_a_loud_sound_that_does_not_sound_like_speech_does_not_stop_her():
     clatter = [(False, 0.2)] * 12 + [(True, 0.2)] * (NEEDED - 1)
     assert not talks_over_her(clatter, NEEDED, FLOOR)
+
+
+class Voice:
+    """Her side as the ear sees it: whether a line of hers is playing."""
+
+    def __init__(self) -> None:
+        self.playing = False
+        self.recent_played = deque()
+
+    @property
+    def busy(self) -> bool:
+        return self.playing
+
+
+class ScriptedMicrophone:
+    """Frames of a given level, with her playing or not at each (the VAD below hears the level)."""
+
+    realtime = True
+
+    def __init__(self, voice: Voice, frames: list[tuple[bool, float]]) -> None:
+        self.voice, self.frames = voice, list(frames)
+
+    async def read(self):
+        if not self.frames:
+            return None
+        self.voice.playing, level = self.frames.pop(0)
+        return np.full(FRAME_SAMPLES, level, dtype=np.float32)
+
+    def close(self) -> None:
+        self.frames.clear()
+
+
+class LoudIsSpeech:
+    def probability(self, frame) -> float:
+        return 0.9 if abs(frame[0]) > 0.05 else 0.0
+
+    def reset(self) -> None:
+        pass
+
+
+class Silence:
+    async def transcribe(self, audio) -> str:
+        return ""
+
+
+async def test_what_the_user_said_before_her_line_began_does_not_count_as_talking_over_it():
+    async def barge_ins(frames: list[tuple[bool, float]]) -> int:
+        voice, barged = Voice(), []
+        ear = Ear(source=ScriptedMicrophone(voice, frames), vad=LoudIsSpeech(), transcriber=Silence(),
+                  her_voice=voice, heard=lambda _u: asyncio.sleep(0), barged_in=lambda: barged.append(True))
+        await ear.run()
+        return len(barged)
+
+    nearly = [(True, 0.2)] * (NEEDED - 1)  # over her last line: one frame short of stopping her
+    quiet = [(False, 0.0)] * 2
+    one_more = [(True, 0.2)]  # the first frame of her next line
+    assert await barge_ins([*nearly, *one_more]) == 1  # over one line, that is enough
+    assert await barge_ins([*nearly, *quiet, *one_more]) == 0

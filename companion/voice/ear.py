@@ -124,12 +124,12 @@ class PauseListener(Protocol):
 
 
 def talks_over_her(recent: Iterable[tuple[bool, float]], needed: int, floor: float) -> bool:
-    """The user talks over her: at least `needed` of the recent frames (sound like speech,
-    level) sound like speech (most of them, so the gaps between words don't reset it), and
-    their median level is above the floor. The level is judged over the word, not per frame:
-    behind an echo canceller talked over at her own loudness, one 32 ms frame of "Please"
-    came out at 0.008 with the floor at 0.016, and she stopped only when the whole sentence
-    had ended, 2.5 s later (2 rounds in 20)."""
+    """The user talks over her: of the recent frames, given as (sounds like speech, level),
+    at least `needed` sound like speech (not all in a row: the gaps between words don't reset
+    it), and the median level of those is above the floor. The level is judged over the word,
+    not per frame: behind an echo canceller talked over at her own loudness, one 32 ms frame
+    of "Please" came out at 0.008 with the floor at 0.016, and she stopped only when the whole
+    sentence had ended, 2.5 s later (2 rounds in 20)."""
     levels = [level for speech, level in recent if speech]
     return len(levels) >= needed and statistics.median(levels) >= floor
 
@@ -219,6 +219,8 @@ class Ear:
             return
         if voice.playing:
             self._watch_for_barge_in(frame, probability)
+        else:
+            self._recent.clear()  # talk while she was quiet is no talking over her next line
         watch = self.turn_watch
         if watch is not None:
             for pause_id in watch.finished():
