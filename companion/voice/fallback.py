@@ -26,6 +26,7 @@ from companion.voice.audio import resample
 from companion.voice.remote import ServerError
 from companion.voice.remote_stt import WyomingTranscriber
 from companion.voice.remote_tts import WyomingSynthesizer, server_voice
+from companion.voice.self_test import check_hearing, check_voice
 from companion.voice.stt import Transcriber
 from companion.voice.tts import Synthesizer
 
@@ -47,50 +48,79 @@ class _Fallback(Generic[Engine]):
         """The error that ended the remote engine for this session (None while it works)."""
         self.notice: str | None = None
         """The sentence she says once about the switch (taken by whoever speaks it)."""
+        self._switch_task: asyncio.Task[Engine | None] | None = None
+        """The switch away from the server, once one has begun; this engine owns it, not a turn."""
         self._switching = asyncio.Lock()
+        """Held for a whole switch: two never interleave."""
 
     @property
     def using_remote(self) -> bool:
-        return self.failed is None
+        return self._switch_task is None
 
     async def _switch(self, error: ServerError, *, live: bool = True) -> Engine | None:
         """Leave the server for good (this session): say so once, load the local engine if there is one.
 
-        `live` (mid-conversation): she says the notice now; at start it waits in `notice` until
-        her voice is up (`take_notice`)."""
-        async with self._switching:
-            if self.failed is not None:
-                return self.local
-            self.failed = error
-            if self._load_local is not None:
-                try:
-                    self.local = await asyncio.to_thread(self._load_local)
-                except Exception as exc:  # a damaged local model: carry on as if there were none
-                    log.warning("the local engine could not take over: %s", exc)
-            role = "hearing" if self._stage is Stage.HEARING else "voice"
-            host = urlparse(error.uri).hostname or error.uri
-            if self.local is not None:
-                then = f"I'm using my own {role} on this computer until you fix it."
-                self.notice = f"My {role} server on {host} isn't answering, so I'm using my own {role} on this computer."
-            elif self._stage is Stage.HEARING:
-                then = "Until then I can't hear you: type to me instead."
-                self.notice = f"My hearing server on {host} isn't answering, so I can't hear you. Please type to me."
-            else:
-                then = "Until then my replies appear as text only."
-                self.notice = None  # she has no voice to say it with
+        The switch runs in a task of its own, and callers wait for it shielded: the user speaking
+        again cancels the request that found the server gone (an early decode, a sentence of an
+        interrupted reply), never the switch, so the local engine is set whatever becomes of that
+        request. Every later request waits for the same switch. `live` (mid-conversation): she
+        says the notice now; at start it waits in `notice` until her voice is up (`take_notice`)."""
+        task = self._switch_task
+        if task is None or task.cancelled():  # cancelled only when her voice closed mid-switch
+            task = self._switch_task = asyncio.get_running_loop().create_task(self._leave_server(error, live))
+        return await asyncio.shield(task)
+
+    async def _leave_server(self, error: ServerError, live: bool) -> Engine | None:
+        # About her servers, not about the turn whose request failed: were the notice stamped
+        # with that turn, her mouth would drop it with the turn once the turn ended.
+        with turn_scope(0):
+            async with self._switching:
+                local, why = await self._take_over()
+                # One step from here on (no await): nobody ever sees the engine half-switched.
+                self.failed, self.local = error, local
+                then, self.notice = self._sentences(error, local, why)
             log.warning("%s %s", error.sentence, then)
             self._bus.emit(ErrorOccurred(str(self._stage), error.code, f"{error.sentence} {then}"))
             if live and self.notice:
-                # About her servers, not about the turn whose request failed: were it stamped
-                # with that turn, her mouth would drop it with the turn once the turn ended.
-                with turn_scope(0):
-                    self._bus.emit(Speak(SpeechKind.SAY, self.take_notice()))
-            return self.local
+                self._bus.emit(Speak(SpeechKind.SAY, self.take_notice()))
+            return local
+
+    async def _take_over(self) -> tuple[Engine | None, str]:
+        """The local engine, loaded and tested; (None, why) when there is none or it does not work."""
+        if self._load_local is None:
+            return None, ""
+        try:
+            engine = await asyncio.to_thread(self._load_local)
+            await self._self_test(engine)
+        except Exception as exc:  # a damaged local model: the best engine left is none, and she says so
+            log.warning("the local %s could not take over", self._role, exc_info=True)
+            return None, str(exc)
+        return engine, ""
+
+    async def _self_test(self, engine: Engine) -> None:
+        raise NotImplementedError
+
+    @property
+    def _role(self) -> str:
+        return "hearing" if self._stage is Stage.HEARING else "voice"
+
+    def _sentences(self, error: ServerError, local: Engine | None, why: str) -> tuple[str, str | None]:
+        """(what the banner adds to the server's error, the notice she says)."""
+        role = self._role
+        host = urlparse(error.uri).hostname or error.uri
+        broken = f" My own {role} on this computer did not work either: {why}" if why else ""
+        if local is not None:
+            return (f"I'm using my own {role} on this computer until you fix it.",
+                    f"My {role} server on {host} isn't answering, so I'm using my own {role} on this computer.")
+        if self._stage is Stage.HEARING:
+            return (f"Until then I can't hear you: type to me instead.{broken}",
+                    f"My hearing server on {host} isn't answering, so I can't hear you. Please type to me.")
+        return f"Until then my replies appear as text only.{broken}", None  # no voice to say it with
 
     async def _stand_in(self) -> Engine | None:
-        """The local engine, once a switch in progress (loading it) has finished."""
-        async with self._switching:
-            return self.local
+        """The local engine, once the switch under way (if any) has finished."""
+        task = self._switch_task
+        return await asyncio.shield(task) if task is not None and not task.cancelled() else self.local
 
     def take_notice(self) -> str | None:
         notice, self.notice = self.notice, None
@@ -110,8 +140,11 @@ class RemoteHearing(_Fallback[Transcriber]):
         except ServerError as exc:
             await self._switch(exc, live=False)
 
+    async def _self_test(self, engine: Transcriber) -> None:
+        await check_hearing(engine)
+
     async def transcribe(self, audio: np.ndarray) -> str:
-        if self.failed is None:
+        if self.using_remote:
             try:
                 return await self.remote.transcribe(audio)
             except ServerError as exc:
@@ -154,8 +187,14 @@ class RemoteVoice(_Fallback[Synthesizer]):
     def synth_count(self) -> int:
         return self.remote.synth_count + (getattr(self.local, "synth_count", 0) if self.local else 0)
 
+    async def _self_test(self, engine: Synthesizer) -> None:
+        count = getattr(engine, "synth_count", None)
+        await check_voice(engine)
+        if count is not None:
+            engine.synth_count = count  # the test word is not one of her sentences
+
     async def synthesize(self, text: str) -> np.ndarray:
-        if self.failed is None:
+        if self.using_remote:
             try:
                 return await self.remote.synthesize(text)
             except ServerError as exc:
