@@ -139,6 +139,12 @@ class ApprovalNeeded:
     reason: str
     saveable: bool
     timeout_s: float
+    access: str = ""
+    """What a yes lets it touch: "read" (the workspace read-only), "write", or "" (no process)."""
+    network: bool = False
+    """A yes also gives it the internet."""
+    once_only: str = ""
+    """Why "always" is not offered (an interpreter running a workspace file, …), or ""."""
 
 
 @dataclass(frozen=True)

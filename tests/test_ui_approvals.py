@@ -11,6 +11,7 @@ from ui_loop import qt_gc_fixture, qt_loop_fixture, signal_future  # noqa: F401 
 from companion import events as ev
 from companion.safety.approval import CardApprover, Decision
 from companion.safety.gate import build_gate
+from companion.safety.visible import visible
 from companion.ui.approval_card import spoken_answer, typed_answer
 from companion.ui.bridge import EventBridge
 from companion.ui.window import CompanionWindow
@@ -318,5 +319,6 @@ def test_a_long_command_fits_the_current_width_and_never_resizes_the_window(setu
 
     card = qt_loop(scenario())
     assert window.size() == before
-    assert card.command_label.text() == command  # exactly what would run, all of it
+    # Exactly what would run, all of it, with its newlines spelled out (nothing pushed out of sight).
+    assert card.command_label.text() == visible(command)
     assert card.geometry().right() <= window.centralWidget().width()

@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import Protocol
 
 __all__ = [
+    "ACCESS_READ",
+    "ACCESS_WRITE",
     "Answer",
     "ApprovalRequest",
     "Approver",
@@ -26,6 +28,7 @@ __all__ = [
     "UnavailableApprover",
     "VOICE_EXPIRY_S",
     "TEXT_EXPIRY_S",
+    "access_sentence",
 ]
 
 log = logging.getLogger(__name__)
@@ -34,6 +37,21 @@ VOICE_EXPIRY_S = 60.0
 """How long a card waits for an answer on a voice turn."""
 TEXT_EXPIRY_S = 180.0
 """How long a card waits on a typed turn."""
+ACCESS_READ = "read"
+"""The workspace is mounted read-only for the process."""
+ACCESS_WRITE = "write"
+"""The process may change files in the workspace."""
+
+
+def access_sentence(access: str, network: bool) -> str:
+    """What a yes lets the process touch, in words for the card and the terminal."""
+    if access == ACCESS_READ:
+        reach = "It can read the workspace but not change it"
+    elif access == ACCESS_WRITE:
+        reach = "It can change files in the workspace"
+    else:
+        return ""
+    return reach + (", and it can reach the internet." if network else "; it has no internet.")
 
 
 class Decision(StrEnum):
@@ -55,6 +73,12 @@ class ApprovalRequest:
     timeout_s: float
     tool: str = "shell"
     request_id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
+    access: str = ""
+    """What a yes lets it touch: ACCESS_READ, ACCESS_WRITE, or "" (no process starts: an MCP call)."""
+    network: bool = False
+    """A yes also gives it the internet (the card says so)."""
+    once_only: str = ""
+    """Why "always" is not offered for a line that is otherwise allowed once (shown on the card)."""
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ from pathlib import Path
 
 from companion.events import ApprovalNeeded, ApprovalResolved, EventBus
 from companion.safety.approval import (
+    ACCESS_WRITE,
     TEXT_EXPIRY_S,
     VOICE_EXPIRY_S,
     Answer,
@@ -189,17 +190,22 @@ class Gate:
                                   argv=argv, network=network)
 
     async def review_tool_call(self, shown: str, *, server: str, tool: str, destructive: bool,
-                               channel: str = "text", timeout_s: float | None = None,
-                               hold: Hold | None = None) -> Verdict:
-        """Decide whether a tool of an MCP server that changes things may run (no process
-        starts: the server is already running in its sandbox). The card shows `shown`; a
-        destructive tool asks every time, for any other "always" covers that tool of that server."""
+                               claims_read_only: bool = False, channel: str = "text",
+                               timeout_s: float | None = None, hold: Hold | None = None) -> Verdict:
+        """Decide whether a tool call of an untrusted MCP server may run (no process starts:
+        the server is already running in its sandbox). The card shows `shown`. The server's
+        hints only make it more cautious: a destructive tool asks every time; a read-only claim
+        is shown as a claim; for any other "always" covers that tool of that server."""
         key = f"mcp:{server}/{tool}"
         if destructive:
             pre = Precheck(False, "ask", f"{tool} from the MCP server '{server}' may delete or "
                            "overwrite things, so I ask every time.", saveable=False)
         elif self.grants.has_line(key):
             pre = Precheck(True, "line grant", f"you said always for {key}", True)
+        elif claims_read_only:
+            pre = Precheck(False, "ask", f"I need your OK: the MCP server '{server}' says {tool} only "
+                           "reads, but I can't check that. Mark the server trusted in Settings to "
+                           "stop these questions.", saveable=True)
         else:
             pre = Precheck(False, "ask", f"I need your OK: {tool} from the MCP server '{server}' "
                            "changes things.", saveable=True)
@@ -256,7 +262,9 @@ class Gate:
             return Verdict(True, Decision.APPROVED, pre.how, permit=permit)
         if timeout_s is None:
             timeout_s = self.voice_expiry_s if str(channel) == "voice" else self.text_expiry_s
-        request = ApprovalRequest(command, pre.reason, pre.saveable, timeout_s, tool)
+        # A process the user approves when asked may change the workspace (KERNEL mounts it so).
+        request = ApprovalRequest(command, pre.reason, pre.saveable, timeout_s, tool,
+                                  access="" if argv is None else ACCESS_WRITE, network=network)
         if hold is not None:
             hold(timeout_s + 1.0)
         started = time.monotonic()
@@ -292,11 +300,15 @@ class Gate:
     async def _ask(self, request: ApprovalRequest) -> Answer:
         if self._asking is None:
             self._asking = asyncio.Lock()
-        # One question at a time: two cards racing for one "yes" would be ambiguous.
-        async with self._asking:
+        # One question at a time: two cards racing for one "yes" would be ambiguous. An approver
+        # that queues questions itself (the terminal's: one shown, the rest counted on screen)
+        # gets them all at once, so a waiting question is visible; a lock of its own never waits.
+        queues = getattr(self.approver, "queues_questions", False) is True
+        async with asyncio.Lock() if queues else self._asking:
             if self.bus is not None:
                 self.bus.emit(ApprovalNeeded(request.request_id, request.command, request.reason,
-                                             request.saveable, request.timeout_s))
+                                             request.saveable, request.timeout_s, request.access,
+                                             request.network, request.once_only))
             try:
                 answer = await self.approver.ask(request)
             except (OSError, RuntimeError, ValueError):

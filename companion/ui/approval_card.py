@@ -1,5 +1,9 @@
 """Approval cards: the exact command, Approve once / Always allow / Decline, by click, shortcut or voice.
 
+The command is shown whole (it scrolls, it is never cut) with every control, escape, zero-width
+and bidi character spelled out and highlighted (safety/visible.py), and the card says what a
+yes lets it touch: read-only, the workspace, the internet.
+
 A card answers through a callback (the gate's `answer(request_id, decision, always=...)`).
 The gate owns the clock: the card counts down alongside it, and when the gate says the
 question is over (approved, declined, expired) the card shows that and goes away.
@@ -16,7 +20,15 @@ import time
 from collections.abc import Callable
 
 from PySide6.QtCore import QSize, Qt, QTimer, Signal, Slot
-from PySide6.QtGui import QFontDatabase, QKeyEvent, QResizeEvent, QTextOption
+from PySide6.QtGui import (
+    QColor,
+    QFontDatabase,
+    QKeyEvent,
+    QResizeEvent,
+    QTextCharFormat,
+    QTextCursor,
+    QTextOption,
+)
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
@@ -31,6 +43,8 @@ from PySide6.QtWidgets import (
 
 from companion.events import ApprovalNeeded
 from companion.safety.answers import spoken_answer, typed_answer
+from companion.safety.approval import access_sentence
+from companion.safety.visible import hidden_note, make_visible, visible
 
 Answer = Callable[[str, str, bool], bool]
 """answer(request_id, decision, always) -> False when the question is no longer open."""
@@ -45,9 +59,12 @@ MIN_PANEL_HEIGHT = 140
 """Below this the cards scroll rather than push the window taller."""
 COMMAND_LINES = 4
 """The command box grows to this many lines, then scrolls (the window never grows)."""
+HIDDEN_MARK = QColor(255, 196, 0, 150)
+"""The background of a spelled-out hidden character: readable on the light and dark themes."""
 
 def decision_line(command: str, decision: str, always: bool) -> str:
     """The transcript's record of how a question ended."""
+    command = visible(command)
     if decision == APPROVED:
         return f"{'Always allowed' if always else 'Approved'} `{command}`"
     if decision == DECLINED:
@@ -58,10 +75,14 @@ def decision_line(command: str, decision: str, always: bool) -> str:
 
 
 class CommandView(QPlainTextEdit):
-    """The exact command, selectable, wrapped anywhere to the card's width (never wider)."""
+    """The exact command, selectable, wrapped anywhere to the card's width (never wider), with
+    hidden characters spelled out and highlighted."""
 
     def __init__(self, command: str, parent: QWidget | None = None) -> None:
-        super().__init__(command, parent)
+        shown = make_visible(command)
+        super().__init__(shown.text, parent)
+        self.hidden = shown.hidden
+        """How many characters were spelled out."""
         self.setObjectName("approvalCommand")
         self.setReadOnly(True)
         self.setFocusPolicy(Qt.FocusPolicy.NoFocus)
@@ -71,7 +92,32 @@ class CommandView(QPlainTextEdit):
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
         self.setMinimumWidth(40)
+        self._mark(shown.spans)
         self._fit()
+
+    def _mark(self, spans: tuple[tuple[int, int], ...]) -> None:
+        mark = QTextCharFormat()
+        mark.setBackground(HIDDEN_MARK)
+        mark.setToolTip("A hidden character, spelled out")
+        for start, end in spans:
+            cursor = QTextCursor(self.document())
+            cursor.setPosition(start)
+            cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
+            cursor.mergeCharFormat(mark)
+
+    def marked(self) -> list[str]:
+        """The highlighted pieces of text, in order (what was spelled out)."""
+        pieces: list[str] = []
+        block = self.document().firstBlock()
+        while block.isValid():
+            it = block.begin()
+            while not it.atEnd():
+                fragment = it.fragment()
+                if fragment.charFormat().background().color() == HIDDEN_MARK:
+                    pieces.append(fragment.text())
+                it += 1
+            block = block.next()
+        return pieces
 
     def text(self) -> str:
         return self.toPlainText()
@@ -117,13 +163,24 @@ class ApprovalCard(QFrame):
         self.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # never takes focus from the text box
         self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Maximum)
         layout = QVBoxLayout(self)
-        title = QLabel(request.reason or "May I run this?")
+        title = QLabel(visible(request.reason) or "May I run this?")
         title.setWordWrap(True)
         title.setTextFormat(Qt.TextFormat.PlainText)
         title.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         layout.addWidget(title)
         self.command_label = CommandView(request.command)  # exactly what will run
         layout.addWidget(self.command_label)
+        self.details = QLabel("\n".join(line for line in (
+            hidden_note(self.command_label.hidden),
+            access_sentence(request.access, request.network),
+            visible(request.once_only)) if line))
+        self.details.setObjectName("approvalDetails")
+        self.details.setWordWrap(True)
+        self.details.setTextFormat(Qt.TextFormat.PlainText)
+        self.details.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        layout.addWidget(self.details)
+        if not self.details.text():
+            self.details.setVisible(False)
         row = QHBoxLayout()
         self._row = row
         layout.addLayout(row)  # first, so the buttons get a parent as they are added
