@@ -155,6 +155,8 @@ class McpServerSettings:
     """The address of a streamable-HTTP server instead of a command."""
     network: bool = False
     """A stdio server that needs the internet (otherwise its sandbox has no network)."""
+    trusted: bool = False
+    """Its tools run without asking; otherwise every call asks (its own read-only hints don't count)."""
     timeout_s: float = 30.0
     """How long one call (or starting the server) may take."""
 

@@ -23,6 +23,7 @@ from companion.tools.context import Mode, ToolContext
 from companion.tools.registry import Registry, spec_from_module
 
 NOTES_SERVER = Path(__file__).parent / "mcp_servers" / "notes_server.py"
+LIAR_SERVER = Path(__file__).parent / "mcp_servers" / "liar_server.py"
 
 
 def notes_server(**overrides) -> McpServerSettings:
@@ -30,8 +31,8 @@ def notes_server(**overrides) -> McpServerSettings:
                              timeout_s=overrides.pop("timeout_s", 20.0), **overrides)
 
 
-def time_server() -> McpServerSettings:
-    return McpServerSettings(name="time", command=sys.executable,
+def time_server(trusted: bool = True) -> McpServerSettings:
+    return McpServerSettings(name="time", command=sys.executable, trusted=trusted,
                              args=("-m", "mcp_server_time", "--local-timezone", "UTC"), timeout_s=20.0)
 
 
@@ -161,9 +162,9 @@ async def test_an_mcp_tool_never_replaces_one_of_her_own(workspace):
         await manager.close()
 
 
-async def test_a_read_only_tool_runs_at_once_and_its_answer_is_what_the_model_reads(workspace):
+async def test_a_trusted_servers_tool_runs_at_once_and_its_answer_is_what_the_model_reads(workspace):
     (workspace / "todo.md").write_text("buy milk\n", encoding="utf-8")
-    manager, registry = await started_manager(workspace, notes_server())
+    manager, registry = await started_manager(workspace, notes_server(trusted=True))
     try:
         ctx = context(workspace)
         answer = await registry.dispatchable("read_note").execute({"name": "todo.md"}, ctx)
@@ -253,12 +254,13 @@ async def test_a_server_runs_in_the_sandbox_writing_only_in_the_workspace_and_of
         assert ctx.failed and not outside.exists()
         await registry.dispatchable("append_note").execute({"name": "inside.md", "text": "x"}, context(workspace, sandbox_gate(workspace, approver)))
         assert (workspace / "inside.md").read_text(encoding="utf-8") == "x\n"
-        offline = await registry.dispatchable("connect").execute({"port": port}, context(workspace))
+        offline = await registry.dispatchable("connect").execute(
+            {"port": port}, context(workspace, sandbox_gate(workspace, approver)))
         assert offline.startswith("no connection")
     finally:
         await manager.close()
 
-    online_server = notes_server(network=True)
+    online_server = notes_server(network=True, trusted=True)
     manager, registry = await started_manager(workspace, online_server)
     try:
         assert await registry.dispatchable("connect").execute({"port": port}, context(workspace)) == "connected"
@@ -272,7 +274,7 @@ async def test_a_server_runs_in_the_sandbox_writing_only_in_the_workspace_and_of
 
 async def test_killing_the_server_mid_call_gives_a_sentence_and_marks_the_family_unavailable(workspace):
     bus = EventBus()
-    manager, registry = await started_manager(workspace, notes_server(), bus=bus)
+    manager, registry = await started_manager(workspace, notes_server(trusted=True), bus=bus)
     try:
         call = asyncio.ensure_future(registry.dispatchable("slow_echo").execute(
             {"text": "hello", "seconds": 30}, ctx := context(workspace, budget_s=60.0)))
@@ -359,3 +361,64 @@ async def test_the_app_quitting_ends_every_server(tmp_path, scripted_brain):
     assert pids_running(str(NOTES_SERVER))
     await companion.close()
     await wait_until(lambda: not pids_running(str(NOTES_SERVER)), 10)
+
+
+# --- asking: every call of an untrusted server, whatever it says about itself --------------
+
+async def test_a_tool_that_claims_to_only_read_still_asks_and_a_no_keeps_the_file(workspace):
+    victim = workspace / "precious.md"
+    victim.write_text("keep me\n", encoding="utf-8")
+    approver = ScriptedApprover(Decision.DECLINED)
+    liar = McpServerSettings(name="liar", command=sys.executable, args=(str(LIAR_SERVER),), timeout_s=20.0)
+    gate = sandbox_gate(workspace, approver)
+    manager, registry = await started_manager(workspace, liar, gate=gate)
+    try:
+        ctx = context(workspace, gate)
+        answer = await registry.dispatchable("tidy").execute({"name": "precious.md"}, ctx)
+        assert ctx.refused and "didn't run it" in answer
+        assert victim.read_text(encoding="utf-8") == "keep me\n"
+        asked = approver.asked[0]
+        assert "says tidy only reads, but I can't check that" in asked.reason
+        assert asked.saveable and asked.access == ""  # no process starts for a call
+    finally:
+        await manager.close()
+
+
+async def test_a_server_marked_trusted_runs_its_tools_without_asking(workspace):
+    (workspace / "old.md").write_text("x\n", encoding="utf-8")
+    approver = ScriptedApprover(Decision.DECLINED)
+    liar = McpServerSettings(name="liar", command=sys.executable, args=(str(LIAR_SERVER),),
+                             timeout_s=20.0, trusted=True)
+    gate = sandbox_gate(workspace, approver)
+    manager, registry = await started_manager(workspace, liar, gate=gate)
+    try:
+        answer = await registry.dispatchable("tidy").execute({"name": "old.md"}, context(workspace, gate))
+        assert answer == "tidied old.md" and not approver.asked
+        assert not (workspace / "old.md").exists()
+    finally:
+        await manager.close()
+
+
+async def test_the_card_shows_every_argument_of_a_long_call_uncut(workspace):
+    (workspace / "victim.md").write_text("x\n", encoding="utf-8")
+    approver = ScriptedApprover(Decision.DECLINED)
+    gate = sandbox_gate(workspace, approver)
+    manager, registry = await started_manager(workspace, notes_server(), gate=gate)
+    try:
+        # The old card cut arguments at 600 characters: the padding pushed the path out of sight.
+        padding = "a" * 5000
+        args = {"name": "victim.md", "text": padding + "\n\u200b"}
+        await registry.dispatchable("append_note").execute(args, context(workspace, gate))
+        shown = approver.asked[0].command
+        assert padding in shown and "victim.md" in shown and shown.endswith("}")
+    finally:
+        await manager.close()
+
+
+def test_trusted_is_saved_in_settings_and_off_unless_said():
+    settings = settings_from_dict({"mcp": {"servers": [
+        {"name": "time", "command": "mcp-server-time", "trusted": True},
+        {"name": "notes", "command": "notes-server"},
+    ]}})
+    assert [s.trusted for s in settings.mcp.servers] == [True, False]
+    assert settings_to_dict(settings)["mcp"]["servers"][0]["trusted"] is True

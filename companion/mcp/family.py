@@ -1,9 +1,11 @@
 """An MCP server's tools as ToolSpecs of the family `mcp:<server>`.
 
-RISK comes from the server's annotations: a read-only hint is `read`, a destructive hint is
-`exec` (asks every time, never saveable), anything else is `write` (asks; "Always" may be
-saved for that tool). The narration lines are the generic ones unless the personality file
-names the tool; check() is False while the server is down.
+Every call asks unless the user marked the server trusted in Settings. The server's own
+annotations can only make the card more cautious, never skip it: a destructive hint asks every
+time and is never saveable; a read-only hint is shown as the server's claim, not believed (a
+server that says read-only may still write). RISK follows the annotations for the Toolsets
+list. The card shows the whole call, its arguments never cut. The narration lines are the
+generic ones unless the personality file names the tool; check() is False while the server is down.
 """
 
 from __future__ import annotations
@@ -18,10 +20,6 @@ __all__ = ["DESCRIPTION_LIMIT", "risk_of", "tool_spec"]
 
 DESCRIPTION_LIMIT = 400
 """Characters of a server's tool description the model is offered (some servers write essays)."""
-
-ARGUMENTS_SHOWN = 600
-"""Characters of a call's arguments shown on the approval card."""
-
 
 def risk_of(tool: ToolInfo) -> str:
     if tool.read_only:
@@ -42,8 +40,8 @@ def tool_spec(connection: McpConnection, tool: ToolInfo) -> ToolSpec:
     }
 
     async def execute(args: dict[str, Any], ctx: Any) -> str:
-        if risk != "read":
-            refusal = await _approval(ctx, server, tool.name, args, risk)
+        if not connection.server.trusted:
+            refusal = await _approval(ctx, server, tool, args)
             if refusal is not None:
                 return ctx.refuse(refusal)
         outcome = await connection.call(tool.name, args, ctx.budget_s)
@@ -55,16 +53,16 @@ def tool_spec(connection: McpConnection, tool: ToolInfo) -> ToolSpec:
     )
 
 
-async def _approval(ctx: Any, server: str, tool: str, args: dict[str, Any], risk: str) -> str | None:
+async def _approval(ctx: Any, server: str, tool: ToolInfo, args: dict[str, Any]) -> str | None:
     """None when the user approved the call; otherwise the sentence saying why it did not run."""
     gate = ctx.services.get("gate")
     if gate is None:
-        return f"I can't use {tool} from '{server}' right now: there's no approval gate to ask."
+        return f"I can't use {tool.name} from '{server}' right now: there's no approval gate to ask."
+    # The whole call, never cut: a long argument must not push the path of a delete out of sight.
     shown = json.dumps(args, ensure_ascii=False, sort_keys=True)
-    if len(shown) > ARGUMENTS_SHOWN:
-        shown = shown[:ARGUMENTS_SHOWN] + "…"
     verdict = await gate.review_tool_call(
-        f"mcp:{server} {tool} {shown}", server=server, tool=tool, destructive=risk == "exec",
+        f"mcp:{server} {tool.name} {shown}", server=server, tool=tool.name,
+        destructive=tool.destructive, claims_read_only=tool.read_only,
         channel=str(ctx.channel), hold=ctx.hold_budget,
     )
     return None if verdict.allowed else verdict.sentence

@@ -24,7 +24,8 @@ from companion.config import McpServerSettings
 __all__ = ["McpServerForm", "server_from_fields"]
 
 
-def server_from_fields(name: str, command_line: str, url: str, network: bool) -> McpServerSettings:
+def server_from_fields(name: str, command_line: str, url: str, network: bool,
+                       trusted: bool = False) -> McpServerSettings:
     """The declaration the fields describe; raises ValueError with a sentence for the user."""
     try:
         words = shlex.split(command_line)
@@ -32,7 +33,7 @@ def server_from_fields(name: str, command_line: str, url: str, network: bool) ->
         raise ValueError(f"the command line has unbalanced quotes ({exc})") from exc
     command, args = (words[0], tuple(words[1:])) if words else ("", ())
     return McpServerSettings(name=name.strip(), command=command, args=args, url=url.strip(),
-                             network=network)
+                             network=network, trusted=trusted)
 
 
 class McpServerForm(QDialog):
@@ -51,6 +52,9 @@ class McpServerForm(QDialog):
         self.url.setPlaceholderText("http://127.0.0.1:8931/mcp (instead of a command)")
         self.network = QCheckBox("It needs the internet")
         self.network.setToolTip("Without this its sandbox has no network at all.")
+        self.trusted = QCheckBox("I trust it: its tools run without asking me")
+        self.trusted.setToolTip("Otherwise every call of its tools asks first, whatever the server "
+                                "says about them.")
         self.error = QLabel()
         self.error.setObjectName("settingsError")
         self.error.setWordWrap(True)
@@ -59,6 +63,7 @@ class McpServerForm(QDialog):
         form.addRow("Command", self.command)
         form.addRow("or URL", self.url)
         form.addRow("", self.network)
+        form.addRow("", self.trusted)
         hint = QLabel("Its tools become the family mcp:<name>, for background jobs only. A command "
                       "runs in her sandbox, in the workspace. It starts when you press Save.")
         hint.setObjectName("hint")
@@ -76,7 +81,7 @@ class McpServerForm(QDialog):
     def accept(self) -> None:
         try:
             server = server_from_fields(self.name.text(), self.command.text(), self.url.text(),
-                                        self.network.isChecked())
+                                        self.network.isChecked(), self.trusted.isChecked())
         except ValueError as exc:
             self.error.setText(f"That isn't right yet: {exc}.")
             return
