@@ -20,13 +20,13 @@ from companion.memory import release_free_memory
 from companion.voice.audio import AudioSink, AudioSource, NullSink, NullSource
 from companion.voice.echo_canceller import EchoSettings
 from companion.voice.echo_worker import EchoWorker
-from companion.voice.models import Progress, resolve_hearing_model, resolve_voice
+from companion.voice.models import HearingModel, Progress, resolve_hearing_model, resolve_voice
 from companion.voice.smart_turn import SmartTurn, load_turn_model
 from companion.voice.stt import Transcriber, WhisperTranscriber
 from companion.voice.tts import PiperSynthesizer, Synthesizer
 from companion.voice.vad import SileroVad, SkipQuiet, SpeechDetector
 
-__all__ = ["VoiceParts", "build_voice", "load_engines", "load_turn_model_or_none", "make_synthesizer", "make_transcriber", "make_vad", "open_devices"]
+__all__ = ["VoiceParts", "build_voice", "load_engines", "load_turn_model_or_none", "local_transcriber", "make_synthesizer", "make_transcriber", "make_vad", "open_devices"]
 
 log = logging.getLogger(__name__)
 
@@ -68,11 +68,21 @@ async def load_turn_model_or_none() -> SmartTurn | None:
 def make_transcriber(voice: VoiceSettings, cache_dir: Path, *, progress: Progress | None = None) -> Transcriber:
     """Her hearing engine, loaded and warmed (blocking: call from a worker thread)."""
     if voice.hearing == LOCAL:
-        transcriber = WhisperTranscriber(resolve_hearing_model(voice.hearing_model, cache_dir, progress=progress))
+        transcriber = local_transcriber(resolve_hearing_model(voice.hearing_model, cache_dir, progress=progress),
+                                        cache_dir)
         transcriber.load()
         return transcriber
     raise CompanionError("engine_unknown", f"I don't know how to hear through {voice.hearing}.",
                          stage=Stage.HEARING)
+
+
+def local_transcriber(model: HearingModel, cache_dir: Path) -> Transcriber:
+    """The engine for a resolved hearing model (not loaded yet): Whisper or Moonshine."""
+    if model.engine == "moonshine":
+        from companion.voice.moonshine import MoonshineTranscriber
+
+        return MoonshineTranscriber(model, cache_dir)
+    return WhisperTranscriber(model)
 
 
 def make_synthesizer(voice: VoiceSettings, cache_dir: Path, *, progress: Progress | None = None) -> Synthesizer:

@@ -235,7 +235,9 @@ def _local_loader(voice: VoiceSettings, cache_dir: Path, what: str) -> LocalLoad
             continue
         if what == "hearing model":
             def load_hearing(setting: str = candidate.hearing_model) -> WhisperTranscriber:
-                engine = WhisperTranscriber(resolve_hearing_model(setting, cache_dir))
+                from companion.voice.factory import local_transcriber  # Whisper or Moonshine
+
+                engine = local_transcriber(resolve_hearing_model(setting, cache_dir), cache_dir)
                 engine.load()
                 return engine
             return load_hearing
