@@ -25,6 +25,18 @@ def default_data_dir() -> Path:
     return Path(_DIRS.user_data_dir)
 
 
+def own_paths(config_dir: Path, data_dir: Path, *extra: Path) -> tuple[Path, ...]:
+    """Every folder (and file) that is hers, which no tool may write or read.
+
+    Her config folder (settings.toml, approvals.toml, personality.md), her data folder
+    (conversations, memory, plugins, reminders, models, approvals.log), her state and cache
+    folders (logs), and `extra` (a personality file kept elsewhere).
+    """
+    found = [Path(config_dir), Path(data_dir), Path(_DIRS.user_state_dir), Path(_DIRS.user_cache_dir),
+             *map(Path, extra)]
+    return tuple(dict.fromkeys(path.expanduser() for path in found))
+
+
 def default_workspace() -> Path:
     """The folder her file tools are jailed to unless the settings say otherwise."""
     return Path.home() / "Companion"

@@ -45,9 +45,11 @@ from companion.events import (
     turn_scope,
 )
 from companion.face_state import FaceState
+from companion.paths import own_paths
 from companion.persona import PersonalityStore
 from companion.safety.answers import answer_aloud
 from companion.safety.grants import Grants
+from companion.safety.jail import OWN_PATHS_SERVICE, check_workspace
 from companion.supervisor import Supervisor, Watch
 from companion.tools import registry as tool_registry
 from companion.tools.builtin import web_search
@@ -128,6 +130,11 @@ class Companion:
     async def start(self) -> None:
         """Discover tools, load the personality (copying the default on first run), connect
         the brain client. Never talks to the model: a brain that is down shows on the first turn."""
+        # A workspace inside her own folders would let a file tool rewrite her settings and
+        # grants: refuse to start, with a fix (JailError's sentence). One that contains them
+        # is fine: the jail refuses her paths in it (ctx.services["own_paths"]).
+        check_workspace(self.workspace, self._own_paths())
+        self.services[OWN_PATHS_SERVICE] = self._own_paths()
         self.workspace.mkdir(parents=True, exist_ok=True)
         self.paths.data_dir.mkdir(parents=True, exist_ok=True)
         self.registry = self._given_registry or tool_registry.discover(
@@ -365,6 +372,7 @@ class Companion:
         """Use new settings from the next turn on (switches take effect at once)."""
         old, self.settings = self.settings, settings
         self.services["settings"] = settings
+        self.services[OWN_PATHS_SERVICE] = self._own_paths()
         if self.gate is not None:
             self.gate.workspace = settings.tools.workspace_path()
         web_search.configure(settings.tools.search_url)
@@ -428,6 +436,11 @@ class Companion:
             settings=self.settings, bus=bus, mode=mode, workspace=self.workspace,
             data_dir=self.paths.data_dir, session=self.session, services=self.services,
         )
+
+    def _own_paths(self) -> tuple[Path, ...]:
+        """Her folders and files no tool may touch (README "Her own files")."""
+        chosen = self.settings.personality
+        return own_paths(self.paths.config_dir, self.paths.data_dir, *([Path(chosen)] if chosen else []))
 
     def _start_safety(self) -> None:
         """The approval gate every command passes (ctx.services["gate"]). Nobody is asked until a

@@ -165,7 +165,7 @@ async def test_a_crash_while_writing_leaves_the_old_file_whole(ws, monkeypatch):
     monkeypatch.setattr(os, "fsync", crash)
     ctx = _ctx(ws)
     answer = await write_file.execute({"path": "todo.md", "content": "new"}, ctx)
-    assert answer == "I couldn't write todo.md: No space left on device."
+    assert answer == "The disk is full, so I couldn't write todo.md. Free some space and ask me again."
     assert ctx.failed
     assert (ws / "todo.md").read_text() == "old and precious"
     assert sorted(p.name for p in ws.iterdir()) == ["out_link", "secret_link.txt", "todo.md"]

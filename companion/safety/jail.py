@@ -2,7 +2,9 @@
 
 `..` and symlinks are resolved *before* the check, so `notes/../../etc/passwd` and a link
 pointing out of the workspace are both refused; an absolute path is accepted only when it
-resolves inside the workspace. Every refusal is a `JailError` carrying a sentence she can say.
+resolves inside the workspace. Her own files (settings, approvals, memory, plugins: see
+paths.own_paths) are refused too, even when the workspace contains them, and so is a link that
+leads to them. Every refusal is a `JailError` carrying a sentence she can say.
 
 The check names a path; the file tools then open it with beneath.py, one component at a time
 without following links, so a folder swapped for a link after the check leads nowhere.
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePath
 
@@ -19,8 +22,11 @@ from companion.errors import CompanionError, Stage
 
 __all__ = [
     "OUTSIDE_SENTENCE",
+    "OWN_PATHS_SERVICE",
+    "OWN_SENTENCE",
     "JailError",
     "JailedPath",
+    "check_workspace",
     "ensure_workspace",
     "jailed",
     "resolve_in_workspace",
@@ -28,6 +34,14 @@ __all__ = [
 ]
 
 OUTSIDE_SENTENCE = "That path is outside my workspace."
+OWN_PATHS_SERVICE = "own_paths"
+"""The ctx.services key under which the runtime lists her own paths (paths.own_paths)."""
+OWN_SENTENCE = "That's one of my own files, so I can't change it from here."
+OWN_READ_SENTENCE = "That's one of my own files, so I can't open it from here."
+NAME_TOO_LONG_SENTENCE = "That file name is too long."
+PATH_TOO_LONG_SENTENCE = "That path is too long."
+_NAME_MAX = 255  # bytes in one name (ext4, tmpfs, btrfs, xfs)
+_PATH_MAX = 4095  # bytes in a whole path, the kernel's limit
 
 
 class JailError(CompanionError):
@@ -50,11 +64,31 @@ def ensure_workspace(workspace: Path) -> Path:
     return workspace.resolve()
 
 
-def resolve_in_workspace(workspace: Path, raw: object, *, allow_root: bool = True) -> Path:
+def check_workspace(workspace: Path, own: Iterable[Path]) -> None:
+    """Refuse a workspace inside one of her own folders (or equal to one), with a fix.
+
+    A workspace that merely *contains* her folders is fine: the jail refuses those paths.
+    """
+    real = Path(os.path.realpath(Path(workspace).expanduser()))
+    for folder in own:
+        mine = Path(os.path.realpath(Path(folder).expanduser()))
+        if real == mine or real.is_relative_to(mine):
+            raise JailError(
+                "workspace_is_mine",
+                f"My workspace {workspace} is inside {mine}, where I keep my own files, so my tools "
+                "could change my settings and approvals. Choose another folder with --workspace or in "
+                "Settings (for example ~/Companion).",
+            )
+
+
+def resolve_in_workspace(workspace: Path, raw: object, *, allow_root: bool = True,
+                         own: Iterable[Path] = (), writing: bool = True) -> Path:
     """The real path `raw` names, guaranteed inside `workspace` (created if missing).
 
     A relative path is taken from the workspace; `~` means the home folder. Raises
-    JailError with a sentence for empty or malformed paths and for anything outside.
+    JailError with a sentence for empty, malformed or over-long paths, for anything outside,
+    and for anything in or under one of `own` (her own folders and files, links resolved).
+    `writing` only picks the sentence for her own files.
     """
     root = ensure_workspace(workspace)
     if not isinstance(raw, str) or not raw.strip():
@@ -67,22 +101,46 @@ def resolve_in_workspace(workspace: Path, raw: object, *, allow_root: bool = Tru
     candidate = Path(text)
     if not candidate.is_absolute():
         candidate = root / candidate
+    _check_lengths(candidate)
     # realpath resolves every symlink and `..` the way the kernel would; what is left is checked.
     try:
         resolved = Path(os.path.realpath(candidate))
     except OSError as exc:  # a link vanished mid-resolve: something is changing it right now
         raise JailError("path_changed", "That path changed while I was checking it, so I left it alone.") from exc
+    if resolved != root and not resolved.is_relative_to(root):
+        raise JailError("path_outside", OUTSIDE_SENTENCE)
+    if _is_mine(resolved, own):
+        raise JailError("path_is_mine", OWN_SENTENCE if writing else OWN_READ_SENTENCE)
     if resolved == root:
         if allow_root:
             return resolved
         raise JailError("path_is_workspace", "That's my whole workspace folder, not a file.")
-    if not resolved.is_relative_to(root):
-        raise JailError("path_outside", OUTSIDE_SENTENCE)
-    if _still_has_a_symlink(root, resolved):
+    _check_lengths(resolved)
+    try:
+        looped = _still_has_a_symlink(root, resolved)
+    except OSError as exc:
+        raise JailError("path_unusable", f"I can't use that path: {exc.strerror or exc}.") from exc
+    if looped:
         # realpath gives up inside a symlink loop and then folds later `..` by text alone,
         # which can leave a link (even one pointing out) in the "resolved" path. Refuse it.
         raise JailError("path_loop", "That path goes round a symlink loop, so I can't use it.")
     return resolved
+
+
+def _check_lengths(path: Path) -> None:
+    """Refuse a name or path the kernel would refuse (ENAMETOOLONG), with a sentence, up front."""
+    if any(len(os.fsencode(part)) > _NAME_MAX for part in path.parts):
+        raise JailError("name_too_long", NAME_TOO_LONG_SENTENCE)
+    if len(os.fsencode(str(path))) > _PATH_MAX:
+        raise JailError("path_too_long", PATH_TOO_LONG_SENTENCE)
+
+
+def _is_mine(resolved: Path, own: Iterable[Path]) -> bool:
+    for folder in own:
+        mine = Path(os.path.realpath(Path(folder).expanduser()))
+        if resolved == mine or resolved.is_relative_to(mine):
+            return True
+    return False
 
 
 def _still_has_a_symlink(root: Path, resolved: Path) -> bool:
@@ -117,8 +175,9 @@ class JailedPath:
         return self.root / self.relative
 
 
-def jailed(workspace: Path, raw: object, *, allow_root: bool = True) -> JailedPath:
+def jailed(workspace: Path, raw: object, *, allow_root: bool = True, own: Iterable[Path] = (),
+           writing: bool = True) -> JailedPath:
     """Like resolve_in_workspace, split into (root, relative) for the beneath.py functions."""
-    path = resolve_in_workspace(workspace, raw, allow_root=allow_root)
+    path = resolve_in_workspace(workspace, raw, allow_root=allow_root, own=own, writing=writing)
     root = ensure_workspace(workspace)
     return JailedPath(root, PurePath(path.relative_to(root)))

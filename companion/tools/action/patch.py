@@ -7,8 +7,8 @@ import os
 import stat
 
 from companion.safety.beneath import open_beneath, write_beneath
-from companion.safety.jail import JailedPath, JailError, jailed, shown_path
-from companion.tools.action._files import MAX_WRITE_BYTES, file_error_sentence
+from companion.safety.jail import JailedPath, JailError, shown_path
+from companion.tools.action._files import MAX_WRITE_BYTES, file_error_sentence, jail
 
 SCHEMA = {
     "type": "function",
@@ -38,7 +38,6 @@ FAIL = "I couldn't make that change."
 EXPRESSIONS = {"focus": "determined", "done": "happy", "fail": "confused"}
 
 
-
 async def execute(args: dict, ctx) -> str:
     args = args if isinstance(args, dict) else {}
     old, new = args.get("old_text"), args.get("new_text")
@@ -47,7 +46,7 @@ async def execute(args: dict, ctx) -> str:
     if not isinstance(new, str):
         return ctx.fail("I need the replacement text as new_text (it may be empty).")
     try:
-        where = jailed(ctx.workspace, args.get("path"), allow_root=False)
+        where = jail(ctx, args.get("path"), allow_root=False)
     except JailError as exc:
         return ctx.fail(exc.sentence)
     name = shown_path(ctx.workspace, where.path)

@@ -9,8 +9,8 @@ from collections.abc import Iterator
 from typing import BinaryIO
 
 from companion.safety.beneath import open_beneath, scan_beneath
-from companion.safety.jail import JailedPath, JailError, jailed, shown_path
-from companion.tools.action._files import file_error_sentence
+from companion.safety.jail import JailedPath, JailError, shown_path
+from companion.tools.action._files import file_error_sentence, jail
 
 SCHEMA = {
     "type": "function",
@@ -49,7 +49,7 @@ BINARY_SNIFF_BYTES = 8_192
 async def execute(args: dict, ctx) -> str:
     args = args if isinstance(args, dict) else {}
     try:
-        where = jailed(ctx.workspace, args.get("path"))
+        where = jail(ctx, args.get("path"), writing=False)
     except JailError as exc:
         return ctx.fail(exc.sentence)
     start = _int(args.get("start_line"), 1)

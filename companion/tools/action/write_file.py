@@ -6,8 +6,8 @@ import asyncio
 import stat
 
 from companion.safety.beneath import stat_beneath, write_beneath
-from companion.safety.jail import JailError, jailed, shown_path
-from companion.tools.action._files import MAX_WRITE_BYTES, file_error_sentence
+from companion.safety.jail import JailError, shown_path
+from companion.tools.action._files import MAX_WRITE_BYTES, file_error_sentence, jail
 
 SCHEMA = {
     "type": "function",
@@ -36,14 +36,13 @@ FAIL = "I couldn't write that file."
 EXPRESSIONS = {"focus": "determined", "done": "happy", "fail": "sad"}
 
 
-
 async def execute(args: dict, ctx) -> str:
     args = args if isinstance(args, dict) else {}
     content = args.get("content")
     if not isinstance(content, str):
         return ctx.fail("I need the file's text as content.")
     try:
-        where = jailed(ctx.workspace, args.get("path"), allow_root=False)
+        where = jail(ctx, args.get("path"), allow_root=False)
     except JailError as exc:
         return ctx.fail(exc.sentence)
     data = content.encode("utf-8")
@@ -53,7 +52,10 @@ async def execute(args: dict, ctx) -> str:
             f"That's {len(data) / 1_048_576:.1f} MB of text; I only write files up to 5 MB, "
             f"so I left {name} alone."
         )
-    info = stat_beneath(where.root, where.relative)
+    try:
+        info = stat_beneath(where.root, where.relative)
+    except OSError as exc:  # e.g. a folder on the way turned into a link (ELOOP)
+        return ctx.fail(file_error_sentence(exc, name, "write"))
     if info is not None and stat.S_ISDIR(info.st_mode):
         return ctx.fail(f"{name} is a folder, so I can't write a file there.")
     if info is not None and not stat.S_ISREG(info.st_mode):
