@@ -89,3 +89,76 @@ async def test_while_chat_reads_the_terminal_itself_a_line_it_offers_answers_the
     while not approver.offer("y\n"):
         await asyncio.sleep(0)  # let the question reach its wait
     assert (await question).decision is Decision.APPROVED
+
+
+async def test_a_second_question_waits_visibly_and_is_shown_once_the_first_is_answered(terminal) -> None:
+    import asyncio
+
+    _, slave = terminal
+    out = io.StringIO()
+    approver = TerminalApprover(slave, out)
+    approver.reading_elsewhere = True
+    first = asyncio.ensure_future(approver.ask(ApprovalRequest("touch one", "Writes.", True, 30.0)))
+    second = asyncio.ensure_future(approver.ask(ApprovalRequest("touch two", "Writes.", True, 30.0)))
+    while approver.waiting < 2:
+        await asyncio.sleep(0)  # let both questions reach their wait
+    assert "1 more question waiting" in out.getvalue()
+    assert "touch two" not in out.getvalue()  # only the first is shown
+    assert approver.offer("n\n")
+    assert (await first).decision is Decision.DECLINED
+    assert "touch two" in out.getvalue()
+    assert approver.offer("y\n")
+    assert (await second).decision is Decision.APPROVED
+    assert approver.waiting == 0 and approver.offer("y\n") is False  # nothing pending: a message again
+
+
+async def test_while_a_question_is_pending_every_line_goes_to_it_and_is_never_a_message(terminal) -> None:
+    import asyncio
+
+    _, slave = terminal
+    out = io.StringIO()
+    approver = TerminalApprover(slave, out)
+    approver.reading_elsewhere = True
+    question = asyncio.ensure_future(approver.ask(request()))
+    while not approver.waiting:
+        await asyncio.sleep(0)
+    assert approver.offer("what's the weather?\n") is True
+    assert "Please answer y, n or a." in out.getvalue() and not question.done()
+    approver.offer("a\n")
+    assert (await question).always is True
+
+
+async def test_a_question_whose_asker_went_away_makes_way_for_the_next(terminal) -> None:
+    import asyncio
+
+    _, slave = terminal
+    out = io.StringIO()
+    approver = TerminalApprover(slave, out)
+    approver.reading_elsewhere = True
+    first = asyncio.ensure_future(approver.ask(ApprovalRequest("touch one", "Writes.", True, 30.0)))
+    second = asyncio.ensure_future(approver.ask(ApprovalRequest("touch two", "Writes.", True, 30.0)))
+    while approver.waiting < 2:
+        await asyncio.sleep(0)
+    first.cancel()  # e.g. the background job was stopped
+    await asyncio.gather(first, return_exceptions=True)
+    assert "touch two" in out.getvalue() and approver.waiting == 1
+    approver.offer("y\n")
+    assert (await second).decision is Decision.APPROVED
+
+
+async def test_a_question_covered_by_other_output_is_printed_again(terminal) -> None:
+    import asyncio
+
+    _, slave = terminal
+    out = io.StringIO()
+    approver = TerminalApprover(slave, out)
+    approver.reading_elsewhere = True
+    question = asyncio.ensure_future(approver.ask(request()))
+    while not approver.waiting:
+        await asyncio.sleep(0)
+    assert approver.show_again() and out.getvalue().count("rm -rf build") == 1  # still on screen
+    approver.written_over()
+    out.write("[say] Here is a long reply.\n")
+    assert approver.show_again() and out.getvalue().count("rm -rf build") == 2
+    approver.offer("n\n")
+    await question

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import sys
+import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING, TextIO
 
 if TYPE_CHECKING:
@@ -34,6 +37,8 @@ class Transcript:
     def __init__(self, out: TextIO, *, verbose: bool = False) -> None:
         self.out = out
         self.verbose = verbose
+        self.on_print: Callable[[], None] | None = None
+        """Told before each line, so a pending question knows its prompt is scrolling away."""
 
     def __call__(self, event: Event) -> None:
         from companion.events import (
@@ -56,6 +61,8 @@ class Transcript:
         elif isinstance(event, ToolFinished) and self.verbose:
             line = f"[tool] {event.name}: {event.outcome}" + (f" ({event.detail})" if event.detail else "")
         if line is not None:
+            if self.on_print is not None:
+                self.on_print()
             print(line, file=self.out, flush=True)
 
 
@@ -65,7 +72,8 @@ async def _chat(args: argparse.Namespace, config: RunConfig) -> int:
     from companion.tools.context import Channel
 
     bus = EventBus()
-    bus.subscribe(Transcript(sys.stdout, verbose=bool(getattr(args, "verbose", False))))
+    transcript = Transcript(sys.stdout, verbose=bool(getattr(args, "verbose", False)))
+    bus.subscribe(transcript)
     companion = Companion(config, bus)
     try:
         await companion.start()
@@ -82,7 +90,7 @@ async def _chat(args: argparse.Namespace, config: RunConfig) -> int:
             if args.wait_work:
                 await _wait_for_work(companion)
             return 1 if result.error is not None else 0
-        failed = await _interactive(companion)
+        failed = await _interactive(companion, transcript)
         if args.wait_work:
             await _wait_for_work(companion)
         return 1 if failed else 0
@@ -90,38 +98,94 @@ async def _chat(args: argparse.Namespace, config: RunConfig) -> int:
         await companion.close()
 
 
-async def _interactive(companion) -> bool:
+async def _interactive(companion, transcript: Transcript) -> bool:
     """Read lines until the end of input; True when any turn ended in a brain error (the exit
-    code then says so to a script driving the chat)."""
+    code then says so to a script driving the chat).
+
+    One reader owns the terminal for the whole session. Every line goes first to the approver:
+    while any question is pending (a background job's, or this turn's) the line answers the
+    question shown and never reaches the brain as a message."""
     from companion.tools.context import Channel
 
     failed = False
     interactive = sys.stdin.isatty()
-    loop = asyncio.get_running_loop()
-    while True:
-        if interactive:
+    approver = getattr(companion.gate, "approver", None)
+    answers = approver if hasattr(approver, "offer") else None
+    if answers is not None:
+        answers.reading_elsewhere = True
+        transcript.on_print = answers.written_over
+    lines = TerminalLines(sys.stdin)
+    state = {"idle": True}
+
+    def prompt() -> None:
+        # A pending question takes the prompt's place (re-printed if her reply covered it).
+        if interactive and not (answers is not None and answers.show_again()):
             print(PROMPT, end="", flush=True)
-        # While chat waits here, a background job's approval question reads its answer from us.
-        approver = getattr(companion.gate, "approver", None)
-        shared = hasattr(approver, "offer")
-        if shared:
-            approver.reading_elsewhere = True
-        try:
-            line = await loop.run_in_executor(None, sys.stdin.readline)
-        finally:
-            if shared:
-                approver.reading_elsewhere = False
-        if line and shared and approver.offer(line):
-            continue
-        if not line:  # end of input
-            break
-        text = line.strip()
-        if text in ("/quit", "/exit"):
-            break
-        if text:
-            result = await companion.ask(text, Channel.TEXT)
-            failed = failed or result.error is not None
+
+    def route(line: str | None) -> bool:
+        if answers is None or not answers.offer(line):
+            return False
+        if state["idle"] and not answers.waiting:
+            prompt()  # the last question was answered while chat sat at its prompt
+        return True
+
+    lines.start(asyncio.get_running_loop(), route)
+    try:
+        prompt()
+        while True:
+            line = await lines.next()
+            if line is None:  # end of input
+                break
+            text = line.strip()
+            if text in ("/quit", "/exit"):
+                break
+            if text:
+                state["idle"] = False
+                try:
+                    result = await companion.ask(text, Channel.TEXT)
+                finally:
+                    state["idle"] = True
+                failed = failed or result.error is not None
+            prompt()
+    finally:
+        if answers is not None:
+            transcript.on_print = None
     return failed
+
+
+class TerminalLines:
+    """The one reader of standard input: a daemon thread reads lines and hands each to `route`
+    on the loop; lines it does not take (not an answer to a question) queue as messages.
+
+    A thread rather than the loop's reader because stdin may be a regular file, which epoll
+    refuses; a daemon thread, because a read blocked on a terminal cannot be interrupted and
+    must not hold up the exit."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+        self._messages: asyncio.Queue[str | None] = asyncio.Queue()
+
+    def start(self, loop: asyncio.AbstractEventLoop, route: Callable[[str | None], bool]) -> None:
+        def deliver(line: str | None) -> None:
+            if not route(line) or line is None:
+                self._messages.put_nowait(line)
+
+        def read() -> None:
+            while True:
+                try:
+                    line = self._stream.readline()
+                except (OSError, ValueError):
+                    line = ""
+                with contextlib.suppress(RuntimeError):  # the loop closed: chat is over
+                    loop.call_soon_threadsafe(deliver, line or None)
+                if not line:
+                    return
+
+        threading.Thread(target=read, name="chat-stdin", daemon=True).start()
+
+    async def next(self) -> str | None:
+        """The next message line; None at the end of input."""
+        return await self._messages.get()
 
 
 async def _wait_for_work(companion) -> None:
