@@ -11,6 +11,7 @@ builders, plus folding the dequantization of weights at the top of the graph.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -21,8 +22,9 @@ __all__ = ["ort_to_onnx"]
 _FLOAT, _INT, _STRING, _TENSOR, _GRAPH, _FLOATS, _INTS, _STRINGS, _TENSORS, _GRAPHS = range(1, 11)
 
 
-def ort_to_onnx(path: Path):
-    """The `.ort` model at `path` as an `onnx.ModelProto` with its weight dequantization folded."""
+def ort_to_onnx(path: Path, *, int8: bool = True):
+    """The `.ort` model at `path` as an `onnx.ModelProto` with its weight dequantization folded
+    (into int8 matrix products with `int8`, else into float weights)."""
     import onnx
     from onnxruntime.tools.ort_format_model.ort_flatbuffers_py.fbs import InferenceSession
 
@@ -32,7 +34,7 @@ def ort_to_onnx(path: Path):
         raise ValueError(f"{path.name} holds no model")
     opsets = [onnx.helper.make_opsetid(_text(model.OpsetImport(i).Domain()), model.OpsetImport(i).Version())
               for i in range(model.OpsetImportLength())]
-    graph = _fold_dequantized_weights(_graph(model.Graph(), top=True))
+    graph = _fold_dequantized_weights(_graph(model.Graph(), top=True), int8=int8)
     proto = onnx.helper.make_model(graph, opset_imports=opsets, producer_name="companion ort_to_onnx")
     proto.ir_version = model.IrVersion()
     return proto
@@ -146,9 +148,37 @@ def _attribute(fb):
     return attr
 
 
-def _fold_dequantized_weights(graph):
-    """Replace each `Cast(int8 weight) → Mul(scale) → Add(zero point)` of initializers by the
-    float weight it computes (the same arithmetic, in float32, done once here)."""
+BLOCK = 32
+"""MatMulNBits' block: the weights keep one scale per tensor, repeated for every block."""
+
+
+@dataclass(frozen=True)
+class _Dequantized:
+    """`Cast(q) * scale + offset` of one int8 initializer, per tensor."""
+
+    q: np.ndarray
+    scale: np.ndarray
+    offset: np.ndarray
+
+    def floats(self) -> np.ndarray:
+        return (self.q.astype(np.float32) * self.scale + self.offset).astype(np.float32)
+
+    def zero_point(self) -> int | None:
+        """The offset as a whole number of steps (so `(q + 128 - zp) * scale` is exact), else None."""
+        if self.q.ndim != 2 or self.scale.size != 1 or self.offset.size != 1 or self.q.dtype != np.int8:
+            return None
+        steps = float(self.offset.ravel()[0] / self.scale.ravel()[0])
+        return 128 - round(steps) if abs(steps - round(steps)) < 1e-3 and abs(round(steps)) <= 127 else None
+
+
+def _fold_dequantized_weights(graph, *, int8: bool):
+    """Remove each `Cast(int8 weight) → Mul(scale) → Add(offset)` on initializers.
+
+    With `int8`, a MatMul that multiplies by such a weight (or by its transpose) becomes a
+    MatMulNBits holding the same int8 values (8 bits, accuracy level 4: int8 arithmetic),
+    which reads a quarter of the memory per step; anything else that still reads the weight
+    (the embedding's Gather) gets the float weight, computed once here.
+    """
     from onnx import numpy_helper
 
     inits = {t.name: t for t in graph.initializer}
@@ -157,7 +187,8 @@ def _fold_dequantized_weights(graph):
     for node in graph.node:
         for name in node.input:
             consumers.setdefault(name, []).append(node)
-    folded, dropped = [], set()
+    weights: dict[str, _Dequantized] = {}
+    dropped = set()
     for cast in graph.node:
         if cast.op_type != "Cast" or cast.input[0] not in inits:
             continue
@@ -170,22 +201,84 @@ def _fold_dequantized_weights(graph):
         if scale not in inits or len(after) != 1 or after[0].op_type != "Add":
             continue
         add = after[0]
-        zero = next((n for n in add.input if n != mul.output[0]), None)
-        if zero not in inits or producers.get(add.output[0]) is not add:
+        offset = next((n for n in add.input if n != mul.output[0]), None)
+        if offset not in inits or producers.get(add.output[0]) is not add:
             continue
-        weight = numpy_helper.to_array(inits[cast.input[0]]).astype(np.float32)
-        weight = weight * numpy_helper.to_array(inits[scale]) + numpy_helper.to_array(inits[zero])
-        folded.append(numpy_helper.from_array(weight.astype(np.float32), add.output[0]))
+        weights[add.output[0]] = _Dequantized(*(numpy_helper.to_array(inits[n]) for n in (cast.input[0], scale, offset)))
         dropped.update({id(cast), id(mul), id(add)})
     keep = [node for node in graph.node if id(node) not in dropped]
     del graph.node[:]
     graph.node.extend(keep)
-    graph.initializer.extend(folded)
+    if int8:
+        packed: dict[str, list] = {}
+        _int8_matmuls(graph, weights, packed)
+        graph.initializer.extend(t for tensors in packed.values() for t in tensors)
+    _drop_dead_nodes(graph)
     used = {name for node in graph.node for name in node.input} | _outer_names(graph)
+    graph.initializer.extend(numpy_helper.from_array(w.floats(), name) for name, w in weights.items() if name in used)
     kept = [t for t in graph.initializer if t.name in used]
     del graph.initializer[:]
     graph.initializer.extend(kept)
     return graph
+
+
+def _int8_matmuls(graph, weights: dict[str, _Dequantized], packed: dict[str, list]) -> None:
+    """Turn MatMuls by a folded weight, in this graph and its subgraphs, into MatMulNBits."""
+    import onnx
+    from onnx import numpy_helper
+
+    transposed = {node.output[0]: node.input[0] for node in graph.node
+                  if node.op_type == "Transpose" and node.input[0] in weights
+                  and list(next((a.ints for a in node.attribute if a.name == "perm"), [1, 0])) == [1, 0]}
+    for index, node in enumerate(list(graph.node)):
+        for attr in node.attribute:
+            for sub in ([attr.g] if attr.HasField("g") else []) + list(attr.graphs):
+                _int8_matmuls(sub, weights, packed)
+        if node.op_type != "MatMul":
+            continue
+        name = node.input[1]
+        if name in weights:  # B is [K, N]; MatMulNBits keeps it as [N, K]
+            weight, by_row, key = weights[name], True, name
+        elif name in transposed:  # B is the transpose of a [N, K] weight (a tied output layer)
+            weight, by_row, key = weights[transposed[name]], False, transposed[name] + "_T"
+        else:
+            continue
+        zero = weight.zero_point()
+        rows = weight.q.T if by_row else weight.q
+        if zero is None or rows.shape[1] % BLOCK:
+            continue
+        n, k = rows.shape
+        blocks = k // BLOCK
+        if key not in packed:
+            values = (rows.astype(np.int16) + 128).astype(np.uint8).reshape(n, blocks, BLOCK)
+            packed[key] = [
+                numpy_helper.from_array(np.ascontiguousarray(values), key + "_q8"),
+                numpy_helper.from_array(np.full(n * blocks, weight.scale.ravel()[0], np.float32), key + "_scales"),
+                numpy_helper.from_array(np.full(n * blocks, zero, np.uint8), key + "_zero_points"),
+            ]
+        graph.node.remove(node)
+        graph.node.insert(index, onnx.helper.make_node(
+            "MatMulNBits", [node.input[0], key + "_q8", key + "_scales", key + "_zero_points"], list(node.output),
+            name=node.name + "_int8", domain="com.microsoft", K=k, N=n, bits=8, block_size=BLOCK,
+            accuracy_level=4,
+        ))
+
+
+def _drop_dead_nodes(graph) -> None:
+    """Remove nodes (here and in subgraphs) whose outputs nothing reads, e.g. a weight's
+    Transpose once its MatMul reads the int8 weight itself."""
+    for node in graph.node:
+        for attr in node.attribute:
+            for sub in ([attr.g] if attr.HasField("g") else []) + list(attr.graphs):
+                _drop_dead_nodes(sub)
+    while True:
+        wanted = {o.name for o in graph.output} | _outer_names(graph)
+        wanted |= {name for node in graph.node for name in node.input}
+        dead = [node for node in graph.node if not any(out in wanted for out in node.output)]
+        if not dead:
+            return
+        for node in dead:
+            graph.node.remove(node)
 
 
 def _outer_names(graph) -> set[str]:
