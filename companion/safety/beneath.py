@@ -14,11 +14,13 @@ import errno
 import os
 import secrets
 import stat
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
+from dataclasses import dataclass
 from pathlib import Path, PurePath
 
 __all__ = [
     "DirEntry",
+    "WalkStats",
     "open_beneath",
     "read_beneath",
     "scan_beneath",
@@ -150,26 +152,102 @@ def scan_beneath(root: Path, relative: str | PurePath) -> list[DirEntry]:
     return sorted(entries, key=lambda e: e.name)
 
 
+@dataclass
+class WalkStats:
+    """What a walk left out, so a search can say its answer is partial and why."""
+
+    entries: int = 0
+    """Names looked at (files, folders and the rest)."""
+    too_deep: int = 0
+    """Folders not entered because they lie deeper than the walk's max_depth."""
+    too_many: bool = False
+    """The walk stopped at max_entries."""
+    unreadable: int = 0
+    """Folders that could not be opened or listed (gone, swapped for a link, no permission)."""
+
+
 def walk_files_beneath(root: Path, relative: str | PurePath, *, skip_hidden: bool = True,
-                       stop: Callable[[], bool] = lambda: False) -> Iterator[PurePath]:
+                       stop: Callable[[], bool] = lambda: False, skip: Collection[PurePath] = (),
+                       max_depth: int = 64, max_entries: int = 200_000,
+                       stats: WalkStats | None = None) -> Iterator[PurePath]:
     """Regular files under root/relative in path order, never entering a linked folder.
 
-    Paths are relative to root; a folder that vanishes or turns into a link is skipped.
+    Paths are relative to root. Iterative (a deep tree cannot exhaust the stack): each folder
+    is opened relative to its parent's fd without following links, so a folder that vanishes
+    or turns into a link is skipped. Folders in `skip` (relative to root) are not entered;
+    folders deeper than `max_depth` below the start and names past `max_entries` are left out
+    and counted in `stats`.
     """
+    stats = stats if stats is not None else WalkStats()
     start = PurePath(*_parts(relative))
+    skipped = {PurePath(p) for p in skip}
     try:
-        entries = scan_beneath(root, start)
+        with _folder(root, _parts(start)) as fd:
+            first = os.dup(fd)
     except OSError:
+        stats.unreadable += 1
         return
-    for entry in entries:
-        if stop():
-            return
-        if skip_hidden and entry.name.startswith("."):
-            continue
-        if entry.is_dir:
-            yield from walk_files_beneath(root, start / entry.name, skip_hidden=skip_hidden, stop=stop)
-        elif entry.is_file:
-            yield start / entry.name
+    # One open fd per level on the way down: at most max_depth + 1 at a time.
+    stack: list[tuple[int, PurePath, Iterator[DirEntry]]] = []
+    try:
+        entries = _entries(first, stats, max_entries)
+        stack.append((first, start, iter(entries)))
+    except OSError:
+        os.close(first)
+        stats.unreadable += 1
+        return
+    try:
+        while stack:
+            if stop():
+                return
+            fd, here, entries = stack[-1]
+            entry = next(entries, None)
+            if entry is None:
+                os.close(fd)
+                stack.pop()
+                continue
+            if skip_hidden and entry.name.startswith("."):
+                continue
+            path = here / entry.name
+            if entry.is_file:
+                yield path
+                continue
+            if not entry.is_dir or path in skipped:
+                continue
+            if len(stack) > max_depth:
+                stats.too_deep += 1
+                continue
+            if stats.too_many:
+                continue
+            try:
+                child = os.open(entry.name, _DIR_FLAGS, dir_fd=fd)
+            except OSError:
+                stats.unreadable += 1
+                continue
+            try:
+                listed = _entries(child, stats, max_entries)
+            except OSError:
+                os.close(child)
+                stats.unreadable += 1
+                continue
+            stack.append((child, path, iter(listed)))
+    finally:
+        for fd, _, _ in stack:
+            os.close(fd)
+
+
+def _entries(fd: int, stats: WalkStats, max_entries: int) -> list[DirEntry]:
+    """The sorted entries of the open folder `fd`, counting them against the walk's budget."""
+    entries = []
+    with os.scandir(fd) as it:  # scandir works on a duplicate: `fd` stays open and ours
+        for e in it:
+            if stats.entries >= max_entries:
+                stats.too_many = True
+                break
+            stats.entries += 1
+            entries.append(DirEntry(e.name, e.is_dir(follow_symlinks=False), e.is_file(follow_symlinks=False),
+                                    e.is_symlink()))
+    return sorted(entries, key=lambda e: e.name)
 
 
 def _umask() -> int:

@@ -1,7 +1,9 @@
 """search_files — find text across workspace files, in-process (a read tool starts no programs).
 
 At most 80 matching lines are returned and a cut list says so ("showing 80 of 213 matches").
-The search is bounded by the call's time budget and stops at once when the turn is cancelled.
+The search runs in a worker thread, bounded by the call's time budget, MAX_DEPTH levels and
+MAX_ENTRIES names, says which bound cut it, and stops at once when the turn is cancelled.
+Her own folders are never searched, even when the workspace contains them.
 """
 
 from __future__ import annotations
@@ -17,8 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePath
 from typing import BinaryIO
 
-from companion.safety.beneath import open_beneath, stat_beneath, walk_files_beneath
-from companion.safety.jail import JailedPath, JailError, jailed, shown_path
+from companion.safety.beneath import WalkStats, open_beneath, stat_beneath, walk_files_beneath
+from companion.safety.jail import JailedPath, JailError, shown_path
+from companion.tools.action._files import file_error_sentence, jail, own_paths
 
 SCHEMA = {
     "type": "function",
@@ -54,6 +57,10 @@ MAX_LINE_CHARS = 300
 MAX_QUERY_CHARS = 1_000
 MAX_FILE_BYTES = 10 * 1024 * 1024
 BINARY_SNIFF_BYTES = 8_192
+MAX_DEPTH = 64
+"""Folder levels below the searched folder; deeper ones are left out and counted."""
+MAX_ENTRIES = 200_000
+"""Names looked at in one search (files and folders); the rest is left out."""
 _clock = time.monotonic  # the walk's deadline clock (a test may swap it)
 
 
@@ -65,6 +72,7 @@ class _Found:
     total: int = 0
     finished: bool = False
     unreadable: bool = False
+    walk: WalkStats = field(default_factory=WalkStats)
 
     def add(self, path: Path, line_number: int, text: str) -> None:
         self.total += 1
@@ -81,14 +89,30 @@ async def execute(args: dict, ctx) -> str:
         return ctx.fail("Search for one line of text, under 1,000 characters.")
     where = args.get("path") or "."
     try:
-        target = jailed(ctx.workspace, where)
+        target = jail(ctx, where, writing=False)
     except JailError as exc:
         return ctx.fail(exc.sentence)
-    if stat_beneath(target.root, target.relative) is None:
-        return ctx.fail(f"There's nothing called {shown_path(ctx.workspace, target.path)} in my workspace.")
+    name = shown_path(ctx.workspace, target.path)
+    try:
+        there = await asyncio.to_thread(stat_beneath, target.root, target.relative)
+    except OSError as exc:
+        return ctx.fail(file_error_sentence(exc, name, "search"))
+    if there is None:
+        return ctx.fail(f"There's nothing called {name} in my workspace.")
     budget = max(float(ctx.budget_s), 0.5)
-    found = await _search_with_walk(query, target, budget, ctx.cancel)
+    skip = _own_inside(target, own_paths(ctx))
+    found = await _search_with_walk(query, target, budget, ctx.cancel, skip)
     return _report(found, query, ctx, budget)
+
+
+def _own_inside(target: JailedPath, own: tuple[Path, ...]) -> frozenset[PurePath]:
+    """Her own folders that lie inside the workspace, relative to it: the walk never enters them."""
+    inside = set()
+    for folder in own:
+        real = Path(os.path.realpath(folder))
+        if real != target.root and real.is_relative_to(target.root):
+            inside.add(PurePath(real.relative_to(target.root)))
+    return frozenset(inside)
 
 
 def _report(found: _Found, query: str, ctx, budget: float) -> str:
@@ -99,7 +123,13 @@ def _report(found: _Found, query: str, ctx, budget: float) -> str:
         for path, number, text in found.shown
     ]
     note = " (some files couldn't be read)" if found.unreadable else ""
-    if not found.finished:
+    left_out = _left_out(found.walk)
+    if found.finished and left_out:
+        if found.total == 0:
+            return f"No matches for {query!r}{note}, but the search was not complete: {left_out}."
+        head = (f"Showing {len(lines)} of at least {found.total} matches for {query!r}{note}; "
+                f"the search was not complete ({left_out}):")
+    elif not found.finished:
         head = (
             f"I stopped searching after {budget:g} s; showing {len(lines)} of at least "
             f"{found.total} matches for {query!r} (the search was not finished){note}:"
@@ -113,18 +143,29 @@ def _report(found: _Found, query: str, ctx, budget: float) -> str:
     return "\n".join([head, *lines])
 
 
+def _left_out(walk: WalkStats) -> str:
+    """What the walk's bounds left out, in words; empty when it saw everything."""
+    parts = []
+    if walk.too_many:
+        parts.append(f"I stopped after looking at {walk.entries:,} files and folders")
+    if walk.too_deep:
+        parts.append(f"the tree is too deep: {walk.too_deep:,} folder{'s' if walk.too_deep != 1 else ''} "
+                     f"more than {MAX_DEPTH} levels down {'were' if walk.too_deep != 1 else 'was'} left out")
+    return "; ".join(parts)
+
+
 def _clip(text: str) -> str:
     text = text.rstrip("\r\n")
     return text if len(text) <= MAX_LINE_CHARS else text[:MAX_LINE_CHARS] + "…"
 
 
 async def _search_with_walk(
-    query: str, target: JailedPath, budget: float, cancel: asyncio.Event
+    query: str, target: JailedPath, budget: float, cancel: asyncio.Event, skip: frozenset[PurePath]
 ) -> _Found:
     found = _Found()
     stop = threading.Event()
     deadline = _clock() + budget
-    walker = asyncio.ensure_future(asyncio.to_thread(_walk, query, target, found, stop, deadline))
+    walker = asyncio.ensure_future(asyncio.to_thread(_walk, query, target, found, stop, deadline, skip))
     cancelled = asyncio.ensure_future(cancel.wait())
     try:
         await asyncio.wait({walker, cancelled}, timeout=budget, return_when=asyncio.FIRST_COMPLETED)
@@ -145,13 +186,14 @@ def _discard(waiter: asyncio.Future) -> None:
         waiter.exception()
 
 
-def _walk(query: str, target: JailedPath, found: _Found, stop: threading.Event, deadline: float) -> None:
+def _walk(query: str, target: JailedPath, found: _Found, stop: threading.Event, deadline: float,
+          skip: frozenset[PurePath]) -> None:
     needle = query.lower()
 
     def should_stop() -> bool:
         return stop.is_set() or _clock() > deadline
 
-    for relative, f in _text_files(target, found, should_stop):
+    for relative, f in _text_files(target, found, should_stop, skip):
         path = target.root / relative
         with f:
             try:
@@ -167,17 +209,23 @@ def _walk(query: str, target: JailedPath, found: _Found, stop: threading.Event, 
     found.finished = True
 
 
-def _text_files(target: JailedPath, found: _Found, should_stop) -> Iterator[tuple[PurePath, BinaryIO]]:
+def _text_files(target: JailedPath, found: _Found, should_stop,
+                skip: frozenset[PurePath]) -> Iterator[tuple[PurePath, BinaryIO]]:
     """Open files to search, in path order: hidden ones, links, big and binary files are skipped.
 
     Each is opened beneath the workspace without following links, so a folder swapped for a
     link mid-search leads nowhere.
     """
-    info = stat_beneath(target.root, target.relative)
+    try:
+        info = stat_beneath(target.root, target.relative)
+    except OSError:
+        found.unreadable = True
+        return
     if info is not None and stat.S_ISREG(info.st_mode):
         candidates: Iterator[PurePath] = iter([target.relative])
     else:
-        candidates = walk_files_beneath(target.root, target.relative, stop=should_stop)
+        candidates = walk_files_beneath(target.root, target.relative, stop=should_stop, skip=skip,
+                                        max_depth=MAX_DEPTH, max_entries=MAX_ENTRIES, stats=found.walk)
     for relative in candidates:
         try:
             fd = open_beneath(target.root, relative)
