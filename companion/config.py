@@ -80,6 +80,9 @@ class ToolSettings:
     workspace: str = ""
     """The folder file and shell tools are jailed to; empty means ~/Companion."""
     disabled_toolsets: tuple[str, ...] = ()
+    enabled_plugins: tuple[str, ...] = ()
+    """Plugin families (`plugin:<name>`) the user switched on in Settings; a plugin found but
+    not listed here is shown as off and never imported."""
     voice_budget_s: float = 20.0
     """How long one tool may work on a live voice turn."""
     text_budget_s: float = 60.0

@@ -139,6 +139,7 @@ class Companion:
         self.paths.data_dir.mkdir(parents=True, exist_ok=True)
         self.registry = self._given_registry or tool_registry.discover(
             plugin_dir=self.paths.data_dir / "plugins", disabled=self.settings.tools.disabled_toolsets,
+            enabled_plugins=self.settings.tools.enabled_plugins,
         )
         chosen = self.settings.personality
         self.personality = PersonalityStore(
@@ -386,6 +387,8 @@ class Companion:
         if self.registry is not None:
             for toolset in set(old.tools.disabled_toolsets) | set(settings.tools.disabled_toolsets):
                 self.registry.set_toolset_enabled(toolset, toolset not in settings.tools.disabled_toolsets)
+            for plugin in set(old.tools.enabled_plugins) ^ set(settings.tools.enabled_plugins):
+                self.registry.set_plugin_enabled(plugin, plugin in settings.tools.enabled_plugins)
         if settings.brain != old.brain and self.clients is not None:
             # The next request goes to the new brain; a stream or job in flight keeps its client.
             self.clients.replace(settings.brain)

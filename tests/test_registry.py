@@ -7,6 +7,7 @@ from types import ModuleType
 
 import pytest
 
+from companion.config import Paths, Settings, load_settings, save_settings, with_overrides
 from companion.tools import registry
 from companion.tools.registry import (
     CHECK_TTL_S,
@@ -14,6 +15,7 @@ from companion.tools.registry import (
     GENERIC_COMPLETE,
     GENERIC_FAIL,
     GENERIC_HEARTBEAT,
+    PluginInfo,
     Registry,
     ToolRegistrationError,
     spec_from_module,
@@ -238,7 +240,7 @@ def test_a_plugin_from_the_plugins_folder_is_registered_in_its_own_family(tmp_pa
     plugins.mkdir()
     (plugins / "weather.py").write_text(_plugin_source("weather_now", toolset="core"))
     reg = Registry()
-    reg.discover_plugins(plugins)
+    reg.discover_plugins(plugins, enabled=["plugin:weather"])
     spec = reg.dispatchable("weather_now")
     assert spec is not None
     assert spec.toolset == "plugin:weather"
@@ -252,7 +254,7 @@ async def test_a_loaded_plugin_runs(tmp_path):
     plugins.mkdir()
     (plugins / "echo.py").write_text(_plugin_source("echo"))
     reg = Registry()
-    reg.discover_plugins(plugins)
+    reg.discover_plugins(plugins, enabled=["plugin:echo"])
     spec = reg.dispatchable("echo")
     assert spec is not None
     assert await spec.execute({}, None) == "from the plugin"
@@ -266,8 +268,9 @@ def test_a_plugin_that_raises_on_import_is_logged_and_skipped(tmp_path, caplog):
     (plugins / "good.py").write_text(_plugin_source("good_tool"))
     reg = Registry()
     with caplog.at_level(logging.ERROR, logger="companion.tools.registry"):
-        reg.discover_plugins(plugins)
+        reg.discover_plugins(plugins, enabled=["plugin:broken", "plugin:quits", "plugin:good"])
     assert sorted(reg.tools()) == ["good_tool"]
+    assert reg.plugins()["plugin:broken"].problem == "it failed to load (RuntimeError: plugin bug)"
     logged = caplog.text
     assert "plugin:broken failed to load" in logged and "plugin bug" in logged
     assert "plugin:quits failed to load" in logged
@@ -280,7 +283,7 @@ def test_a_plugin_cannot_take_an_existing_tools_name(tmp_path, caplog):
     reg = Registry()
     reg.register_modules([_module("read_file", TOOLSET="file")])
     with caplog.at_level(logging.WARNING, logger="companion.tools.registry"):
-        reg.discover_plugins(plugins)
+        reg.discover_plugins(plugins, enabled=["plugin:impostor"])
     assert reg.tools()["read_file"].toolset == "file"
     assert reg.tools()["read_file"].module == "tests.fake_tools.read_file"
     assert "tried to replace the tool 'read_file'" in caplog.text
@@ -298,7 +301,7 @@ def test_a_switched_off_plugins_code_is_never_executed(tmp_path):
     )
     reg = Registry()
     reg.set_toolset_enabled("plugin:spy", False)
-    reg.discover_plugins(plugins)
+    reg.discover_plugins(plugins, enabled=["plugin:spy"])
     assert not marker.exists()
     assert reg.dispatchable("spy_tool") is None
     assert reg.all_toolsets() == {"plugin:spy": []}
@@ -322,7 +325,7 @@ def test_a_plugin_switched_off_and_on_again_comes_back_without_re_running(tmp_pa
         )
     )
     reg = Registry()
-    reg.discover_plugins(plugins)
+    reg.discover_plugins(plugins, enabled=["plugin:counted"])
     reg.set_toolset_enabled("plugin:counted", False)
     assert reg.dispatchable("counted_tool") is None
     assert "counted_tool" not in reg.tools()
@@ -331,12 +334,55 @@ def test_a_plugin_switched_off_and_on_again_comes_back_without_re_running(tmp_pa
     assert counter.read_text() == "x"
 
 
+def test_a_plugin_dropped_in_the_folder_is_listed_but_never_imported_until_enabled(tmp_path):
+    plugins = tmp_path / "plugins"
+    plugins.mkdir()
+    marker = tmp_path / "imported.marker"
+    side_effect = f"import pathlib\npathlib.Path({str(marker)!r}).write_text('ran')"
+    (plugins / "dropped.py").write_text(_plugin_source("dropped_tool", extra=side_effect))
+    try:
+        reg = registry.discover(plugin_dir=plugins)
+        assert not marker.exists()
+        assert reg.dispatchable("dropped_tool") is None
+        assert reg.plugins() == {"plugin:dropped": PluginInfo("plugin:dropped", str(plugins / "dropped.py"), False)}
+        assert reg.all_toolsets()["plugin:dropped"] == []
+        # Switching its family "on" is not enabling it: only the user's opt-in imports it.
+        reg.set_toolset_enabled("plugin:dropped", True)
+        assert not marker.exists()
+    finally:
+        registry.discover()
+
+
+def test_a_plugin_enabled_in_the_settings_file_is_imported_at_the_next_discover(tmp_path):
+    plugins = tmp_path / "plugins"
+    plugins.mkdir()
+    marker = tmp_path / "imported.marker"
+    side_effect = f"import pathlib\npathlib.Path({str(marker)!r}).write_text('ran')"
+    (plugins / "chosen.py").write_text(_plugin_source("chosen_tool", extra=side_effect))
+    paths = Paths.default(tmp_path / "config")
+    save_settings(paths, with_overrides(Settings(), tools={"enabled_plugins": ("plugin:chosen",)}))
+    try:
+        reg = registry.discover(plugin_dir=plugins,
+                                enabled_plugins=load_settings(paths).settings.tools.enabled_plugins)
+        assert marker.read_text() == "ran"
+        assert reg.dispatchable("chosen_tool") is not None
+        assert reg.plugins()["plugin:chosen"].loaded
+        # Switched off again it is unloaded; a disabled family wins over the opt-in.
+        reg.set_plugin_enabled("plugin:chosen", False)
+        assert reg.dispatchable("chosen_tool") is None
+        reg.set_toolset_enabled("plugin:chosen", False)
+        reg.set_plugin_enabled("plugin:chosen", True)
+        assert reg.dispatchable("chosen_tool") is None
+    finally:
+        registry.discover()
+
+
 def test_discover_registers_builtins_action_tools_and_plugins(tmp_path):
     plugins = tmp_path / "plugins"
     plugins.mkdir()
     (plugins / "extra.py").write_text(_plugin_source("extra_tool"))
     try:
-        reg = registry.discover(plugin_dir=plugins, disabled=["memory"])
+        reg = registry.discover(plugin_dir=plugins, disabled=["memory"], enabled_plugins=["plugin:extra"])
         assert registry.current() is reg
         names = set(registry.registry())
         assert {"get_time", "todo", "read_file", "search_files", "extra_tool"} <= names

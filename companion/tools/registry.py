@@ -3,6 +3,10 @@
 A tool is a module (see README "Adding a tool"). `discover()` registers the built-in and
 action tools, then plugins. Dispatch always goes through `dispatchable(name)`, which reads
 the switched-off families fresh, so a Settings switch takes effect at once.
+
+Plugins are opt-in: one found (an entry point, or a .py file in her plugins folder, which no
+tool can write) is listed with where it comes from, but its code is never imported until the
+user enabled it in Settings (tools.enabled_plugins) and its family is not switched off.
 """
 
 from __future__ import annotations
@@ -44,6 +48,19 @@ GENERIC_FAIL = "That didn't work, sorry."
 DEFAULT_EXPRESSIONS = {"focus": "thinking", "fail": "sad"}
 
 Execute = Callable[[dict[str, Any], Any], Awaitable[str]]
+
+
+@dataclass(frozen=True)
+class PluginInfo:
+    """A plugin found at discovery, loaded or not."""
+
+    family: str
+    """`plugin:<name>`: the unit the user enables in Settings."""
+    source: str
+    """Where its code is: the .py file's path, or the installed package's entry point."""
+    loaded: bool
+    problem: str = ""
+    """Why an enabled plugin is not loaded (it failed to import, …); empty otherwise."""
 
 
 @dataclass(frozen=True)
@@ -138,6 +155,9 @@ class Registry:
         self._clock = clock
         self._pending_plugins: dict[str, Callable[[], ModuleType]] = {}
         self._plugin_modules: dict[str, ModuleType] = {}
+        self._plugin_sources: dict[str, str] = {}
+        self._plugin_problems: dict[str, str] = {}
+        self._enabled_plugins: set[str] = set()
         self._offered_families: dict[str, Callable[[bool], None]] = {}
 
     # --- registration -------------------------------------------------------------------
@@ -182,21 +202,18 @@ class Registry:
             return
         if enabled:
             self._disabled.discard(toolset)
-            loader = self._pending_plugins.pop(toolset, None)
-            if loader is not None:
-                self._load_plugin(toolset, loader)
         else:
             self._disabled.add(toolset)
-            if toolset.startswith(PLUGIN_PREFIX):
-                self._unload_plugin(toolset)
+        if toolset.startswith(PLUGIN_PREFIX):
+            self._refresh_plugin(toolset)
 
     def disabled_toolsets(self) -> frozenset[str]:
         return frozenset(self._disabled)
 
     def all_toolsets(self) -> dict[str, list[str]]:
-        """Every family, registered or waiting as a switched-off plugin, with its tool names."""
+        """Every family, registered or found as a plugin not loaded, with its tool names."""
         families: dict[str, list[str]] = {
-            name: [] for name in [*self._pending_plugins, *self._offered_families]
+            name: [] for name in [*self._plugin_sources, *self._offered_families]
         }
         for spec in self._tools.values():
             families.setdefault(spec.toolset, []).append(spec.name)
@@ -269,36 +286,74 @@ class Registry:
         return [dict(spec.schema) for spec in self.offered(mode, exclude=exclude, opened=opened)]
 
     # --- plugins ------------------------------------------------------------------------
-    def discover_plugins(self, plugin_dir: Path | None) -> None:
-        """Find plugins (entry points and .py files); load those whose family is on."""
+    def discover_plugins(self, plugin_dir: Path | None, enabled: Iterable[str] = ()) -> None:
+        """Find plugins (entry points and .py files in `plugin_dir`); import only those the
+        user `enabled` (family names, `plugin:<name>`) whose family is not switched off."""
+        self._enabled_plugins.update(enabled)
         for ep in entry_points(group=PLUGIN_GROUP):
-            self._offer_plugin(PLUGIN_PREFIX + ep.name, ep.load)
+            package = f" from the installed package {ep.dist.name}" if ep.dist is not None else ""
+            self._offer_plugin(PLUGIN_PREFIX + ep.name, ep.load, f"entry point {ep.value}{package}")
         if plugin_dir is not None and plugin_dir.is_dir():
             for path in sorted(plugin_dir.glob("*.py")):
                 if not path.name.startswith("_"):
-                    self._offer_plugin(PLUGIN_PREFIX + path.stem, _file_loader(path))
+                    self._offer_plugin(PLUGIN_PREFIX + path.stem, _file_loader(path), str(path))
 
-    def _offer_plugin(self, toolset: str, loader: Callable[[], ModuleType]) -> None:
-        if toolset in self._disabled:
-            # A switched-off plugin's code is never imported, let alone run.
-            self._pending_plugins[toolset] = loader
+    def set_plugin_enabled(self, toolset: str, enabled: bool) -> None:
+        """The user's opt-in for one plugin family (Settings → Toolsets, applied on Save)."""
+        if enabled:
+            self._enabled_plugins.add(toolset)
+        else:
+            self._enabled_plugins.discard(toolset)
+        self._refresh_plugin(toolset)
+
+    def plugins(self) -> dict[str, PluginInfo]:
+        """Every plugin found, by family, with where its code is and whether it is loaded."""
+        return {family: PluginInfo(family, source, family in self._plugin_modules,
+                                   self._plugin_problems.get(family, ""))
+                for family, source in sorted(self._plugin_sources.items())}
+
+    def _plugin_on(self, toolset: str) -> bool:
+        return toolset in self._enabled_plugins and toolset not in self._disabled
+
+    def _offer_plugin(self, toolset: str, loader: Callable[[], ModuleType], source: str) -> None:
+        if toolset in self._plugin_sources:
+            log.warning("plugin %s is found twice (%s and %s); the first is kept",
+                        toolset, self._plugin_sources[toolset], source)
             return
-        self._load_plugin(toolset, loader)
+        self._plugin_sources[toolset] = source
+        # A plugin not enabled (or switched off) is never imported, let alone run.
+        self._pending_plugins[toolset] = loader
+        self._refresh_plugin(toolset)
+
+    def _refresh_plugin(self, toolset: str) -> None:
+        """Load or unload one plugin family to match its switches."""
+        if self._plugin_on(toolset):
+            loader = self._pending_plugins.pop(toolset, None)
+            if loader is not None:
+                self._load_plugin(toolset, loader)
+                if toolset not in self._plugin_modules:
+                    self._pending_plugins[toolset] = loader  # switching it off and on tries again
+        else:
+            self._unload_plugin(toolset)
 
     def _load_plugin(self, toolset: str, loader: Callable[[], ModuleType]) -> None:
+        self._plugin_problems.pop(toolset, None)
         try:
             module = loader()
             spec = spec_from_module(module, toolset=toolset)
             if spec is None:
                 log.warning("plugin %s has no SCHEMA dict; skipped", toolset)
+                self._plugin_problems[toolset] = "it has no SCHEMA, so it is not a tool"
                 return
             if spec.name in self._tools:
                 log.warning("plugin %s tried to replace the tool %r; skipped", toolset, spec.name)
+                self._plugin_problems[toolset] = f"it tried to replace the tool {spec.name!r}"
                 return
             self.register(spec)
-        except (Exception, SystemExit):
+        except (Exception, SystemExit) as exc:
             # SystemExit too: a plugin calling sys.exit() at import must not close the app.
             log.exception("plugin %s failed to load; skipped", toolset)
+            self._plugin_problems[toolset] = f"it failed to load ({type(exc).__name__}: {exc})"
             return
         self._plugin_modules[toolset] = module
         self._pending_plugins.pop(toolset, None)
@@ -360,15 +415,17 @@ def action_modules() -> list[ModuleType]:
     return list(ACTION_TOOLS)
 
 
-def discover(*, plugin_dir: Path | None = None, disabled: Iterable[str] = ()) -> Registry:
-    """(Re)build the process-wide registry: built-ins, action tools, then plugins."""
+def discover(*, plugin_dir: Path | None = None, disabled: Iterable[str] = (),
+             enabled_plugins: Iterable[str] = ()) -> Registry:
+    """(Re)build the process-wide registry: built-ins, action tools, then the plugins the user
+    enabled (the others are only listed)."""
     global _REGISTRY
     fresh = Registry()
     for toolset in disabled:
         fresh.set_toolset_enabled(toolset, False)
     fresh.register_modules(builtin_modules())
     fresh.register_modules(action_modules())
-    fresh.discover_plugins(plugin_dir)
+    fresh.discover_plugins(plugin_dir, enabled=enabled_plugins)
     _REGISTRY = fresh
     return fresh
 

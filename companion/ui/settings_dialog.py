@@ -51,7 +51,8 @@ class SettingsDialog(QDialog):
         self.keeper = keeper
         self._revoke = revoke
         settings = keeper.settings
-        self.toolsets = ToolsetsTab(registry, settings.tools.disabled_toolsets, family_notes)
+        self.toolsets = ToolsetsTab(registry, settings.tools.disabled_toolsets, family_notes,
+                                    enabled_plugins=settings.tools.enabled_plugins)
         self.added_servers: list[McpServerSettings] = []
         """MCP servers declared in this dialog: they start on Save, Cancel forgets them."""
         self.brain = BrainTab(settings.brain, one_run=settings.brain != keeper.saved.brain)
@@ -119,6 +120,7 @@ class SettingsDialog(QDialog):
             brain = replace(brain, api_key="")  # it lives in the keyring, not the file
         ui = replace(current.ui, push_to_talk_key=self.voice.push_to_talk_key())
         tools = replace(current.tools, disabled_toolsets=self.toolsets.disabled(),
+                        enabled_plugins=self.toolsets.enabled_plugins(),
                         run_without_sandbox=self.approvals.run_without_sandbox())
         mcp = McpSettings(servers=(*current.mcp.servers, *self.added_servers))
         return replace(current, brain=brain, voice=self.echo.values(self.voice.values()), ui=ui, tools=tools,

@@ -1,8 +1,8 @@
 """Settings' Toolsets and Approvals tabs: they only record what the user wants.
 
-Nothing here switches a family or revokes a grant: the dialog applies both on Save, through
-the settings (tools.disabled_toolsets) and the Companion (`revoke_grants`), and Cancel leaves
-everything as it was.
+Nothing here switches a family, loads a plugin or revokes a grant: the dialog applies all three
+on Save, through the settings (tools.disabled_toolsets, tools.enabled_plugins) and the
+Companion (`revoke_grants`), and Cancel leaves everything as it was.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from companion.safety.grants import Grants
-from companion.tools.registry import Registry
+from companion.tools.registry import PluginInfo, Registry
 
 RISK_WORDS = {
     "read": "only looks",
@@ -41,21 +41,32 @@ def plain_description(schema: dict) -> str:
 
 
 class ToolsetsTab(QTreeWidget):
-    """One switch per tool family; under it each tool, what it does, and its risk."""
+    """One switch per tool family; under it each tool, what it does, and its risk.
+
+    A plugin's switch is the user's opt-in (tools.enabled_plugins): one never enabled is shown
+    off, with the file its code is in, and is imported only after it is ticked and saved.
+    """
 
     def __init__(self, registry: Registry, disabled: tuple[str, ...],
-                 notes: dict[str, str] | None = None) -> None:
+                 notes: dict[str, str] | None = None, *, enabled_plugins: tuple[str, ...] = ()) -> None:
         """`notes`: a line about a family instead of its tool count (an MCP server's state)."""
         super().__init__()
         self.setHeaderLabels(["Family · tool", "What it does (untick a family to switch it off)", "Risk"])
         self.setToolTip("Untick a family to stop her using its tools (from Save on).")
         self.families: dict[str, QTreeWidgetItem] = {}
+        self.plugins = registry.plugins()
+        """Plugins found, by family: their switches become tools.enabled_plugins."""
         specs = registry.tools()
         notes = notes or {}
         for family, tools in registry.all_toolsets().items():
             count = f"{len(tools)} tool{'s' if len(tools) != 1 else ''}"
-            item = self.add_family(family, notes.get(family) or (count if tools else "switched-off plugin"),
-                                   on=family not in disabled)
+            plugin = self.plugins.get(family)
+            if plugin is not None:
+                on = family in enabled_plugins and family not in disabled
+                item = self.add_family(family, plugin_note(plugin, on, count), on=on)
+                item.setToolTip(1, f"Its code: {plugin.source}")
+            else:
+                item = self.add_family(family, notes.get(family) or count, on=family not in disabled)
             for tool in tools:
                 spec = specs.get(tool)
                 description = plain_description(spec.schema) if spec else ""
@@ -82,9 +93,25 @@ class ToolsetsTab(QTreeWidget):
         self.families[family].setCheckState(0, Qt.CheckState.Checked if on else Qt.CheckState.Unchecked)
 
     def disabled(self) -> tuple[str, ...]:
-        """The families switched off, as the dialog shows them now."""
+        """The families switched off, as the dialog shows them now (plugins: see enabled_plugins)."""
         return tuple(sorted(name for name, item in self.families.items()
-                            if item.checkState(0) != Qt.CheckState.Checked))
+                            if item.checkState(0) != Qt.CheckState.Checked and name not in self.plugins))
+
+    def enabled_plugins(self) -> tuple[str, ...]:
+        """The plugin families ticked, as the dialog shows them now."""
+        return tuple(sorted(name for name, item in self.families.items()
+                            if item.checkState(0) == Qt.CheckState.Checked and name in self.plugins))
+
+
+def plugin_note(plugin: PluginInfo, on: bool, count: str) -> str:
+    """A plugin's line: whether its code runs, and where that code is."""
+    if not on:
+        return f"plugin, off: never loaded until you tick it and press Save ({plugin.source})"
+    if plugin.loaded:
+        return f"plugin, {count} ({plugin.source})"
+    if plugin.problem:
+        return f"plugin, enabled but not loaded: {plugin.problem} ({plugin.source})"
+    return f"plugin, loads when you press Save ({plugin.source})"
 
 
 class GrantRow(QWidget):
