@@ -8,6 +8,7 @@ PACKAGES=(
   pulseaudio pulseaudio-utils libasound2-plugins  # private virtual sound card for tests
   espeak-ng sox                                   # test speech
   bubblewrap                                      # the kernel sandbox every command runs in
+  libseccomp2 slirp4netns                         # its seccomp filter; the internet (only) for approved commands
   xvfb xauth libxcb-icccm4 libxcb-keysyms1 libxcb-cursor0 libxkbcommon-x11-0
   libegl1 libgl1 libxkbcommon0 libfontconfig1 libdbus-1-3  # Qt
   fonts-noto-color-emoji                          # emoji in the transcript

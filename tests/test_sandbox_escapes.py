@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import os
 import secrets
+import shlex
 import socket
 import sys
 from pathlib import Path
@@ -242,13 +243,68 @@ async def test_approved_code_and_commands_have_no_network_by_default(gate: Gate,
     assert not _connected(listener)
 
 
-async def test_a_command_approved_with_the_internet_card_reaches_the_network(gate: Gate, listener: socket.socket) -> None:
-    port = listener.getsockname()[1]
+def _own_address() -> str:
+    """This machine's first non-loopback IPv4 address (slirp reaches it like any other host)."""
+    probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        probe.connect(("192.0.2.1", 9))  # no packet is sent: this only picks the outgoing address
+        address = probe.getsockname()[0]
+    finally:
+        probe.close()
+    assert not address.startswith("127."), "this machine has no non-loopback address to test with"
+    return address
+
+
+@pytest.fixture
+def outside_listener():
+    server = socket.socket()
+    server.bind((_own_address(), 0))
+    server.listen(8)
+    server.setblocking(False)
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def abstract_listener():
+    server = socket.socket(socket.AF_UNIX)
+    name = f"companion-test-{secrets.token_hex(6)}"
+    server.bind("\0" + name)  # an X-server-style abstract socket: no file, only a name
+    server.listen(8)
+    server.setblocking(False)
+    yield server, name
+    server.close()
+
+
+async def test_a_command_approved_with_the_internet_card_reaches_the_network_through_slirp(
+        gate: Gate, outside_listener: socket.socket) -> None:
+    host, port = outside_listener.getsockname()
     ctx = ctx_for(gate, shell)
-    text = await shell.execute({"command": f"exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected",
-                                "network": True}, ctx)
+    text = await shell.execute({"command": f"exec 3<>/dev/tcp/{host}/{port} && echo connected; "
+                                           "cat /etc/resolv.conf", "network": True}, ctx)
     asked = gate.approver.asked[-1]
     assert "This needs the internet." in asked.reason and asked.saveable is False
-    assert "connected" in text
-    assert _connected(listener)
+    assert "connected" in text and "nameserver 10.0.2.3" in text, text
+    assert _connected(outside_listener)
     assert gate.audit.runs()[-1]["ran"]["network"] is True
+
+
+async def test_a_networked_command_cannot_reach_her_loopback_listeners_or_abstract_sockets(
+        gate: Gate, listener: socket.socket, abstract_listener) -> None:
+    port = listener.getsockname()[1]
+    server, name = abstract_listener
+    code = ("import socket\n"
+            f"for host in ('127.0.0.1', '10.0.2.2'):\n"
+            "    try:\n"
+            f"        socket.create_connection((host, {port}), timeout=3); print('REACHED', host)\n"
+            "    except OSError as exc: print(host, exc)\n"
+            "s = socket.socket(socket.AF_UNIX)\n"
+            "try:\n"
+            f"    s.connect('\\0{name}'); print('REACHED abstract')\n"
+            "except OSError as exc: print('abstract', exc)\n")
+    text = await shell.execute({"command": f"python3 -c {shlex.quote(code)}", "network": True},
+                               ctx_for(gate, shell))
+    assert "REACHED" not in text and "abstract" in text, text
+    assert not _connected(listener)
+    with pytest.raises(BlockingIOError):
+        server.accept()

@@ -65,7 +65,7 @@ def test_without_a_sandbox_commands_and_code_are_not_offered_and_doctor_says_why
     expected = "not installed" if broken == "no bwrap" else "user namespaces may be off"
     assert expected in check.detail and "switched off" in check.detail
     report = doctor.format_report([check])
-    assert "fix: Install bubblewrap (sudo apt-get install bubblewrap)" in report
+    assert "fix: Install bubblewrap and libseccomp (sudo apt-get install bubblewrap libseccomp2)" in report
     assert "Run commands without a sandbox" in report
 
 

@@ -10,6 +10,8 @@ the time limit the whole group gets SIGTERM, then SIGKILL after a grace period, 
 result reports exit code 124. Output beyond the cap is drained and dropped, and the result
 says so. Cancelling (the task or the `cancel` event) kills the whole group at once.
 When the command itself ends, anything it left running in its group is killed too.
+Descriptors handed to the child (`pass_fds`) are closed here once it has started (or failed
+to), so the child holds the only copies.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import os
 import re
 import signal
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,6 +36,9 @@ KILL_GRACE_S = 5.0
 _ALLOWED_NAMES = frozenset({
     "PATH", "HOME", "LANG", "LANGUAGE", "TERM", "TZ", "USER", "LOGNAME", "SHELL", "TMPDIR",
     "COLORTERM", "NO_COLOR", "COLUMNS", "LINES", "PYTHONIOENCODING",
+    # The locale categories POSIX and glibc define, by name: a prefix would let LC_PASS through.
+    "LC_ALL", "LC_CTYPE", "LC_NUMERIC", "LC_TIME", "LC_COLLATE", "LC_MONETARY", "LC_MESSAGES",
+    "LC_PAPER", "LC_NAME", "LC_ADDRESS", "LC_TELEPHONE", "LC_MEASUREMENT", "LC_IDENTIFICATION",
 })
 _SECRET_NAME = re.compile(
     r"KEY|TOKEN|SECRET|PASSW|PASSPHRASE|CREDENTIAL|AUTH|COOKIE|SESSION|PRIVATE|CERT", re.I
@@ -42,9 +47,10 @@ _SECRET_NAME = re.compile(
 
 def safe_environment(extra: Mapping[str, str] | None = None,
                      source: Mapping[str, str] | None = None) -> dict[str, str]:
-    """An allowlisted copy of the environment (PATH, HOME, LANG, LC_*, …) with secrets removed."""
+    """An allowlisted copy of the environment (PATH, HOME, LANG, the LC_ categories, …) with
+    secrets removed; `extra` (the caller's own values) is added before the secret filter."""
     source = os.environ if source is None else source
-    env = {k: v for k, v in source.items() if k in _ALLOWED_NAMES or k.startswith("LC_")}
+    env = {k: v for k, v in source.items() if k in _ALLOWED_NAMES}
     env.update(extra or {})
     env.setdefault("PATH", os.defpath)
     return {k: v for k, v in env.items() if not _SECRET_NAME.search(k)}
@@ -60,6 +66,8 @@ class RunResult:
     timed_out: bool = False
     cancelled: bool = False
     duration_s: float = 0.0
+    limit: str = ""
+    """The sentence for a resource limit that stopped it (set by the door), else ""."""
 
     def describe(self) -> str:
         """The output with a note on anything cut, timed out or cancelled, for the model to read."""
@@ -67,7 +75,9 @@ class RunResult:
         if self.truncated_bytes:
             parts.append(f"[output cut at {OUTPUT_LIMIT // 1024} KB; "
                          f"{self.truncated_bytes} more bytes were not kept]")
-        if self.timed_out:
+        if self.limit:
+            parts.append(f"[stopped: {self.limit}]")
+        elif self.timed_out:
             parts.append(f"[stopped: it ran out of time after {self.duration_s:.0f} s; exit 124]")
         elif self.cancelled:
             parts.append("[stopped: cancelled]")
@@ -86,18 +96,28 @@ async def run_process(
     env: Mapping[str, str] | None = None,
     cancel: asyncio.Event | None = None,
     stdin_data: bytes | None = None,
+    pass_fds: Sequence[int] = (),
+    started: Callable[[], Awaitable[None]] | None = None,
 ) -> RunResult:
-    """Run `argv` in its own process group in `cwd`; see the module docstring for the limits."""
-    started = time.monotonic()
-    proc = await asyncio.create_subprocess_exec(
-        *argv,
-        cwd=str(cwd),
-        env=dict(env) if env is not None else safe_environment(),
-        stdin=asyncio.subprocess.PIPE if stdin_data is not None else asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,
-        start_new_session=True,
-    )
+    """Run `argv` in its own process group in `cwd`; see the module docstring for the limits.
+
+    `started` is awaited alongside the run once the process exists (the door attaches the
+    sandbox's network there); if it raises, the process group is killed and the error raised.
+    """
+    began = time.monotonic()
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            *argv,
+            cwd=str(cwd),
+            env=dict(env) if env is not None else safe_environment(),
+            stdin=asyncio.subprocess.PIPE if stdin_data is not None else asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+            start_new_session=True,
+            pass_fds=tuple(pass_fds),
+        )
+    finally:
+        _close_all(pass_fds)
     pgid = proc.pid  # the leader of a new session is its own group
     kept = bytearray()
     dropped = 0
@@ -128,10 +148,14 @@ async def run_process(
     read_all_task = asyncio.ensure_future(read_all())
     done_task = asyncio.ensure_future(finish())
     cancel_task = asyncio.ensure_future(cancel.wait()) if cancel is not None else None
+    started_task = asyncio.ensure_future(started()) if started is not None else None
     timed_out = cancelled = False
     try:
+        if started_task is not None:
+            await _settle(started_task, done_task, pgid)
         waiting = {done_task} | ({cancel_task} if cancel_task else set())
-        done, _ = await asyncio.wait(waiting, timeout=timeout_s, return_when=asyncio.FIRST_COMPLETED)
+        done, _ = await asyncio.wait(waiting, timeout=timeout_s - (time.monotonic() - began),
+                                     return_when=asyncio.FIRST_COMPLETED)
         if done_task not in done:
             if cancel_task is not None and cancel_task in done:
                 cancelled = True
@@ -144,9 +168,11 @@ async def run_process(
         _kill_group(pgid, signal.SIGKILL)
         raise
     finally:
-        for task in (cancel_task, done_task, read_all_task):
+        for task in (cancel_task, done_task, read_all_task, started_task):
             if task is not None and not task.done():
                 task.cancel()
+        if started_task is not None and started_task.done() and not started_task.cancelled():
+            started_task.exception()  # seen: a step that failed after the process ended says nothing
     exit_code = TIMEOUT_EXIT if timed_out else (proc.returncode if proc.returncode is not None else -1)
     return RunResult(
         exit_code=exit_code,
@@ -154,8 +180,24 @@ async def run_process(
         truncated_bytes=dropped,
         timed_out=timed_out,
         cancelled=cancelled,
-        duration_s=time.monotonic() - started,
+        duration_s=time.monotonic() - began,
     )
+
+
+async def _settle(started_task: asyncio.Future[None], done_task: asyncio.Future[None], pgid: int) -> None:
+    """Wait for the start-up step (or the process ending first); a failed step ends the group."""
+    await asyncio.wait({started_task, done_task}, return_when=asyncio.FIRST_COMPLETED)
+    if started_task.done() and started_task.exception() is not None:
+        _kill_group(pgid, signal.SIGKILL)
+        with contextlib.suppress(Exception):
+            await done_task
+        started_task.result()  # raise it
+
+
+def _close_all(fds: Sequence[int]) -> None:
+    for fd in fds:
+        with contextlib.suppress(OSError):
+            os.close(fd)
 
 
 async def _exited(proc: asyncio.subprocess.Process) -> None:
@@ -294,16 +336,21 @@ class LiveProcess:
             del self._stderr[:-STDERR_TAIL]
 
 
-async def start_process(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str] | None = None) -> LiveProcess:
+async def start_process(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str] | None = None,
+                        pass_fds: Sequence[int] = ()) -> LiveProcess:
     """Start `argv` with piped stdin/stdout/stderr in its own process group, and return at once."""
-    proc = await asyncio.create_subprocess_exec(
-        *argv,
-        cwd=str(cwd),
-        env=dict(env) if env is not None else safe_environment(),
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        start_new_session=True,
-        limit=1 << 20,
-    )
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            *argv,
+            cwd=str(cwd),
+            env=dict(env) if env is not None else safe_environment(),
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            start_new_session=True,
+            limit=1 << 20,
+            pass_fds=tuple(pass_fds),
+        )
+    finally:
+        _close_all(pass_fds)
     return LiveProcess(proc)

@@ -1,19 +1,26 @@
 """The one door a process goes through: a ticket from the gate, the tool's RISK, the sandbox.
 
 The gate issues a `Permit` with every allowed verdict: exactly what will run (argv and any
-stdin), whether it may use the network, and a one-time ticket. `ProcessDoor` starts a
-process only for a permit it issued and has not used yet, only for a tool whose RISK is
-`exec`, and only inside the bubblewrap sandbox (or, where the sandbox cannot run, when the
-user switched on "Run commands without a sandbox"). Every start and its outcome is written
-to the audit log.
+stdin), what it may touch (`access`: the workspace read-only or writable, decided by how it
+was allowed; `network`: the internet), the content of every workspace file it runs as it
+was approved (`pins`), and a one-time ticket. `ProcessDoor` starts a process only for a
+permit it issued and has not used yet, only for a tool whose RISK is `exec`, and only inside
+the bubblewrap sandbox (or, where the sandbox cannot run, when the user switched on "Run
+commands without a sandbox"). A pinned file is read once here, checked against its pin, and
+that very content is what the sandbox shows at its path. Every start and its outcome is
+written to the audit log.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import hashlib
+import os
 import secrets
+import stat
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from companion.errors import CompanionError, Stage
@@ -26,10 +33,18 @@ from companion.safety._runner import (
     safe_environment,
     start_process,
 )
-from companion.safety.approval import AuditLog
+from companion.safety.approval import ACCESS_READ, ACCESS_WRITE, AuditLog
+from companion.safety.beneath import open_beneath
 from companion.safety.jail import JailError, ensure_workspace
+from companion.safety.limits import Limits, ProcessCap, limit_sentence
+from companion.safety.outbound import OutboundError
+from companion.safety.seccomp import SeccompUnavailable
 
-__all__ = ["LiveProcess", "Permit", "ProcessDoor", "ProcessRefused", "RunResult"]
+__all__ = ["ACCESS_READ", "ACCESS_WRITE", "LiveProcess", "Permit", "ProcessDoor", "ProcessRefused",
+           "RunResult"]
+
+MAX_PINNED_BYTES = 64 * 1024 * 1024
+_LIMIT_CHECK_S = 0.05
 
 
 class ProcessRefused(CompanionError):
@@ -48,35 +63,57 @@ class Permit:
     tool: str
     stdin: bytes | None = None
     network: bool = False
-    """Share the network: only when the user was just asked, with "This needs the internet" on the card."""
+    """The internet: only when the user was just asked, with "This needs the internet" on the card."""
     how: str = ""
     ticket: str = field(default="", repr=False, compare=False)
+    access: str = ACCESS_READ
+    """ACCESS_READ (the workspace is read-only inside) or ACCESS_WRITE (approved as changing files)."""
+    pins: Mapping[str, str] = field(default_factory=dict)
+    """{workspace file it runs, relative: its sha256 when it was approved}; checked and snapshotted at run."""
+
+
+@dataclass
+class _Admitted:
+    permit: Permit
+    workspace: Path
+    prepared: sandbox.Prepared | None
+    """None when it runs without the sandbox (the user's choice where none can run)."""
+
+    @property
+    def argv(self) -> list[str]:
+        return self.prepared.argv if self.prepared is not None else list(self.permit.argv)
 
 
 class ProcessDoor:
     """Issues permits and honours each one once; keeps the long-lived processes it started."""
 
     def __init__(self, workspace: Callable[[], Path], audit: Callable[[], AuditLog | None],
-                 hidden: tuple[Path, ...] = ()) -> None:
+                 hidden: tuple[Path, ...] = (), limits: Limits | None = None) -> None:
         self._workspace = workspace
         self._audit = audit
         self.hidden = hidden
         """Her own folders (config, data) hidden inside the sandbox besides the homes."""
+        self.limits = limits or Limits()
+        """What one call may use (processes, memory, file size, CPU time)."""
         self._tickets: dict[str, Permit] = {}
         self._live: set[LiveProcess] = set()
 
     def issue(self, argv: tuple[str, ...], shown: str, tool: str, *, stdin: bytes | None,
-              network: bool, how: str) -> Permit:
-        permit = Permit(argv, shown, tool, stdin, network, how, secrets.token_hex(16))
+              network: bool, how: str, access: str, pins: Mapping[str, str] | None = None) -> Permit:
+        """A one-time permit; `access` is decided by the caller every time (no default)."""
+        if access not in (ACCESS_READ, ACCESS_WRITE):
+            raise ValueError(f"access must be {ACCESS_READ!r} or {ACCESS_WRITE!r}, not {access!r}")
+        permit = Permit(argv, shown, tool, stdin, network, how, secrets.token_hex(16), access,
+                        dict(pins or {}))
         self._tickets[permit.ticket] = permit
         return permit
 
-    def _admit(self, permit: object, risk: str) -> tuple[Permit, list[str], Path, bool]:
-        """Check everything before anything starts; returns (permit, argv to run, workspace, sandboxed)."""
+    def _admit(self, permit: object, risk: str) -> _Admitted:
+        """Check everything before anything starts."""
         if risk != "exec":
             raise ProcessRefused("risk", f"A tool with RISK {risk!r} may not start programs; only exec tools can.")
         issued = self._tickets.get(permit.ticket) if isinstance(permit, Permit) else None
-        # The ticket must be one it issued, for exactly this permit (argv, stdin, network).
+        # The ticket must be one it issued, for exactly this permit (argv, stdin, network, access, pins).
         if issued is None or issued != permit:
             raise ProcessRefused("no_permit", "That wasn't approved by the gate, so I won't run it.")
         del self._tickets[permit.ticket]  # once
@@ -84,40 +121,91 @@ class ProcessDoor:
             workspace = ensure_workspace(self._workspace())
         except JailError as exc:
             raise ProcessRefused("workspace", exc.sentence) from exc
+        snapshots = _snapshots(permit, workspace)
         reason = sandbox.unavailable_reason()
         if reason is None:
-            policy = sandbox.SandboxPolicy(workspace, network=permit.network, hidden=self.hidden)
+            if permit.network and (why := sandbox.network_unavailable_reason()):
+                raise ProcessRefused("no_network", f"{why} {sandbox.NETWORK_FIX}")
+            policy = sandbox.SandboxPolicy(workspace, writable=permit.access == ACCESS_WRITE,
+                                           network=permit.network, hidden=self.hidden,
+                                           snapshots=snapshots, limits=self.limits)
             bwrap = sandbox.find_bwrap()
             assert bwrap is not None
-            return permit, sandbox.bwrap_command(bwrap, policy, permit.argv), workspace, True
+            try:
+                prepared = sandbox.prepare(bwrap, policy, permit.argv)
+            except (SeccompUnavailable, OSError) as exc:
+                raise ProcessRefused("no_sandbox", f"I couldn't prepare the sandbox ({exc}).") from exc
+            return _Admitted(permit, workspace, prepared)
         if sandbox.allow_unsandboxed():
-            return permit, list(permit.argv), workspace, False
+            return _Admitted(permit, workspace, None)
         raise ProcessRefused("no_sandbox", f"{reason} {sandbox.FIX}")
 
     async def run(self, permit: Permit, *, risk: str, timeout_s: float,
                   cancel: asyncio.Event | None = None, grace_s: float = KILL_GRACE_S,
                   env: Mapping[str, str] | None = None) -> RunResult:
-        """Run a permitted command to its end (time limit, output cap, cancel) inside the sandbox."""
-        permit, argv, workspace, sandboxed = self._admit(permit, risk)
-        result = await run_process(argv, cwd=workspace, timeout_s=timeout_s, grace_s=grace_s,
-                                   env=safe_environment(env), cancel=cancel, stdin_data=permit.stdin)
-        self._record(permit, sandboxed, exit_code=result.exit_code, seconds=round(result.duration_s, 3),
-                     timed_out=result.timed_out, cancelled=result.cancelled)
+        """Run a permitted command to its end (time limit, output cap, cancel, resource limits)
+        inside the sandbox; a limit that stopped it is said in `RunResult.limit`."""
+        admitted = self._admit(permit, risk)
+        prepared = admitted.prepared
+        stop = asyncio.Event()  # the user's cancel, or a limit reached
+        watchers = [asyncio.ensure_future(_relay(cancel, stop))] if cancel is not None else []
+        if prepared is not None and prepared.cap is not None:
+            watchers.append(asyncio.ensure_future(_watch_cap(prepared.cap, stop)))
+        outbound = prepared.outbound if prepared is not None else None
+        too_many = False
+        try:
+            result = await run_process(
+                admitted.argv, cwd=admitted.workspace, timeout_s=timeout_s, grace_s=grace_s,
+                env=safe_environment(env), cancel=stop, stdin_data=permit.stdin,
+                pass_fds=prepared.hand_over() if prepared is not None else (),
+                started=outbound.attach if outbound is not None else None)
+        except OutboundError as exc:
+            self._record(permit, True, failed=str(exc))
+            raise ProcessRefused("network", str(exc)) from exc
+        finally:
+            for watcher in watchers:
+                watcher.cancel()
+            if prepared is not None:
+                too_many = prepared.cap is not None and prepared.cap.hit()
+                await prepared.release()
+        user_cancelled = cancel is not None and cancel.is_set()
+        if prepared is not None and not user_cancelled:
+            sentence = limit_sentence(result.exit_code, result.output, self.limits, too_many_processes=too_many)
+            if sentence:
+                result = replace(result, limit=sentence)
+        self._record(permit, prepared is not None, exit_code=result.exit_code,
+                     seconds=round(result.duration_s, 3), timed_out=result.timed_out,
+                     cancelled=user_cancelled, limit=result.limit or None)
         return result
 
     async def start(self, permit: Permit, *, risk: str, env: Mapping[str, str] | None = None) -> LiveProcess:
         """Start a permitted long-lived process with pipes; `stop()` it (or `close()` the door)."""
-        permit, argv, workspace, sandboxed = self._admit(permit, risk)
+        admitted = self._admit(permit, risk)
+        prepared = admitted.prepared
         # `env` is the caller's own configuration (a server's token), added after the filter.
         environment = {**safe_environment(), **(env or {})}
-        process = await start_process(argv, cwd=workspace, env=environment)
+        try:
+            process = await start_process(admitted.argv, cwd=admitted.workspace, env=environment,
+                                          pass_fds=prepared.hand_over() if prepared is not None else ())
+            if prepared is not None and prepared.outbound is not None:
+                try:
+                    await prepared.outbound.attach()
+                except OutboundError as exc:
+                    await process.stop(grace_s=0.5)
+                    raise ProcessRefused("network", str(exc)) from exc
+        except BaseException:
+            if prepared is not None:
+                await prepared.release()
+            raise
         self._live.add(process)
-        self._record(permit, sandboxed, started=True)
+        self._record(permit, prepared is not None, started=True)
 
         async def forget() -> None:
             code = await process.wait()
             self._live.discard(process)
-            self._record(permit, sandboxed, exit_code=code, stopped=True)
+            if prepared is not None:
+                await prepared.release()
+            self._record(permit, prepared is not None, exit_code=code, stopped=True)
 
         process.watcher = asyncio.ensure_future(forget())
         return process
@@ -130,4 +218,42 @@ class ProcessDoor:
         audit = self._audit()
         if audit is not None:
             audit.record_run(permit.shown, permit.tool, sandboxed=sandboxed, network=permit.network,
-                             how=permit.how, **outcome)
+                             access=permit.access, how=permit.how,
+                             **{k: v for k, v in outcome.items() if v is not None})
+
+
+def _snapshots(permit: Permit, workspace: Path) -> dict[str, sandbox.Snapshot]:
+    """Each pinned file read once and checked; raises ProcessRefused("changed") when one differs."""
+    found = {}
+    for relative, expected in sorted(permit.pins.items()):
+        try:
+            fd = open_beneath(workspace, relative)
+        except OSError:
+            fd = None
+        data, mode = b"", 0
+        if fd is not None:
+            with os.fdopen(fd, "rb") as f:
+                info = os.fstat(f.fileno())
+                if stat.S_ISREG(info.st_mode):
+                    data, mode = f.read(MAX_PINNED_BYTES + 1), info.st_mode
+        digest = hashlib.sha256(data).hexdigest() if mode and len(data) <= MAX_PINNED_BYTES else ""
+        if digest != expected:
+            raise ProcessRefused("changed", f"{relative} changed since you approved it, so I didn't run it; "
+                                 "it needs your OK again.")
+        if mode:
+            found[relative] = sandbox.Snapshot(data, mode)
+    return found
+
+
+async def _relay(source: asyncio.Event, target: asyncio.Event) -> None:
+    await source.wait()
+    target.set()
+
+
+async def _watch_cap(cap: ProcessCap, stop: asyncio.Event) -> None:
+    # The cgroup gives no event to wait on (v1): look every 50 ms; a cheap read of a tiny file.
+    while not stop.is_set():
+        await asyncio.sleep(_LIMIT_CHECK_S)
+        with contextlib.suppress(OSError):
+            if cap.hit():
+                stop.set()

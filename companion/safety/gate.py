@@ -29,6 +29,7 @@ from pathlib import Path
 
 from companion.events import ApprovalNeeded, ApprovalResolved, EventBus
 from companion.safety.approval import (
+    ACCESS_READ,
     ACCESS_WRITE,
     TEXT_EXPIRY_S,
     VOICE_EXPIRY_S,
@@ -218,8 +219,9 @@ class Gate:
         argv = tuple(str(a) for a in argv)
         line = shlex.join(argv)
         self._record(line, tool, Decision.APPROVED, "declared in settings")
+        # The user wrote it into her settings: it may change the workspace, like a yes on a card.
         permit = self.door.issue(argv, line, tool, stdin=None, network=network,
-                                 how="declared in settings")
+                                 how="declared in settings", access=ACCESS_WRITE)
         return Verdict(True, Decision.APPROVED, "declared in settings", permit=permit)
 
     # --- the one door ---------------------------------------------------------------------
@@ -258,7 +260,8 @@ class Gate:
         if pre.approve:
             self._record(command, tool, Decision.APPROVED, pre.how)
             permit = None if argv is None else self.door.issue(
-                argv, command, tool, stdin=stdin, network=False, how=pre.how)
+                argv, command, tool, stdin=stdin, network=False, how=pre.how,
+                access=_unasked_access(command, pre.how))
             return Verdict(True, Decision.APPROVED, pre.how, permit=permit)
         if timeout_s is None:
             timeout_s = self.voice_expiry_s if str(channel) == "voice" else self.text_expiry_s
@@ -293,7 +296,7 @@ class Gate:
         self._record(command, tool, answer.decision, "asked" + note)
         if answer.decision is Decision.APPROVED:
             permit = None if argv is None else self.door.issue(
-                argv, command, tool, stdin=stdin, network=network, how="asked")
+                argv, command, tool, stdin=stdin, network=network, how="asked", access=ACCESS_WRITE)
             return Verdict(True, Decision.APPROVED, "asked", permit=permit)
         return Verdict(False, answer.decision, "asked", REFUSALS[answer.decision])
 
@@ -349,6 +352,20 @@ def build_gate(workspace: Path, config_dir_file: Path, data_dir: Path, *, bus: E
     return Gate(workspace, GrantStore(config_dir_file), approver=approver, bus=bus,
                 audit=AuditLog(Path(data_dir) / "approvals.log"),
                 hidden=(Path(config_dir_file).parent, Path(data_dir)))
+
+
+_WRITING_AUTO_SAFE = frozenset({"mkdir"})
+"""Auto-safe commands that change the workspace (only by adding an empty folder)."""
+
+
+def _unasked_access(command: str, how: str) -> str:
+    """What a line nobody was asked about may touch: read-only, except a saved line (approved,
+    on a card that said it writes, when it was saved) and the auto-safe commands that write."""
+    if how == "line grant":
+        return ACCESS_WRITE
+    if how == "auto-safe" and shlex.split(command)[:1] and shlex.split(command)[0] in _WRITING_AUTO_SAFE:
+        return ACCESS_WRITE
+    return ACCESS_READ
 
 
 def _permit_of(verdict: Verdict) -> Permit:

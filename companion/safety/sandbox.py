@@ -1,44 +1,80 @@
 """The kernel sandbox every process she starts runs in: bubblewrap (`bwrap`), as Flatpak uses it.
 
-Inside: the system read-only; the workspace the only writable place; a private /tmp; the
-user's home (and every other home, /run, /media, /mnt and her own config and data folders)
-hidden behind empty read-only folders; a fresh /proc in a new PID namespace, so nothing can
-read her environment through /proc and everything ends when the first process ends; no
-capabilities, even when she runs as root; no network unless a decision grants it.
+Inside: the system read-only; the workspace read-only, or writable when the user approved a
+command that writes (`SandboxPolicy.writable`); a private /tmp of limited size; the user's
+home (and every other home, /run, /media, /mnt) hidden behind empty read-only folders, and
+her own config and data folders hidden too, even when the workspace contains them; a fresh
+/proc in a new PID namespace with /proc/sys, /proc/sysrq-trigger and the other kernel knobs
+read-only, so nothing can read her environment or tune the kernel, and everything ends when
+the first process ends.
 
-Whether the sandbox can run here is probed once (bwrap missing, user namespaces switched off,
-not Linux); `unavailable_reason()` says why in a sentence and `FIX` says what to do.
+No privilege inside, even when she runs as root: a user namespace of its own in which the
+command is the unprivileged user 65534 (or her own uid when she is not root), every
+capability dropped, no new privileges, no nested user namespaces, every mount nosuid, and a
+seccomp filter (seccomp.py) that refuses to make any file setuid or setgid. Resource limits
+per call (limits.py) hold processes, memory, file size and CPU time.
+
+No network unless a decision grants it, and then the internet only: a network namespace of
+its own behind slirp4netns (outbound.py), never hers.
+
+Whether the sandbox can run here is probed once with the same kind of sandbox the commands
+get (bwrap missing, user namespaces switched off, not Linux, no libseccomp);
+`unavailable_reason()` says why in a sentence and `FIX` says what to do.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from companion.safety.limits import Limits, ProcessCap, prlimit_argv
+from companion.safety.outbound import RESOLV_CONF, Outbound, find_slirp
+from companion.safety.seccomp import SeccompUnavailable, filter_fd
+
 __all__ = [
     "FIX",
+    "NETWORK_FIX",
+    "Prepared",
     "SandboxPolicy",
+    "Snapshot",
     "allow_unsandboxed",
-    "bwrap_command",
     "commands_allowed",
     "configure",
     "find_bwrap",
+    "network_unavailable_reason",
+    "prepare",
     "unavailable_reason",
 ]
 
-FIX = ("Install bubblewrap (sudo apt-get install bubblewrap) and make sure user namespaces are "
-       "allowed (sysctl kernel.unprivileged_userns_clone=1), or switch on \"Run commands "
-       "without a sandbox\" in Settings → Approvals if you accept the risk.")
+FIX = ("Install bubblewrap and libseccomp (sudo apt-get install bubblewrap libseccomp2) and make "
+       "sure user namespaces are allowed (sysctl kernel.unprivileged_userns_clone=1), or switch on "
+       "\"Run commands without a sandbox\" in Settings → Approvals if you accept the risk.")
+NETWORK_FIX = "Install slirp4netns (sudo apt-get install slirp4netns) to let approved commands go online."
+
+SANDBOX_UID = 65534
+"""Who a command is inside the sandbox when she runs as root: "nobody", with no capabilities."""
 
 # Folders that hold other people's or the user's private files; never shown inside.
 _HIDDEN_SYSTEM = ("/home", "/root", "/run", "/media", "/mnt", "/var/tmp", "/tmp")
+# Kernel knobs under /proc that root (which the sandbox's user is, outside) could write.
+_PROC_READ_ONLY = ("sys", "sysrq-trigger", "irq", "bus", "fs", "acpi", "driver", "tty", "mtrr")
 _PROBE_TIMEOUT_S = 10.0
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """A workspace file's content as it was approved, shown read-only at its path inside."""
+
+    data: bytes
+    mode: int
+    """Its permission bits (so a pinned `./run.sh` stays executable)."""
 
 
 @dataclass(frozen=True)
@@ -46,11 +82,47 @@ class SandboxPolicy:
     """What one sandboxed process may touch."""
 
     workspace: Path
-    """Bound read-write and the working directory: the only place a change survives."""
+    """Bound as the working directory: read-only unless `writable`."""
+    writable: bool
+    """The workspace is writable: only for what the user approved as changing files."""
     network: bool = False
-    """Share the host's network; only an explicit, just-asked approval sets it."""
+    """The internet (through slirp4netns); only an explicit, just-asked approval sets it."""
     hidden: tuple[Path, ...] = field(default=())
-    """Extra folders to hide (her config and data folders)."""
+    """Her own folders (config, data): hidden even when inside the workspace."""
+    snapshots: Mapping[str, Snapshot] = field(default_factory=dict)
+    """{path relative to the workspace: the content to show there}: pinned files."""
+    limits: Limits = field(default_factory=Limits)
+
+
+@dataclass
+class Prepared:
+    """A sandbox ready to start: run `argv` passing `pass_fds` (then close them), attach
+    `outbound` once started, and `release()` when the call is over."""
+
+    argv: list[str]
+    pass_fds: tuple[int, ...]
+    outbound: Outbound | None = None
+    cap: ProcessCap | None = None
+
+    def hand_over(self) -> tuple[int, ...]:
+        """The descriptors for bwrap; from now on whoever starts it closes them (the runner does)."""
+        fds, self.pass_fds = self.pass_fds, ()
+        return fds
+
+    def close_fds(self) -> None:
+        """Close the descriptors meant for bwrap (after it started, or when it never will)."""
+        for fd in self.pass_fds:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self.pass_fds = ()
+
+    async def release(self) -> None:
+        """End slirp4netns and remove the process cap; safe to call twice."""
+        self.close_fds()
+        if self.outbound is not None:
+            await self.outbound.close()
+        if self.cap is not None:
+            await self.cap.aclose()
 
 
 def find_bwrap() -> str | None:
@@ -68,15 +140,32 @@ def unavailable_reason() -> str | None:
     return _probe(bwrap)
 
 
+def network_unavailable_reason() -> str | None:
+    """Why a sandboxed command can't be given the internet here (a sentence), or None."""
+    if find_slirp() is None:
+        return ("slirp4netns is not installed, so I can't give a command the internet without also "
+                "giving it the programs running on this computer.")
+    return None
+
+
 @functools.lru_cache(maxsize=8)
 def _probe(bwrap: str) -> str | None:
     """Start `true` in the same kind of sandbox the real commands get; cached per bwrap path."""
-    argv = bwrap_command(bwrap, SandboxPolicy(Path("/")), ["true"])
     try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=_PROBE_TIMEOUT_S,
-                              stdin=subprocess.DEVNULL)
+        prepared = prepare(bwrap, SandboxPolicy(Path("/"), writable=False), ["true"])
+    except SeccompUnavailable as exc:
+        return f"The command sandbox needs libseccomp, but {exc}."
+    except OSError as exc:
+        return f"The command sandbox could not be prepared ({exc.strerror or exc})."
+    try:
+        done = subprocess.run(prepared.argv, capture_output=True, text=True, timeout=_PROBE_TIMEOUT_S,
+                              stdin=subprocess.DEVNULL, pass_fds=prepared.pass_fds)
     except (OSError, subprocess.SubprocessError) as exc:
         return f"bubblewrap could not start ({exc})."
+    finally:
+        prepared.close_fds()
+        if prepared.cap is not None:
+            prepared.cap.close()
     if done.returncode != 0:
         said = (done.stderr or done.stdout).strip().splitlines()
         detail = said[-1] if said else f"exit {done.returncode}"
@@ -84,37 +173,97 @@ def _probe(bwrap: str) -> str | None:
     return None
 
 
-def bwrap_command(bwrap: str, policy: SandboxPolicy, argv: Sequence[str]) -> list[str]:
-    """The full command line that runs `argv` inside the sandbox `policy` describes."""
+def prepare(bwrap: str, policy: SandboxPolicy, argv: Sequence[str]) -> Prepared:
+    """Everything needed to run `argv` inside the sandbox `policy` describes.
+
+    Raises SeccompUnavailable when the filter can't be built, OSError when a descriptor
+    can't be made; the network needs slirp4netns (check `network_unavailable_reason()`).
+    """
+    fds: list[int] = []
+    try:
+        args = [bwrap, *_mounts(policy, fds)]
+        outbound = None
+        if policy.network:
+            slirp = find_slirp()
+            if slirp is None:
+                raise OSError(network_unavailable_reason())
+            outbound = Outbound(slirp)
+            fds.extend(outbound.child_fds)
+            args += outbound.bwrap_args()
+        # Always a network namespace of its own: with the internet, slirp4netns is its only way out.
+        args.append("--unshare-net")
+        seccomp = filter_fd()
+        fds.append(seccomp)
+        uid = SANDBOX_UID if os.geteuid() == 0 else os.geteuid()
+        gid = SANDBOX_UID if os.geteuid() == 0 else os.getegid()
+        args += ["--chdir", str(policy.workspace),
+                 "--unshare-user", "--uid", str(uid), "--gid", str(gid), "--disable-userns",
+                 "--unshare-ipc", "--unshare-pid", "--unshare-uts", "--unshare-cgroup-try",
+                 "--cap-drop", "ALL", "--seccomp", str(seccomp),
+                 "--die-with-parent", "--new-session", "--", *prlimit_argv(policy.limits), *argv]
+    except BaseException:
+        for fd in fds:
+            os.close(fd)
+        raise
+    # Root's own processes are not counted against RLIMIT_NPROC: a pids cgroup holds them.
+    cap = ProcessCap.make(policy.limits.processes) if os.geteuid() == 0 else None
+    if cap is not None:
+        args = cap.wrap(args)
+    return Prepared(args, tuple(fds), outbound, cap)
+
+
+def _mounts(policy: SandboxPolicy, fds: list[int]) -> list[str]:
+    """The mount options, in the order bwrap applies them (later mounts cover earlier ones)."""
     workspace = str(policy.workspace)
-    args = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    args = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    for name in _PROC_READ_ONLY:
+        # bwrap 0.8 skips /proc/sys when the folder itself looks read-only; its files are not.
+        if os.path.exists(f"/proc/{name}"):
+            args += ["--ro-bind", f"/proc/{name}", f"/proc/{name}"]
     hidden = [p for p in _HIDDEN_SYSTEM if os.path.isdir(p)]
-    for extra in (Path.home(), *policy.hidden):
-        text = os.path.realpath(extra)
-        if os.path.isdir(text) and text != "/" and not _under(text, hidden):
-            hidden.append(text)
+    home = os.path.realpath(Path.home())
+    if os.path.isdir(home) and home != "/" and not _under(home, hidden):
+        hidden.append(home)
     for folder in hidden:
+        if folder == "/tmp":
+            args += ["--size", str(policy.limits.tmp_bytes)]
         args += ["--tmpfs", folder]
     # The interpreter she runs code with may live in a hidden folder (a venv in the home).
     for folder in _interpreter_folders():
         if _under(folder, hidden) and not _under(workspace, [folder]):
             args += ["--ro-bind", folder, folder]
     if policy.network:
-        for resolver in _resolver_files():
-            if _under(resolver, hidden):
-                args += ["--ro-bind", resolver, resolver]
+        resolv = os.path.realpath("/etc/resolv.conf")
+        args += ["--ro-bind-data", str(_data_fd(RESOLV_CONF, fds)), resolv]
+        hosts = os.path.realpath("/etc/hosts")
+        if hosts != "/etc/hosts" and _under(hosts, hidden) and os.path.exists(hosts):
+            args += ["--ro-bind", hosts, hosts]
     if workspace != "/":
-        args += ["--bind", workspace, workspace]
-    for folder in hidden:
-        # Empty and read-only (the workspace bound inside stays writable); /tmp stays private scratch.
+        args += ["--bind" if policy.writable else "--ro-bind", workspace, workspace]
+    for relative, snapshot in sorted(policy.snapshots.items()):
+        # The approved content itself, read once: a writer can't swap the file after the check.
+        args += ["--perms", f"{snapshot.mode & 0o755:o}",
+                 "--ro-bind-data", str(_data_fd(snapshot.data, fds)), os.path.join(workspace, relative)]
+    # Her folders are hidden after the workspace is bound, so a workspace holding them can't show them.
+    own = []
+    for extra in policy.hidden:
+        text = os.path.realpath(extra)
+        if os.path.isdir(text) and text != "/" and (_under(text, [workspace]) or not _under(text, hidden)):
+            args += ["--tmpfs", text]
+            own.append(text)
+    for folder in [*hidden, *own]:
+        # Empty and read-only (a workspace bound inside stays as bound); /tmp stays private scratch.
         if folder != "/tmp":
             args += ["--remount-ro", folder]
-    args += ["--chdir", workspace, "--unshare-all"]
-    if policy.network:
-        args.append("--share-net")
-    # As root bwrap keeps every capability (CAP_SYS_ADMIN could remount /); drop them all.
-    args += ["--cap-drop", "ALL", "--die-with-parent", "--new-session", "--"]
-    return args + list(argv)
+    return args
+
+
+def _data_fd(data: bytes, fds: list[int]) -> int:
+    fd = os.memfd_create("companion-sandbox-data", os.MFD_CLOEXEC)
+    fds.append(fd)
+    os.write(fd, data)
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
 
 
 def _under(path: str, folders: Sequence[str]) -> bool:
@@ -125,16 +274,6 @@ def _interpreter_folders() -> list[str]:
     folders = {os.path.realpath(sys.prefix), os.path.realpath(sys.base_prefix),
                os.path.dirname(os.path.realpath(sys.executable))}
     return sorted(f for f in folders if os.path.isdir(f))
-
-
-def _resolver_files() -> list[str]:
-    # /etc/resolv.conf is often a link into /run (systemd-resolved), which is hidden.
-    found = []
-    for name in ("/etc/resolv.conf", "/etc/hosts"):
-        real = os.path.realpath(name)
-        if real != name and os.path.exists(real):
-            found.append(real)
-    return found
 
 
 # --- the user's choice where the sandbox cannot run -------------------------------------

@@ -1,0 +1,95 @@
+"""The seccomp filter every sandboxed process runs under: no setuid or setgid file can be made.
+
+Files a sandboxed command creates in the workspace land on the real disk, owned by whoever
+runs her; when that is root, a setuid copy of a shell left there would be a root shell for
+anyone on the machine. Mounts can't stop the chmod (nosuid only stops honouring the bit), so
+a filter refuses, with EPERM, every system call that would set S_ISUID or S_ISGID: chmod,
+fchmod, fchmodat, fchmodat2, and open/openat/creat/mknod/mknodat creating a file with those
+bits. openat2 (its mode sits in a struct the filter can't read) and io_uring (which opens
+files without system calls) answer ENOSYS, so programs fall back to the calls that are
+checked. System calls of another architecture (32-bit calls on a 64-bit machine) end the
+process, so they can't slip past the rules.
+
+Built with pyseccomp (ctypes over Debian's libseccomp2, the library systemd and Flatpak use):
+libseccomp knows each architecture's call numbers and compiles the argument checks, which a
+hand-written BPF program would have to get right for every architecture by hand.
+"""
+
+from __future__ import annotations
+
+import errno
+import functools
+import os
+import stat
+import tempfile
+
+__all__ = ["SeccompUnavailable", "filter_fd", "filter_program"]
+
+_SET_ID = (stat.S_ISUID, stat.S_ISGID)
+_O_TMPFILE_BIT = 0o20000000  # __O_TMPFILE without O_DIRECTORY: what O_TMPFILE adds on Linux
+
+# (system call, index of the mode argument, index of the open flags or None)
+_MODE_CALLS = (
+    ("chmod", 1, None), ("fchmod", 1, None), ("fchmodat", 2, None), ("fchmodat2", 2, None),
+    ("creat", 1, None), ("mknod", 1, None), ("mknodat", 2, None),
+    ("open", 2, 1), ("openat", 3, 2),
+)
+_NOT_HERE = ("openat2", "io_uring_setup", "io_uring_enter", "io_uring_register")
+# Newer than some libseccomp releases; these numbers are the same on every architecture that
+# uses the kernel's shared system-call table (x86-64, arm64, riscv64, …).
+_NUMBERS = {"fchmodat2": 452, "openat2": 437, "io_uring_setup": 425, "io_uring_enter": 426,
+            "io_uring_register": 427}
+
+
+class SeccompUnavailable(RuntimeError):
+    """libseccomp (or pyseccomp) is missing or could not build the filter."""
+
+
+@functools.cache
+def filter_program() -> bytes:
+    """The compiled BPF program (what bwrap's --seccomp reads), built once per process."""
+    try:
+        import pyseccomp as sc
+    except (ImportError, OSError) as exc:  # OSError: libseccomp.so.2 itself is missing
+        raise SeccompUnavailable(f"the seccomp library is missing ({exc})") from exc
+    try:
+        rules = sc.SyscallFilter(sc.ALLOW)
+        refuse = sc.ERRNO(errno.EPERM)
+        for call, mode_arg, flags_arg in _MODE_CALLS:
+            name = _number(sc, call)
+            if name is None:
+                continue
+            for bit in _SET_ID:
+                mode = sc.Arg(mode_arg, sc.MASKED_EQ, bit, bit)
+                if flags_arg is None:
+                    rules.add_rule(refuse, name, mode)
+                    continue
+                # open's mode only counts when it creates a file (O_CREAT or O_TMPFILE).
+                for creating in (os.O_CREAT, _O_TMPFILE_BIT):
+                    rules.add_rule(refuse, name, sc.Arg(flags_arg, sc.MASKED_EQ, creating, creating), mode)
+        for call in _NOT_HERE:
+            name = _number(sc, call)
+            if name is not None:
+                rules.add_rule(sc.ERRNO(errno.ENOSYS), name)
+        with tempfile.TemporaryFile() as out:
+            rules.export_bpf(out)
+            out.seek(0)
+            return out.read()
+    except (OSError, RuntimeError, ValueError) as exc:
+        raise SeccompUnavailable(f"the seccomp filter could not be built ({exc})") from exc
+
+
+def filter_fd() -> int:
+    """A fresh file descriptor holding the program, positioned at its start, for bwrap to read."""
+    fd = os.memfd_create("companion-seccomp", os.MFD_CLOEXEC)
+    os.write(fd, filter_program())
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
+
+
+def _number(sc: object, name: str) -> int | None:
+    """The call's number here, or None when this architecture has no such call (`open` on arm64)."""
+    number = sc.resolve_syscall(sc.system_arch(), name)
+    if number >= 0:
+        return number
+    return _NUMBERS.get(name)  # libseccomp older than the call; negative means "unknown here"
