@@ -33,7 +33,7 @@ QUIET_RMS = 0.001
 """Below this (-60 dBFS) a clip is silence: Moonshine, unlike Whisper, has no "no speech"
 output and reads words into a quiet room's hiss."""
 FILES = ("encoder_model", "decoder_model_merged")
-PREPARED = "int8-v1"
+PREPARED = "v1"
 """Names the translation (companion.voice.ort_format) the cache holds; change it with the translation."""
 
 
@@ -46,10 +46,12 @@ class MoonshineTranscriber:
     thread (12 ms with the weights folded to float).
     """
 
-    def __init__(self, model: HearingModel, cache_dir: Path, *, cpu_threads: int = 1) -> None:
+    def __init__(self, model: HearingModel, cache_dir: Path, *, cpu_threads: int = 1, int8: bool = True) -> None:
         self.model_info = model
         self.cache_dir = cache_dir
         self.cpu_threads = cpu_threads
+        self.int8 = int8
+        """Matrix products in int8 (the default); False keeps them in float (for comparison)."""
         self._encoder = None
         self._decoder = None
         self._tokens: MoonshineTokens | None = None
@@ -92,7 +94,8 @@ class MoonshineTranscriber:
     def _prepared(self, name: str) -> Path:
         """The ONNX translation of `<name>.ort`, made once and kept beside a record of its hash."""
         source = self.model_info.path / f"{name}.ort"
-        folder = self.cache_dir / "moonshine" / f"{sha256_of(source)[:16]}-{PREPARED}"
+        variant = "int8" if self.int8 else "float"
+        folder = self.cache_dir / "moonshine" / f"{sha256_of(source)[:16]}-{variant}-{PREPARED}"
         target = folder / f"{name}.onnx"
         manifest = folder / "sha256.json"
         if manifest.is_file() and target.is_file():
@@ -104,7 +107,7 @@ class MoonshineTranscriber:
                 log.warning("the prepared %s is damaged; making it again: %s", name, exc)
         from companion.voice.ort_format import ort_to_onnx
 
-        data = ort_to_onnx(source).SerializeToString()
+        data = ort_to_onnx(source, int8=self.int8).SerializeToString()
         atomic_write_bytes(target, data)
         atomic_write_text(manifest, json.dumps({target.name: sha256_of(target)}))
         return target
