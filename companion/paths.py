@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import os
+import site
+import sys
 import tempfile
 from importlib import resources
 from pathlib import Path
@@ -35,6 +37,18 @@ def own_paths(config_dir: Path, data_dir: Path, *extra: Path) -> tuple[Path, ...
     found = [Path(config_dir), Path(data_dir), Path(_DIRS.user_state_dir), Path(_DIRS.user_cache_dir),
              *map(Path, extra)]
     return tuple(dict.fromkeys(path.expanduser() for path in found))
+
+
+def code_paths() -> tuple[Path, ...]:
+    """Where the code she runs in-process lives: her package, her virtual environment, and
+    the user's site-packages (a `.pth` file there runs at every start). A tool that could write
+    these could change what she is."""
+    found = [Path(__file__).resolve().parent]
+    if sys.prefix != sys.base_prefix:
+        found.append(Path(sys.prefix))
+    if site.ENABLE_USER_SITE:
+        found.append(Path(site.getusersitepackages()))
+    return tuple(found)
 
 
 def default_workspace() -> Path:

@@ -45,7 +45,7 @@ from companion.events import (
     turn_scope,
 )
 from companion.face_state import FaceState
-from companion.paths import own_paths
+from companion.paths import code_paths, own_paths
 from companion.persona import PersonalityStore
 from companion.safety.answers import answer_aloud
 from companion.safety.grants import Grants
@@ -443,7 +443,8 @@ class Companion:
     def _own_paths(self) -> tuple[Path, ...]:
         """Her folders and files no tool may touch (README "Her own files")."""
         chosen = self.settings.personality
-        return own_paths(self.paths.config_dir, self.paths.data_dir, *([Path(chosen)] if chosen else []))
+        return own_paths(self.paths.config_dir, self.paths.data_dir, *([Path(chosen)] if chosen else []),
+                         *code_paths())
 
     def _start_safety(self) -> None:
         """The approval gate every command passes (ctx.services["gate"]). Nobody is asked until a

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+import companion
 from companion.config import Paths, RunConfig, Settings, with_overrides
 from companion.paths import own_paths
 from companion.runtime import Companion
@@ -100,6 +101,20 @@ async def test_a_search_of_a_workspace_holding_a_visible_config_folder_skips_it(
                       services={OWN_PATHS_SERVICE: own_paths(config, config / "data")})
     found = await search_files.execute({"query": "needle"}, ctx)
     assert found.splitlines() == ["Found 1 match for 'needle':", "mine.txt:1: needle"]
+
+
+async def test_her_own_code_is_hers_too_when_the_workspace_holds_it(tmp_path):
+    # Her package (and her virtual environment) runs in her process: a workspace that holds it
+    # (a source checkout, a home with a venv) must not let a tool change it. Read-only probe:
+    # a failure of this test never changes her code.
+    package = Path(companion.__file__).resolve().parent
+    paths = Paths.default(tmp_path / "config")
+    running = Companion(RunConfig(paths, with_overrides(Settings(), tools={"workspace": str(package.parent)})))
+    ctx = ToolContext(workspace=package.parent, data_dir=paths.data_dir,
+                      services={OWN_PATHS_SERVICE: running._own_paths()})
+    assert await read_file.execute({"path": "companion/tools/action/shell.py"}, ctx) == OWN_READ
+    assert await patch.execute({"path": "companion/__init__.py", "old_text": "never there \x01",
+                                "new_text": "x"}, ctx) == OWN_SENTENCE
 
 
 def test_a_workspace_inside_her_folders_is_refused_with_a_fix(tmp_path):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 from types import ModuleType
 
 import pytest
@@ -375,6 +376,41 @@ def test_a_plugin_enabled_in_the_settings_file_is_imported_at_the_next_discover(
         assert reg.dispatchable("chosen_tool") is None
     finally:
         registry.discover()
+
+
+def test_a_plugin_file_others_could_have_changed_is_never_imported_even_when_enabled(tmp_path):
+    plugins, elsewhere = tmp_path / "plugins", tmp_path / "workspace"
+    plugins.mkdir(mode=0o755)
+    elsewhere.mkdir()
+    markers = {name: tmp_path / f"{name}.marker" for name in ("shared", "linked", "owned", "fine")}
+
+    def source(name: str) -> str:
+        return _plugin_source(f"{name}_tool", extra=f"import pathlib\npathlib.Path({str(markers[name])!r}).touch()")
+
+    (plugins / "shared.py").write_text(source("shared"))
+    (plugins / "shared.py").chmod(0o666)
+    (elsewhere / "linked.py").write_text(source("linked"))
+    (plugins / "linked.py").symlink_to(elsewhere / "linked.py")
+    (plugins / "owned.py").write_text(source("owned"))
+    if os.geteuid() == 0:
+        os.chown(plugins / "owned.py", 65534, 65534)
+    (plugins / "fine.py").write_text(source("fine"))
+    reg = Registry()
+    reg.discover_plugins(plugins, enabled=[f"plugin:{name}" for name in markers])
+    problems = {family: info.problem for family, info in reg.plugins().items()}
+    assert problems["plugin:shared"] == ("I won't load it: other users can change the file (mode 666); "
+                                         "make it writable only by you (chmod go-w)")
+    assert problems["plugin:linked"] == (f"I won't load it: it is a link to {elsewhere / 'linked.py'}, and a "
+                                         "plugin must be the file itself, in the plugins folder")
+    if os.geteuid() == 0:
+        assert problems["plugin:owned"] == "I won't load it: the file belongs to another user (uid 65534)"
+    assert problems["plugin:fine"] == ""
+    assert sorted(p.stem for p in tmp_path.glob("*.marker")) == ["fine"] + (["owned"] if os.geteuid() else [])
+    # A folder anyone can write makes every plugin in it suspect.
+    plugins.chmod(0o777)
+    again = Registry()
+    again.discover_plugins(plugins, enabled=["plugin:fine"])
+    assert again.plugins()["plugin:fine"].problem.startswith("I won't load it: other users can change its folder")
 
 
 def test_discover_registers_builtins_action_tools_and_plugins(tmp_path):

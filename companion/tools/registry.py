@@ -11,7 +11,6 @@ user enabled it in Settings (tools.enabled_plugins) and its family is not switch
 
 from __future__ import annotations
 
-import importlib.util
 import inspect
 import logging
 import time
@@ -21,6 +20,8 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from types import ModuleType
 from typing import Any
+
+from companion.tools.plugin_files import PluginRefused, file_loader
 
 log = logging.getLogger(__name__)
 
@@ -296,7 +297,7 @@ class Registry:
         if plugin_dir is not None and plugin_dir.is_dir():
             for path in sorted(plugin_dir.glob("*.py")):
                 if not path.name.startswith("_"):
-                    self._offer_plugin(PLUGIN_PREFIX + path.stem, _file_loader(path), str(path))
+                    self._offer_plugin(PLUGIN_PREFIX + path.stem, file_loader(path), str(path))
 
     def set_plugin_enabled(self, toolset: str, enabled: bool) -> None:
         """The user's opt-in for one plugin family (Settings → Toolsets, applied on Save)."""
@@ -350,6 +351,10 @@ class Registry:
                 self._plugin_problems[toolset] = f"it tried to replace the tool {spec.name!r}"
                 return
             self.register(spec)
+        except PluginRefused as exc:
+            log.warning("plugin %s refused: %s", toolset, exc)
+            self._plugin_problems[toolset] = f"I won't load it: {exc}"
+            return
         except (Exception, SystemExit) as exc:
             # SystemExit too: a plugin calling sys.exit() at import must not close the app.
             log.exception("plugin %s failed to load; skipped", toolset)
@@ -365,19 +370,6 @@ class Registry:
         if module is not None:
             # Switched on again later, the already imported module is reused, not re-run.
             self._pending_plugins[toolset] = lambda: module
-
-
-def _file_loader(path: Path) -> Callable[[], ModuleType]:
-    def load() -> ModuleType:
-        module_name = f"companion_plugin_{path.stem}"
-        spec = importlib.util.spec_from_file_location(module_name, path)
-        if spec is None or spec.loader is None:
-            raise ImportError(f"cannot load plugin file {path}")
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        return module
-
-    return load
 
 
 # --- the process-wide registry and its module-level API --------------------------------
