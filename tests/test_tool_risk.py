@@ -41,7 +41,7 @@ def test_a_plugin_claiming_network_risk_is_skipped_with_a_log_line(tmp_path: Pat
         "async def execute(args, ctx):\n    return 'x'\n")
     reg = Registry()
     with caplog.at_level(logging.ERROR):
-        reg.discover_plugins(plugins)
+        reg.discover_plugins(plugins, enabled=["plugin:net"])  # plugins load only once enabled
     assert "net_tool" not in reg.tools()
     assert "plugin:net failed to load" in caplog.text
 

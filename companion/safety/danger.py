@@ -1,8 +1,11 @@
 """What always asks and can never be saved: recursive rm, sudo, curl | sh, mkfs, fork bombs, ….
 
 The line is split into its simple commands (across `;`, `&&`, pipes, `$(…)`, backticks and
-command strings handed to a shell or eval), wrappers such as env, xargs or timeout are looked
-through, and each command is judged on its own.
+command strings handed to a shell or eval, `env -S`, `flock -c` or a here-string), wrappers
+such as env, xargs, taskset or timeout are looked through (every word after a wrapper is tried
+as the start of the command, since their own options can't all be known), long options are
+read as getopt_long reads them (`rm --rec` is `rm --recursive`), and each command is judged on
+its own. Commands nested deeper than we follow are dangerous by default.
 """
 
 from __future__ import annotations
@@ -24,7 +27,19 @@ INTERPRETERS = SHELLS | frozenset({
 _PREFIX_WRAPPERS = frozenset({
     "env", "nohup", "nice", "ionice", "time", "timeout", "stdbuf", "xargs", "exec", "command",
     "builtin", "setsid", "strace", "ltrace", "unbuffer", "taskset", "chrt", "flock", "chroot",
+    "watch",
 })
+# Words after which any later word may be the command that really runs.
+_LOOK_THROUGH = _PREFIX_WRAPPERS | {"eval", "parallel", "script", "unshare", "nsenter", "systemd-run",
+                                    "firejail", "busybox", "sudo", "doas", "runuser", "su"}
+# Options whose value is a command line of its own.
+_COMMAND_STRING_OPTIONS = {"env": ("-S", "--split-string"), "flock": ("-c", "--command"),
+                           "script": ("-c", "--command"), "su": ("-c", "--command"),
+                           "runuser": ("-c", "--command")}
+_RM_LONG = ("dir", "force", "help", "interactive", "no-preserve-root", "one-file-system",
+            "preserve-root", "recursive", "verbose", "version")
+_CHMOD_LONG = ("changes", "dereference", "from", "help", "no-dereference", "no-preserve-root",
+               "preserve-root", "quiet", "recursive", "reference", "silent", "verbose", "version")
 _WRAPPER_VALUE_OPTIONS = frozenset({
     "-n", "-c", "-s", "-k", "-u", "-I", "-i", "-L", "-P", "-d", "-a", "-E", "-o", "-e", "-p",
     "--signal", "--kill-after", "--adjustment", "--unset", "--chdir", "-C", "-S",
@@ -116,6 +131,8 @@ def danger_of(line: str, _depth: int = 0) -> str | None:
     """Why `line` must always be asked and can never be saved, or None."""
     if _FORK_BOMB.search(line):
         return "That looks like a fork bomb."
+    if _depth > _MAX_DEPTH:
+        return "That nests commands deeper than I can follow."
     segments, targets = _segments(line)
     commands = [_command_of(words) for words in segments]
     names = {name for name, _, _ in commands}
@@ -130,7 +147,62 @@ def danger_of(line: str, _depth: int = 0) -> str | None:
         reason = _danger_of_command(name, args, assignments, _depth)
         if reason:
             return reason
+    for words in segments:
+        reason = _danger_through_wrappers(words, _depth)
+        if reason:
+            return reason
+    return _danger_of_here_strings(line, _depth)
+
+
+_MAX_DEPTH = 4
+
+
+def _danger_through_wrappers(words: list[str], depth: int) -> str | None:
+    """After a wrapper, try every later word as the command (`taskset ff rm -rf x`, `flock L rm …`),
+    and read command-string options (`env -S '…'`, `flock -c '…'`) as lines of their own."""
+    for i, word in enumerate(words):
+        wrapper = os.path.basename(word).lower()
+        if wrapper not in _LOOK_THROUGH:
+            continue
+        rest = words[i + 1:]
+        for j, candidate in enumerate(rest):
+            reason = _danger_of_command(os.path.basename(candidate).lower(), rest[j + 1:], [], depth)
+            if reason:
+                return reason
+            for option in _COMMAND_STRING_OPTIONS.get(wrapper, ()):
+                text = rest[j + 1] if candidate == option and j + 1 < len(rest) else (
+                    candidate[len(option) + 1:] if candidate.startswith(option + "=") else None)
+                if text is not None:
+                    reason = danger_of(text, depth + 1)
+                    if reason:
+                        return reason
+        if wrapper == "eval" or wrapper == "watch":
+            reason = danger_of(" ".join(w for w in rest if w != "eval"), depth + 1)
+            if reason:
+                return reason
     return None
+
+
+def _danger_of_here_strings(line: str, depth: int) -> str | None:
+    """`bash <<< 'rm -rf x'`: what a here-string or here-document feeds a shell is a line too."""
+    tokens = _tokens(line)
+    for i, token in enumerate(tokens):
+        if token in ("<<<", "<<", "<") and i + 1 < len(tokens) and depth < _MAX_DEPTH:
+            reason = danger_of(tokens[i + 1], depth + 1)
+            if reason:
+                return reason
+    return None
+
+
+def _long_option(arg: str, known: tuple[str, ...]) -> str | None:
+    """The long option `arg` names as getopt_long reads it (a unique prefix counts), or None."""
+    if not arg.startswith("--") or arg == "--":
+        return None
+    name = arg[2:].split("=", 1)[0]
+    if name in known:
+        return name
+    matches = [option for option in known if option.startswith(name)]
+    return matches[0] if len(matches) == 1 else None
 
 
 def _danger_of_command(name: str, args: list[str], assignments: list[str], depth: int) -> str | None:
@@ -140,9 +212,10 @@ def _danger_of_command(name: str, args: list[str], assignments: list[str], depth
     if name in {"sudo", "su", "doas", "pkexec", "runuser"}:
         return "That runs a command with someone else's powers."
     if name == "rm":
-        if "r" in flags or "R" in flags or "--recursive" in args:
+        longs = {_long_option(a, _RM_LONG) for a in args}
+        if "r" in flags or "R" in flags or "recursive" in longs:
             return "That deletes folders and everything in them."
-        if "--no-preserve-root" in args or any(_is_root_or_home(a) for a in args):
+        if "no-preserve-root" in longs or any(_is_root_or_home(a) for a in args):
             return "That deletes the whole disk or your home folder."
     if name in {"shred", "truncate", "wipe", "srm"}:
         return "That destroys a file's contents for good."
@@ -157,7 +230,9 @@ def _danger_of_command(name: str, args: list[str], assignments: list[str], depth
         name in {"init", "telinit"} and args[:1] in (["0"], ["6"])
     ) or (name in {"systemctl", "loginctl"} and _SHUTDOWN_VERBS & set(args)):
         return "That shuts down or restarts the computer."
-    if name in {"chmod", "chown", "chgrp"} and ("R" in flags or "--recursive" in args) and any(
+    if name in {"chmod", "chown", "chgrp"} and (
+        "R" in flags or "recursive" in {_long_option(a, _CHMOD_LONG) for a in args}
+    ) and any(
         _is_system_wide(a) for a in args if not a.startswith("-")
     ):
         return "That changes permissions across the whole system."
@@ -169,7 +244,7 @@ def _danger_of_command(name: str, args: list[str], assignments: list[str], depth
         _HISTORY_FILE.search(a) for a in args
     ):
         return "That wipes the shell history."
-    if depth < 3:
+    if depth < _MAX_DEPTH:
         # Command strings handed to a shell, eval, ssh or watch are read like a line of their own.
         nested: list[str] = []
         if name in SHELLS or name in {"script", "flock"}:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-__all__ = ["GRAMMARS", "Grammar", "Reading", "read_arguments"]
+__all__ = ["GRAMMARS", "NONE", "OPTIONAL", "REQUIRED", "Grammar", "Reading", "read_arguments", "read_find"]
 
 NONE, REQUIRED, OPTIONAL = "none", "required", "optional"
 
@@ -157,9 +157,10 @@ class Reading:
     paths: tuple[str, ...] = ()
 
 
-def read_arguments(name: str, args: list[str]) -> Reading:
-    """Read `args` of the auto-safe command `name`; any option not on its allowlist is a refusal."""
-    grammar = GRAMMARS[name]
+def read_arguments(name: str, args: list[str], grammar: Grammar | None = None) -> Reading:
+    """Read `args` of the auto-safe command `name` (or by `grammar`, for a command that is not
+    auto-safe); any option not on its allowlist is a refusal."""
+    grammar = grammar or GRAMMARS[name]
     if grammar.positionals == "any":
         return Reading(None)
     positionals: list[str] = []

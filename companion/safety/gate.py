@@ -28,6 +28,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from companion.events import ApprovalNeeded, ApprovalResolved, EventBus
+from companion.safety.always import (
+    BUILD_TOOLS,
+    git_neutraliser,
+    git_refusal,
+    once_only_reason,
+    program_of,
+)
 from companion.safety.approval import (
     ACCESS_READ,
     ACCESS_WRITE,
@@ -43,7 +50,7 @@ from companion.safety.approval import (
 from companion.safety.door import LiveProcess, Permit, ProcessDoor, ProcessRefused, RunResult
 from companion.safety.grants import GrantError, GrantStore
 from companion.safety.pins import files_run_by, fingerprint
-from companion.safety.rules import review_line
+from companion.safety.rules import TooManyFiles, has_metacharacter, review_line
 
 __all__ = ["CODE_FAMILY", "NEEDS_INTERNET", "Gate", "Precheck", "ProcessRefused", "Verdict", "build_gate"]
 
@@ -51,6 +58,9 @@ CODE_FAMILY = "execute_code"
 """The family name a grant uses to let harmless Python from execute_code run without asking."""
 
 Hold = Callable[[float], None]
+
+MAX_REASKS = 3
+"""How often a question is put again because a file it runs changed while it was open."""
 
 NEEDS_INTERNET = "This needs the internet."
 """Said on the card of a request that asks for the network (and so is asked every time)."""
@@ -71,6 +81,8 @@ class Precheck:
     """"line grant", "family grant", "auto-safe", or "ask"."""
     reason: str
     saveable: bool
+    once_only: str = ""
+    """Why "always" is not offered for a line that may still run once (shown on the card)."""
 
 
 @dataclass(frozen=True)
@@ -120,30 +132,50 @@ class Gate:
 
     # --- deciding ---------------------------------------------------------------------
     def precheck(self, command: str) -> Precheck:
-        """The decision for `command` up to (not including) asking the user."""
+        """The decision for `command` up to (not including) asking the user.
+
+        Blocking (it reads the workspace: globs, pinned files, .git/config); `review` runs it
+        off the event loop."""
         line = command.strip()
-        review = review_line(line, self.workspace)
+        try:
+            review = review_line(line, self.workspace)
+        except TooManyFiles as exc:
+            return Precheck(False, "ask", exc.sentence, saveable=False, once_only=exc.sentence)
         if review.danger:
             return Precheck(False, "ask", review.danger, saveable=False)
-        runs_files = bool(files_run_by(line, self.workspace))
-        if self.grants.has_line(line):
+        once_only = once_only_reason(line)
+        git = program_of(line) == "git" and not has_metacharacter(line)
+        git_refused = git_refusal(shlex.split(line)[1:], self.workspace) if git else None
+        if self.grants.has_line(line) and once_only is None:
             changed = self._changed_pins(line)
-            if not changed:
+            if not changed and not git_refused:
                 return Precheck(True, "line grant", "you said always for this exact line", True)
-            return Precheck(False, "ask", f"{changed} changed since you said always for this line, "
-                            "so I need your OK again.", saveable=True)
-        if self.grants.has_family(review.family) and not runs_files:
-            # A family grant trusts the program, not a workspace file it would run.
-            return Precheck(True, "family grant", f"you said always for {review.family}", True)
+            why = git_refused or f"{changed} changed since you said always for this line, so I need your OK again."
+            return Precheck(False, "ask", why, saveable=True)
+        if self.grants.has_family(review.family):
+            refusal = self._family_refusal(line, review.family, git_refused)
+            if refusal is None:
+                return Precheck(True, "family grant", f"you said always for {review.family}", True)
+            return Precheck(False, "ask", refusal, saveable=once_only is None, once_only=once_only or "")
         if review.auto_safe:
             return Precheck(True, "auto-safe", review.note, True)
-        return Precheck(False, "ask", f"I need your OK because {review.note}.", saveable=True)
+        return Precheck(False, "ask", f"I need your OK because {review.note}.",
+                        saveable=once_only is None, once_only=once_only or "")
+
+    def _family_refusal(self, line: str, family: str | None, git_refused: str | None) -> str | None:
+        """Why the granted `family` does not cover `line` (a sentence), or None when it does."""
+        # A family grant trusts the program, never code from the workspace it would run.
+        if files_run_by(line, self.workspace) or (family or "").lower() in BUILD_TOOLS:
+            return f"{family} would run code from the workspace, so I need your OK."
+        if any(ch in "*?[" for ch in line):
+            return "It has a wildcard, which could expand to an option, so I need your OK."
+        if git_refused:
+            return git_refused
+        return None
 
     def _changed_pins(self, line: str) -> str:
         """The workspace files `line` runs whose content differs from when it was granted."""
-        saved, now = self.grants.pins_for(line), fingerprint(line, self.workspace)
-        changed = sorted(name for name in set(saved) | set(now) if saved.get(name) != now.get(name))
-        return ", ".join(changed)
+        return _changed(self.grants.pins_for(line), fingerprint(line, self.workspace))
 
     def precheck_code(self, code: str, findings: list[str]) -> Precheck:
         """Like precheck, for Python code: risky code always asks, even with the family granted."""
@@ -168,9 +200,16 @@ class Gate:
         asks for the internet (always asked, never saved).
         """
         line = command.strip()
-        argv = ("bash", "--noprofile", "--norc", "-c", line)
-        return await self._finish(line, self.precheck(line), tool, channel, timeout_s, hold,
-                                  argv=argv, network=network)
+        argv: tuple[str, ...] = ("bash", "--noprofile", "--norc", "-c", line)
+        pre = await self._precheck_off_loop(line)
+        if pre.approve and pre.how in ("line grant", "family grant") and program_of(line) == "git":
+            argv = (*git_neutraliser(), *argv)  # git runs no code from its repository's settings
+        return await self._finish(line, pre, tool, channel, timeout_s, hold, argv=argv,
+                                  network=network, pinned=True)
+
+    async def _precheck_off_loop(self, line: str) -> Precheck:
+        """`precheck` in a worker thread: globs and file hashes never stall the event loop."""
+        return await asyncio.to_thread(self.precheck, line)
 
     async def review_code(self, code: str, findings: list[str], *, channel: str = "text",
                           timeout_s: float | None = None, hold: Hold | None = None) -> Verdict:
@@ -187,8 +226,8 @@ class Gate:
         shown as its shell-quoted line; `network` as for `review`."""
         argv = tuple(str(a) for a in argv)
         line = shlex.join(argv)
-        return await self._finish(line, self.precheck(line), tool, channel, timeout_s, hold,
-                                  argv=argv, network=network)
+        return await self._finish(line, await self._precheck_off_loop(line), tool, channel, timeout_s,
+                                  hold, argv=argv, network=network, pinned=True)
 
     async def review_tool_call(self, shown: str, *, server: str, tool: str, destructive: bool,
                                claims_read_only: bool = False, channel: str = "text",
@@ -250,26 +289,72 @@ class Gate:
     async def _finish(self, command: str, pre: Precheck, tool: str, channel: str,
                       timeout_s: float | None, hold: Hold | None, *, argv: tuple[str, ...] | None,
                       stdin: bytes | None = None, network: bool = False,
-                      grant: str | None = None) -> Verdict:
+                      grant: str | None = None, pinned: bool = False) -> Verdict:
         """Ask when `pre` says so; an approval carries a permit for `argv` (None: a decision
-        that starts no process). "Always" saves `grant`, or the command itself."""
+        that starts no process). "Always" saves `grant`, or the command itself.
+
+        `pinned`: the workspace files the line runs are hashed when the question is put and
+        again after the answer; a change in between asks again, and the permit carries the
+        hashes the user saw so the door can check them (and run that very content) at run time."""
         if network:
             # Grants and auto-safe never reach the network: the user sees this very line.
             reason = pre.reason if not pre.approve else "I need your OK to go online."
             pre = Precheck(False, "ask", f"{reason} {NEEDS_INTERNET}", saveable=False)
         if pre.approve:
             self._record(command, tool, Decision.APPROVED, pre.how)
+            pins = self.grants.pins_for(command) if pinned and pre.how == "line grant" else {}
             permit = None if argv is None else self.door.issue(
                 argv, command, tool, stdin=stdin, network=False, how=pre.how,
-                access=_unasked_access(command, pre.how))
+                access=_unasked_access(command, pre.how), pins=pins)
             return Verdict(True, Decision.APPROVED, pre.how, permit=permit)
         if timeout_s is None:
             timeout_s = self.voice_expiry_s if str(channel) == "voice" else self.text_expiry_s
-        # A process the user approves when asked may change the workspace (KERNEL mounts it so).
-        request = ApprovalRequest(command, pre.reason, pre.saveable, timeout_s, tool,
-                                  access="" if argv is None else ACCESS_WRITE, network=network)
+        # The pins are taken as the question is put: what the user approves is what they saw.
+        pins = await asyncio.to_thread(fingerprint, command, self.workspace) if pinned else {}
+        reason = pre.reason
+        for _ in range(MAX_REASKS + 1):
+            # A process the user approves when asked may change the workspace.
+            request = ApprovalRequest(command, reason, pre.saveable, timeout_s, tool,
+                                      access="" if argv is None else ACCESS_WRITE, network=network,
+                                      once_only=pre.once_only)
+            answer = await self._ask_holding(request, command, tool, hold)
+            if answer.decision is not Decision.APPROVED or not pinned:
+                break
+            now = await asyncio.to_thread(fingerprint, command, self.workspace)
+            changed = _changed(pins, now)
+            if not changed:
+                break
+            pins = now
+            reason = (f"{changed} changed while I was asking, so I need your OK again for what "
+                      "it is now.")
+        else:
+            answer = Answer(Decision.DECLINED)  # it kept changing under the question
+        note = ""
+        if answer.decision is Decision.APPROVED and answer.always and pre.saveable:
+            try:
+                # For code, "always" means harmless code in general: the same snippet rarely returns.
+                if tool == "execute_code":
+                    self.grants.add_family(CODE_FAMILY)
+                elif grant is not None:
+                    self.grants.add_line(grant)
+                else:  # tied to the content of the workspace files the line runs, as shown
+                    self.grants.add_line(command, pins=pins)
+                note = " (saved)"
+            except GrantError:
+                note = " (not saveable)"
+        self._record(command, tool, answer.decision, "asked" + note)
+        if answer.decision is Decision.APPROVED:
+            permit = None if argv is None else self.door.issue(
+                argv, command, tool, stdin=stdin, network=network, how="asked", access=ACCESS_WRITE,
+                pins=pins)
+            return Verdict(True, Decision.APPROVED, "asked", permit=permit)
+        return Verdict(False, answer.decision, "asked", REFUSALS[answer.decision])
+
+    async def _ask_holding(self, request: ApprovalRequest, command: str, tool: str,
+                           hold: Hold | None) -> Answer:
+        """Ask, keeping the time spent waiting off the tool's budget."""
         if hold is not None:
-            hold(timeout_s + 1.0)
+            hold(request.timeout_s + 1.0)
         started = time.monotonic()
         try:
             answer = await self._ask(request)
@@ -279,26 +364,8 @@ class Gate:
             raise
         if hold is not None:
             # Give back what the question did not use: only the real wait is excused.
-            hold(-max(0.0, timeout_s + 1.0 - (time.monotonic() - started)))
-        note = ""
-        if answer.decision is Decision.APPROVED and answer.always and pre.saveable:
-            try:
-                # For code, "always" means harmless code in general: the same snippet rarely returns.
-                if tool == "execute_code":
-                    self.grants.add_family(CODE_FAMILY)
-                elif grant is not None:
-                    self.grants.add_line(grant)
-                else:  # tied to the content of the workspace files the line runs
-                    self.grants.add_line(command, pins=fingerprint(command, self.workspace))
-                note = " (saved)"
-            except GrantError:
-                note = " (not saveable)"
-        self._record(command, tool, answer.decision, "asked" + note)
-        if answer.decision is Decision.APPROVED:
-            permit = None if argv is None else self.door.issue(
-                argv, command, tool, stdin=stdin, network=network, how="asked", access=ACCESS_WRITE)
-            return Verdict(True, Decision.APPROVED, "asked", permit=permit)
-        return Verdict(False, answer.decision, "asked", REFUSALS[answer.decision])
+            hold(-max(0.0, request.timeout_s + 1.0 - (time.monotonic() - started)))
+        return answer
 
     async def _ask(self, request: ApprovalRequest) -> Answer:
         if self._asking is None:
@@ -366,6 +433,11 @@ def _unasked_access(command: str, how: str) -> str:
     if how == "auto-safe" and shlex.split(command)[:1] and shlex.split(command)[0] in _WRITING_AUTO_SAFE:
         return ACCESS_WRITE
     return ACCESS_READ
+
+
+def _changed(before: Mapping[str, str], now: Mapping[str, str]) -> str:
+    """The files whose hashes differ (or that appeared or went), joined for a sentence."""
+    return ", ".join(sorted(name for name in set(before) | set(now) if before.get(name) != now.get(name)))
 
 
 def _permit_of(verdict: Verdict) -> Permit:

@@ -4,13 +4,17 @@ A saved line that runs workspace files keeps their content hashes (`pins`): the 
 again when one of them changed.
 
 The file (approvals.toml in the config folder) is written atomically and may be edited by
-hand; a broken file is set aside and she starts with no grants, which only means she asks.
+hand; a broken file, or one whose values have the wrong type (a string where a list belongs),
+is set aside and she starts with no grants, which only means she asks. A hand-edited line the
+rules would not let her save ("Always" is an allowlist: always.py) or a family they refuse is
+dropped, and `notice` says so.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import re
 import tomllib
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -19,11 +23,26 @@ from pathlib import Path
 import tomli_w
 
 from companion.paths import atomic_write_text
+from companion.safety.always import once_only_reason
 from companion.safety.rules import danger_of, family_refusal
 
-__all__ = ["GrantError", "GrantStore", "Grants"]
+__all__ = ["GrantError", "GrantStore", "Grants", "refusal_of_line"]
 
 log = logging.getLogger(__name__)
+
+_MCP_KEY = re.compile(r"mcp:[a-z0-9_-]+/[A-Za-z0-9_.-]+")
+"""An "always" for one tool of one MCP server (not a command line)."""
+
+
+def refusal_of_line(line: str) -> str | None:
+    """Why `line` may not be remembered (a sentence), or None."""
+    line = line.strip()
+    if _MCP_KEY.fullmatch(line):
+        return None
+    danger = danger_of(line)
+    if danger:
+        return f"{danger} I'll always ask before running that."
+    return once_only_reason(line)
 
 
 class GrantError(ValueError):
@@ -74,9 +93,9 @@ class GrantStore:
         line = line.strip()
         if not line:
             raise GrantError("There's no command to remember.")
-        danger = danger_of(line)
-        if danger:
-            raise GrantError(f"{danger} I'll always ask before running that.")
+        refusal = refusal_of_line(line)
+        if refusal:
+            raise GrantError(refusal)
         grants = self.current()
         lines = grants.lines if line in grants.lines else (*grants.lines, line)
         all_pins = {k: v for k, v in grants.pins.items() if k != line}
@@ -136,6 +155,9 @@ class GrantStore:
             data = tomllib.loads(text)
             lines, families = data.get("lines", []), data.get("families", [])
             pins = data.get("pins", {})
+            # A string where a list belongs would be read one character at a time.
+            if not isinstance(lines, list) or not isinstance(families, list):
+                raise ValueError("lines and families must be lists")
             if not all(isinstance(x, str) for x in [*lines, *families]):
                 raise ValueError("lines and families must be lists of strings")
             if not isinstance(pins, dict) or not all(
@@ -152,9 +174,14 @@ class GrantStore:
             )
             return Grants()
         # A hand-edited file can't smuggle in a grant the rules forbid.
-        kept = tuple(x.strip() for x in lines if x.strip() and not danger_of(x))
-        return Grants(
-            kept,
-            tuple(x.strip() for x in families if not family_refusal(x)),
-            {line: dict(files) for line, files in pins.items() if line in kept},
-        )
+        kept = tuple(dict.fromkeys(x.strip() for x in lines if x.strip() and not refusal_of_line(x)))
+        kept_families = tuple(dict.fromkeys(x.strip() for x in families if not family_refusal(x)))
+        dropped = [x.strip() for x in lines if x.strip() and x.strip() not in kept]
+        dropped += [x.strip() for x in families if x.strip() not in kept_families]
+        if dropped:
+            log.warning("approvals file %s: dropped grants the rules refuse: %s", self.path, dropped)
+            self.notice = (f"I dropped {len(dropped)} saved approval{'s' if len(dropped) != 1 else ''} "
+                           f"I'm not allowed to remember ({', '.join(dropped[:3])}"
+                           f"{'…' if len(dropped) > 3 else ''}), so I'll ask for those.")
+        return Grants(kept, kept_families,
+                      {line: dict(files) for line, files in pins.items() if line in kept})

@@ -1,7 +1,9 @@
 """Reading a command line: metacharacters, what is auto-safe, which families may be granted.
 
 What always asks lives in danger.py. Pure functions with no I/O beyond looking at the
-workspace's paths; the gate (gate.py) turns their answers into a decision.
+workspace's paths; the gate (gate.py) turns their answers into a decision, off the event loop.
+Wildcards are expanded with a bound on time and matches: past it the line is not judged, it asks
+("too many files").
 """
 
 from __future__ import annotations
@@ -10,9 +12,12 @@ import glob
 import os
 import re
 import shlex
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from companion.errors import CompanionError, Stage
+from companion.safety.always import BUILD_TOOLS
 from companion.safety.danger import ASSIGNMENT as _ASSIGNMENT
 from companion.safety.danger import INTERPRETERS, danger_of
 from companion.safety.flags import GRAMMARS, read_arguments, read_find
@@ -20,6 +25,10 @@ from companion.safety.jail import JailError, resolve_in_workspace
 
 __all__ = [
     "AUTO_SAFE_COMMANDS",
+    "GLOB_LIMIT",
+    "GLOB_TIME_S",
+    "TOO_MANY_FILES",
+    "TooManyFiles",
     "METACHARACTERS",
     "LineReview",
     "danger_of",
@@ -49,6 +58,19 @@ NETWORK_TOOLS = frozenset({
     "curl", "wget", "scp", "sftp", "rsync", "nc", "ncat", "netcat", "socat", "ftp", "tftp",
     "telnet", "aria2c", "http", "https", "lftp", "rclone",
 })
+
+GLOB_LIMIT = 2000
+"""Matches of one line's wildcards the rules will look at before giving up (and asking)."""
+GLOB_TIME_S = 0.5
+"""Time the rules spend expanding one line's wildcards before giving up (and asking)."""
+TOO_MANY_FILES = "That pattern matches too many files for me to check, so I need your OK."
+
+
+class TooManyFiles(CompanionError):
+    """A wildcard expands past GLOB_LIMIT matches or GLOB_TIME_S: the line can't be judged."""
+
+    stage = Stage.SAFETY
+
 
 def has_metacharacter(line: str) -> bool:
     """True when `line` contains a shell metacharacter (`; & | \\` < > $ ( ) { }` or a newline)."""
@@ -99,6 +121,8 @@ def family_refusal(word: str) -> str | None:
     if name in {"rm", "shred", "truncate", "dd", "mkfs", "shutdown", "reboot", "chmod", "chown"} \
             or name.startswith("mkfs"):
         return f"{name} can destroy data, so I can only remember exact lines for it."
+    if name in BUILD_TOOLS:
+        return f"{name} runs code from the workspace, so I can't remember it for you."
     return None
 
 
@@ -170,10 +194,17 @@ def _option_like_match(arg: str, workspace: Path) -> bool:
 
 
 def _glob_matches(path: str, workspace: Path) -> list[str]:
+    """What bash would expand `path` to; raises TooManyFiles past the bound on time or count."""
     if not glob.has_magic(path):
         return [path]
     expanded = os.path.expanduser(path)
     root = None if os.path.isabs(expanded) else str(workspace)
-    found = glob.glob(expanded, root_dir=root, include_hidden=True)
+    found: list[str] = []
+    deadline = time.monotonic() + GLOB_TIME_S
+    # iglob walks lazily: a farm of links to `.` under `*/*/*/*/*` is stopped early, not listed.
+    for match in glob.iglob(expanded, root_dir=root, include_hidden=True):
+        found.append(match)
+        if len(found) > GLOB_LIMIT or time.monotonic() > deadline:
+            raise TooManyFiles("too_many_files", TOO_MANY_FILES)
     # With no match the shell passes the pattern through literally; its folder must be inside.
     return found + [path] if found else [path]

@@ -157,8 +157,9 @@ class ApprovalCard(QFrame):
         self.outcome: str | None = None
         self.always = False
         self._answered = False
-        self.destructive = not request.saveable
-        """The gate never lets these be remembered (rm -r, dd, …): No is the default."""
+        self.destructive = not request.saveable and not request.once_only
+        """The gate never lets these be remembered (rm -r, dd, …): No is the default. A line that
+        is only not saveable ("once": an interpreter, a wrapper) is approved like any other."""
         self.setObjectName("approvalCard")
         self.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # never takes focus from the text box
         self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Maximum)
