@@ -31,6 +31,8 @@ from companion.voice.controller import VoiceController
 
 log = logging.getLogger(__name__)
 
+TYPED_LETTERS = {"y": "yes", "n": "no", "a": "always"}
+"""The one-letter answers `companion chat` takes, read the same way in the text box."""
 RESTART_VOICE_FIELDS = ("input_device", "output_device", "hearing", "speaking", "hearing_model", "voice")
 
 
@@ -276,10 +278,21 @@ class CompanionApp(QObject):
     def _answers_a_card(self, text: str, *, typed: bool = False) -> bool:
         """A "yes" or "no" (typed, or heard by the voice loop) while a card is open answers the
         card: it must not start a new turn, which would cancel the one waiting for the answer.
-        A typed message counts only when it is nothing but the answer."""
-        if not self.window.approvals.answer_words(text, typed=typed):
+        A typed message counts only when it is nothing but the answer; the terminal's y / n / a
+        work here too."""
+        words = text
+        card = self.window.approvals.newest_open()
+        letter = text.strip().lower()
+        if typed and card is not None and letter in TYPED_LETTERS:
+            if letter == "a" and not card.request.saveable:
+                self.window.captions.add_heard(text, spoken=False)
+                self.window.captions.add_notice("I can't remember this one; it always asks. "
+                                                "Answer yes or no on the card.")
+                return True
+            words = TYPED_LETTERS[letter]
+        if not self.window.approvals.answer_words(words, typed=typed):
             return False
-        self.window.captions.add_heard(text)
+        self.window.captions.add_heard(text, spoken=not typed)
         return True
 
     def set_muted(self, muted: bool) -> None:

@@ -1,0 +1,122 @@
+"""The window's answer path: while a card is open, a y / n / a typed in the text box answers it
+(never reaching the brain), even when the card is a background job's and her reply streamed
+over it."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from PySide6.QtCore import Qt
+from ui_loop import qt_gc_fixture, qt_loop_fixture, signal_future  # noqa: F401 (fixtures)
+
+from companion.config import Paths, RunConfig, Settings, with_overrides
+from companion.events import ReplyDone, WorkChanged
+from companion.ui.app import CompanionApp
+
+
+@pytest.fixture(autouse=True)
+def _collect_garbage_on_the_qt_thread(qt_gc):
+    """As in the app: no widget is ever collected in the middle of Qt's work."""
+
+
+@pytest.fixture
+def make_app(qtbot, qt_loop, tmp_path):
+    made: list[CompanionApp] = []
+    (tmp_path / "workspace").mkdir()
+
+    def make(url: str) -> CompanionApp:
+        settings = with_overrides(Settings(), brain={"base_url": url},
+                                  tools={"workspace": str(tmp_path / "workspace")})
+        app = CompanionApp(RunConfig(Paths.default(tmp_path / "config"), settings), with_voice=False)
+        qtbot.addWidget(app.window)
+        app.show()
+        made.append(app)
+        return app
+
+    yield make
+    for app in made:
+        qt_loop(app.close())
+
+
+def _type(qtbot, app: CompanionApp, text: str) -> None:
+    qtbot.keyClicks(app.window.text_box, text)
+    qtbot.keyClick(app.window.text_box, Qt.Key.Key_Return)
+
+
+def _event(app: CompanionApp, wanted) -> asyncio.Future:
+    future = asyncio.get_running_loop().create_future()
+
+    def seen(event) -> None:
+        if wanted(event) and not future.done():
+            future.set_result(event)
+
+    app.bridge.event.connect(seen)
+    return future
+
+
+def _users(scripted_brain) -> list[str]:
+    return [m["content"] for b in scripted_brain.bodies for m in b["messages"] if m["role"] == "user"]
+
+
+def test_a_y_typed_after_her_reply_covered_a_jobs_card_answers_it_and_never_reaches_the_brain(
+        qtbot, tmp_path, scripted_brain, make_app, qt_loop):
+    scripted_brain.push(
+        {"for": "tidy", "tool_calls": [{"name": "start_work", "arguments": {"task": "JOB: make a file"}}]},
+        {"for": "tidy", "text": "[happy] On it, in the background, while we keep talking.",
+         "chunks": 6, "chunk_delay": 0.3},
+        {"for": "JOB:", "tool_calls": [{"name": "shell", "arguments": {"command": "touch made-by-job"}}]},
+        {"for": "JOB:", "text": "[happy] Made the file."},
+    )
+    app = make_app(scripted_brain.url)
+
+    async def scenario():
+        await app.start()
+        asked = signal_future(app.bridge.approval_needed)
+        replied = _event(app, lambda e: isinstance(e, ReplyDone) and "On it" in e.text)
+        _type(qtbot, app, "please tidy up")
+        (request,) = await asked
+        await replied  # her reply streamed while the card was open
+        card = app.window.approvals.cards[request.request_id]
+        if not card.is_armed():
+            await signal_future(card.armed)
+        done = _event(app, lambda e: isinstance(e, WorkChanged) and e.status == "finished")
+        resolved = signal_future(app.bridge.approval_resolved)
+        _type(qtbot, app, "y")
+        assert (await resolved)[1] == "approved"
+        await done
+
+    qt_loop(scenario(), timeout=60)
+    assert app.companion.gate.audit.entries()[-1]["decision"] == "approved"
+    assert "y" not in _users(scripted_brain)
+    # Typed, so not marked as heard by her microphone.
+    assert "🎙" not in app.window.captions.toPlainText()
+
+
+def test_a_typed_a_never_approves_a_card_that_cannot_be_remembered(
+        qtbot, tmp_path, scripted_brain, make_app, qt_loop):
+    (tmp_path / "workspace" / "old").mkdir(parents=True)
+    scripted_brain.push(
+        {"tool_calls": [{"name": "shell", "arguments": {"command": "rm -r old"}}]},
+        {"text": "[neutral] Left it."},
+    )
+    app = make_app(scripted_brain.url)
+
+    async def scenario():
+        await app.start()
+        asked = signal_future(app.bridge.approval_needed)
+        _type(qtbot, app, "delete old")
+        (request,) = await asked
+        card = app.window.approvals.cards[request.request_id]
+        if not card.is_armed():
+            await signal_future(card.armed)
+        _type(qtbot, app, "a")
+        assert card.outcome is None and not card._answered  # still waiting for a real answer
+        resolved = signal_future(app.bridge.approval_resolved)
+        _type(qtbot, app, "n")
+        assert (await resolved)[1] == "declined"
+
+    qt_loop(scenario(), timeout=60)
+    assert (tmp_path / "workspace" / "old").is_dir()
+    assert not {"a", "n"} & set(_users(scripted_brain))
+    assert "always asks" in app.window.captions.toPlainText()
