@@ -212,7 +212,8 @@ def check_personality(settings: Settings, paths: Paths) -> Check:
     from companion.persona.store import PersonalityStore
     from companion.tools import registry
 
-    names = set(registry.discover(plugin_dir=paths.data_dir / "plugins").tools())
+    names = set(registry.discover(plugin_dir=paths.data_dir / "plugins",
+                                  enabled_plugins=settings.tools.enabled_plugins).tools())
     path = Path(settings.personality) if settings.personality else paths.personality_file
     if not path.exists():
         return Check("Personality", True, f"{path} will be copied from the default on first start")
