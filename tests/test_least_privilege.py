@@ -1,0 +1,327 @@
+"""Least privilege in the kernel: what the user approved decides the mounts, and nothing inside is privileged.
+
+Through the real gate, the real tools and the real bubblewrap sandbox. These tests run as
+root here and in CI, which is the case that matters most: the sandbox's user is root outside.
+"""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import hashlib
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from companion.safety import sandbox
+from companion.safety.approval import (
+    ACCESS_READ,
+    ACCESS_WRITE,
+    Answer,
+    ApprovalRequest,
+    AuditLog,
+    Decision,
+)
+from companion.safety.door import ProcessDoor, ProcessRefused
+from companion.safety.gate import CODE_FAMILY, Gate
+from companion.safety.grants import GrantStore
+from companion.tools.action import execute_code, shell
+from companion.tools.context import ToolContext
+
+
+class Approves:
+    """Says yes (once) to everything, and remembers what it was shown."""
+
+    def __init__(self) -> None:
+        self.asked: list[ApprovalRequest] = []
+
+    async def ask(self, request: ApprovalRequest) -> Answer:
+        self.asked.append(request)
+        return Answer(Decision.APPROVED)
+
+
+@pytest.fixture(autouse=True)
+def real_sandbox() -> None:
+    assert sandbox.unavailable_reason() is None, sandbox.unavailable_reason()
+
+
+@pytest.fixture
+def gate(tmp_path: Path) -> Gate:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    return Gate(workspace, GrantStore(tmp_path / "approvals.toml"), approver=Approves(),
+                audit=AuditLog(tmp_path / "approvals.log"))
+
+
+def ctx_for(gate: Gate, module, budget_s: float = 60) -> ToolContext:
+    return ToolContext(workspace=gate.workspace, data_dir=gate.workspace.parent / "data", budget_s=budget_s,
+                       services={"gate": gate}, tool=module.SCHEMA["name"], risk=module.RISK)
+
+
+async def run_shell(gate: Gate, command: str, **args: object) -> str:
+    return await shell.execute({"command": command, **args}, ctx_for(gate, shell))
+
+
+async def run_code(gate: Gate, code: str) -> str:
+    return await execute_code.execute({"code": code}, ctx_for(gate, execute_code))
+
+
+def tree(root: Path) -> dict[str, tuple[int, bytes]]:
+    """Every file under `root` with its mode and content: what "nothing changed" compares."""
+    found = {}
+    for folder, _dirs, files in os.walk(root):
+        for name in files:
+            path = Path(folder, name)
+            found[str(path.relative_to(root))] = (path.stat().st_mode, path.read_bytes())
+    return found
+
+
+# --- how it was allowed decides the mounts -----------------------------------------------
+
+
+async def test_unasked_runs_are_read_only_and_asked_ones_may_write(gate: Gate) -> None:
+    gate.grant_family("cp")
+    gate.grant_family(CODE_FAMILY)
+    gate.grants.add_line("wc -l notes.txt")
+    cases = [
+        (gate.review("ls"), "auto-safe", ACCESS_READ),
+        (gate.review("cp a.txt b.txt"), "family grant", ACCESS_READ),
+        (gate.review_code("print(1)", []), "family grant", ACCESS_READ),
+        (gate.review("mkdir -p made"), "auto-safe", ACCESS_WRITE),  # mkdir writes, and is auto-safe
+        (gate.review("wc -l notes.txt"), "line grant", ACCESS_WRITE),  # saved from a card that said so
+        (gate.review("touch x"), "asked", ACCESS_WRITE),
+    ]
+    for review, how, access in cases:
+        verdict = await review
+        assert (verdict.how, verdict.permit.access) == (how, access)
+    assert gate.declared(["server"], tool="mcp:x").permit.access == ACCESS_WRITE
+    assert [request.access for request in gate.approver.asked] == [ACCESS_WRITE]  # the card says so
+
+
+async def test_a_family_granted_command_cannot_change_the_workspace_but_the_same_line_approved_can(
+        gate: Gate) -> None:
+    (gate.workspace / "a.txt").write_text("a\n")
+    gate.grant_family("cp")
+    text = await run_shell(gate, "cp a.txt b.txt")
+    assert gate.approver.asked == [] and "Read-only file system" in text, text
+    assert not (gate.workspace / "b.txt").exists()
+    gate.revoke("cp")
+    await run_shell(gate, "cp a.txt b.txt")
+    assert len(gate.approver.asked) == 1 and (gate.workspace / "b.txt").read_text() == "a\n"
+
+
+HOSTILE_GIT_CONFIG = """\
+[core]
+    fsmonitor = "touch fsmonitor-ran; echo changed >> tracked.txt; false"
+    pager = "touch pager-ran; cat"
+    editor = "touch editor-ran"
+    hooksPath = hooks
+[alias]
+    st = "!touch alias-ran; echo changed >> tracked.txt"
+[diff]
+    external = "sh -c 'touch diff-ran'"
+[filter "evil"]
+    clean = "sh -c 'touch filter-ran; cat'"
+    smudge = "sh -c 'touch filter-ran; cat'"
+    process = "sh -c 'touch filter-ran'"
+"""
+
+
+async def test_a_hostile_git_config_changes_nothing_under_a_read_only_git_status(gate: Gate) -> None:
+    ws = gate.workspace
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", "-C", str(ws)]
+    (ws / "tracked.txt").write_text("one\n")
+    for argv in (["init", "-q"], ["add", "."], ["commit", "-qm", "first"]):
+        proc = await asyncio.create_subprocess_exec(*git, *argv)
+        assert await proc.wait() == 0
+    (ws / "tracked.txt").write_text("one\ntwo\n")  # a change, so diff and status have work to do
+    (ws / ".gitattributes").write_text("* filter=evil diff=evil\n")
+    with (ws / ".git" / "config").open("a") as config:
+        config.write(HOSTILE_GIT_CONFIG)
+    before = tree(ws)
+    # Straight through the door as the gate issues it for auto-safe and family-granted lines:
+    # whatever git is told to run, the kernel holds the workspace read-only.
+    door = ProcessDoor(lambda: ws, lambda: None)
+    outputs = []
+    for line in ("git status", "git diff", "git log -p", "git st", "git -p status"):
+        permit = door.issue(("bash", "--noprofile", "--norc", "-c", line), line, "shell", stdin=None,
+                            network=False, how="family grant", access=ACCESS_READ)
+        outputs.append((await door.run(permit, risk="exec", timeout_s=30)).output)
+    assert any("Read-only file system" in text for text in outputs), outputs  # it did try
+    assert tree(ws) == before
+
+
+# --- no privilege inside ---------------------------------------------------------------
+
+
+PRY_AS_ROOT = r"""
+import os, shutil, stat
+print("uid map:", open("/proc/self/uid_map").read().split())
+for knob in ("/proc/sys/kernel/core_pattern", "/proc/sys/kernel/panic", "/proc/sys/vm/drop_caches",
+             "/proc/sysrq-trigger", "/sys/kernel/uevent_helper", "/sys/fs/cgroup/pids/cgroup.procs"):
+    try:
+        fd = os.open(knob, os.O_WRONLY)  # opened only: nothing is ever written
+    except OSError as exc:
+        print("refused", knob, exc.strerror)
+    else:
+        os.close(fd)
+        print("OPENED FOR WRITING", knob)
+shutil.copy("/bin/sh", "sh")
+for mode in (0o4755, 0o2755, 0o6755):
+    try:
+        os.chmod("sh", mode)
+    except OSError as exc:
+        print("chmod refused", oct(mode), exc.strerror)
+try:
+    os.close(os.open("made-setuid", os.O_CREAT | os.O_WRONLY, 0o4755))
+except OSError as exc:
+    print("create refused", exc.strerror)
+try:
+    os.mknod("node-setuid", stat.S_IFREG | 0o6755)
+except OSError as exc:
+    print("mknod refused", exc.strerror)
+print("caps:", [l for l in open("/proc/self/status") if l.startswith(("CapEff", "NoNewPrivs"))])
+"""
+
+
+async def test_approved_code_cannot_open_kernel_knobs_for_writing_or_leave_a_setuid_file(gate: Gate) -> None:
+    text = await run_code(gate, PRY_AS_ROOT)
+    assert len(gate.approver.asked) == 1  # approved once: the most a "yes" gives
+    assert "uid map:" in text and "OPENED FOR WRITING" not in text, text
+    inside, outside, _count = ast.literal_eval(text.split("uid map:", 1)[1].splitlines()[0].strip())
+    assert inside != "0" and (outside != "0" or inside == "65534")  # root outside is nobody inside
+    assert "CapEff:\\t0000000000000000" in text and "NoNewPrivs:\\t1" in text, text
+    assert "chmod refused 0o4755 Operation not permitted" in text
+    for path in gate.workspace.iterdir():
+        assert not path.stat().st_mode & (stat.S_ISUID | stat.S_ISGID), path
+
+
+async def test_a_command_is_an_unprivileged_user_inside_even_when_she_is_root(gate: Gate) -> None:
+    text = await run_shell(gate, "id -u; cat /proc/self/uid_map; grep CapEff /proc/self/status")
+    inside_uid = int(text.split()[0])
+    assert inside_uid == (65534 if os.geteuid() == 0 else os.geteuid())
+    assert "0000000000000000" in text
+
+
+# --- resource limits -----------------------------------------------------------------
+
+
+async def test_a_fork_bomb_approved_once_is_stopped_with_a_sentence_and_the_next_command_runs(gate: Gate) -> None:
+    text = await run_shell(gate, ":(){ :|:& };:; wait", timeout=120)
+    assert "It tried to start too many processes, so the sandbox stopped it." in text, text[-500:]
+    assert "ran out of time" not in text  # the limit stopped it, not the clock
+    assert "still works" in await run_shell(gate, "echo still works")
+    runs = gate.audit.runs()
+    assert runs[-2]["ran"]["limit"].startswith("It tried to start too many processes")
+
+
+async def test_a_2_gb_write_approved_once_is_stopped_at_1_gb_with_a_sentence(gate: Gate) -> None:
+    big = gate.workspace / "big"
+    try:
+        text = await run_shell(gate, "head -c 2G /dev/zero > big; echo done", timeout=120)
+        assert "It tried to write a file over 1 GB, so the sandbox stopped it." in text, text
+        assert big.stat().st_size <= 1 << 30
+    finally:
+        big.unlink(missing_ok=True)
+    assert "still works" in await run_shell(gate, "echo still works")
+
+
+async def test_code_that_allocates_past_the_memory_limit_gets_a_sentence(gate: Gate) -> None:
+    text = await run_code(gate, "block = bytearray(6 * 2**30)")
+    assert "It tried to use more than 4 GB of memory, so the sandbox stopped it." in text, text
+
+
+async def test_the_private_tmp_has_a_size_limit(gate: Gate) -> None:
+    text = await run_shell(gate, "head -c 600M /dev/zero > /tmp/fill; echo rc=$?", timeout=60)
+    assert "No space left on device" in text and "rc=1" in text, text
+
+
+# --- the environment -----------------------------------------------------------------
+
+
+ALLOWED = {"PATH", "HOME", "LANG", "LANGUAGE", "TERM", "TZ", "USER", "LOGNAME", "SHELL", "TMPDIR",
+           "COLORTERM", "NO_COLOR", "COLUMNS", "LINES", "PYTHONIOENCODING", "LC_ALL", "LC_CTYPE",
+           "LC_NUMERIC", "LC_TIME", "LC_COLLATE", "LC_MONETARY", "LC_MESSAGES", "LC_PAPER", "LC_NAME",
+           "LC_ADDRESS", "LC_TELEPHONE", "LC_MEASUREMENT", "LC_IDENTIFICATION",
+           "PWD"}  # bwrap sets PWD to the working directory (the workspace)
+
+
+async def test_the_environment_inside_holds_only_allowlisted_names(gate: Gate, monkeypatch: pytest.MonkeyPatch) -> None:
+    for name, value in {"LC_PASS": "hunter2", "LC_CTYPE": "C.UTF-8", "LC_FOO_SECRET": "s", "LCX": "1",
+                        "DISPLAY": ":0", "DBUS_SESSION_BUS_ADDRESS": "unix:abstract=x", "TERM": "xterm",
+                        "SSH_AUTH_SOCK": "/run/ssh", "OPENAI_API_KEY": "sk-1"}.items():
+        monkeypatch.setenv(name, value)
+    text = await run_code(gate, "import os\nprint(sorted(os.environ))")
+    names = set(eval(text.splitlines()[0]))  # noqa: S307 (our own print of a list of strings)
+    assert "LC_CTYPE" in names and "TERM" in names  # real locale and terminal settings pass
+    # Python adds LC_CTYPE itself at start-up in a C locale; everything else came from the allowlist.
+    assert names <= ALLOWED, names - ALLOWED
+    assert "hunter2" not in text
+
+
+# --- her own folders -----------------------------------------------------------------
+
+
+async def test_her_folders_are_hidden_even_when_the_workspace_contains_them(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    config, data = home / ".config" / "companion", home / ".local" / "share" / "companion"
+    (data / "plugins").mkdir(parents=True)
+    config.mkdir(parents=True)
+    (config / "approvals.toml").write_text('lines = ["secret-grant-line"]\n')
+    (data / "memory.json").write_text('{"secret": "her memory"}')
+    gate = Gate(home, GrantStore(config / "approvals.toml"), approver=Approves(),
+                audit=AuditLog(tmp_path / "approvals.log"), hidden=(config, data))
+    text = await run_shell(gate, "ls -a .config/companion .local/share/companion; "
+                                 "cat .config/companion/approvals.toml .local/share/companion/memory.json; "
+                                 "echo 'import os' > .local/share/companion/plugins/x.py; "
+                                 "echo 'lines = [\"rm -rf sub\"]' > .config/companion/approvals.toml; "
+                                 "echo mine > note.txt")
+    assert "secret-grant-line" not in text and "her memory" not in text, text
+    assert "Read-only file system" in text
+    assert not (data / "plugins" / "x.py").exists()
+    assert (config / "approvals.toml").read_text() == 'lines = ["secret-grant-line"]\n'
+    assert (home / "note.txt").read_text() == "mine\n"  # the rest of the workspace is writable
+
+
+# --- pinned files run as approved -----------------------------------------------------
+
+
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+async def test_a_pinned_file_that_changed_before_the_run_is_refused(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "run.sh").write_text("echo approved\n")
+    door = ProcessDoor(lambda: ws, lambda: None)
+    permit = door.issue(("sh", "run.sh"), "sh run.sh", "shell", stdin=None, network=False, how="asked",
+                        access=ACCESS_WRITE, pins={"run.sh": _sha(b"echo approved\n")})
+    (ws / "run.sh").write_text("echo swapped\n")
+    with pytest.raises(ProcessRefused) as refused:
+        await door.run(permit, risk="exec", timeout_s=10)
+    assert refused.value.code == "changed" and "run.sh changed" in refused.value.sentence
+
+
+async def test_a_pinned_file_runs_as_approved_even_when_rewritten_during_the_run(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    approved = b"echo approved\n"
+    (ws / "run.sh").write_bytes(approved)
+    (ws / "run.sh").chmod(0o755)
+    os.mkfifo(ws / "go")
+    door = ProcessDoor(lambda: ws, lambda: None)
+    line = "./run.sh; read x < go; sh run.sh; cat run.sh"
+    permit = door.issue(("bash", "-c", line), line, "shell", stdin=None, network=False, how="asked",
+                        access=ACCESS_WRITE, pins={"run.sh": _sha(approved)})
+
+    def swap_then_go() -> None:
+        with open(ws / "go", "w") as go:  # returns once the command waits on it: run.sh has run once
+            (ws / "run.sh").write_text("echo swapped\n")
+            go.write("go\n")
+
+    result, _ = await asyncio.gather(door.run(permit, risk="exec", timeout_s=20), asyncio.to_thread(swap_then_go))
+    assert result.output.splitlines() == ["approved", "approved", "echo approved"], result.output
+    assert (ws / "run.sh").read_text() == "echo swapped\n"
