@@ -1,12 +1,14 @@
-"""Settings → Toolsets → "Add MCP server…": the form that declares one server.
+"""Settings → Toolsets → "Add MCP server…": the form that declares one server, and the switches
+that mark declared servers trusted (their tools run without asking).
 
-It only builds a `McpServerSettings` (validated as the settings file would be); the dialog
-adds it to the copy it edits, so it starts on Save and Cancel forgets it.
+Both only build `McpServerSettings` (validated as the settings file would be); the dialog puts
+them in the copy it edits, so they apply on Save and Cancel forgets them.
 """
 
 from __future__ import annotations
 
 import shlex
+from dataclasses import replace
 
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -21,7 +23,7 @@ from PySide6.QtWidgets import (
 
 from companion.config import McpServerSettings
 
-__all__ = ["McpServerForm", "server_from_fields"]
+__all__ = ["McpServerForm", "McpTrustSwitches", "server_from_fields"]
 
 
 def server_from_fields(name: str, command_line: str, url: str, network: bool,
@@ -90,3 +92,27 @@ class McpServerForm(QDialog):
             return
         self.server = server
         super().accept()
+
+
+class McpTrustSwitches(QWidget):
+    """One switch per declared server: trusted servers' tools run without asking (off by default)."""
+
+    def __init__(self, servers: tuple[McpServerSettings, ...], parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.switches: dict[str, QCheckBox] = {}
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        for server in servers:
+            box = QCheckBox(f"Trust mcp:{server.name}: run its tools without asking me")
+            box.setToolTip("Off: every call of its tools asks first, whatever the server says "
+                           "about them (a tool that claims to only read may still write).")
+            box.setChecked(server.trusted)
+            layout.addWidget(box)
+            self.switches[server.name] = box
+        if not servers:
+            self.setVisible(False)
+
+    def applied(self, servers: tuple[McpServerSettings, ...]) -> tuple[McpServerSettings, ...]:
+        """`servers` with the trust each switch shows now."""
+        return tuple(replace(server, trusted=self.switches[server.name].isChecked())
+                     if server.name in self.switches else server for server in servers)

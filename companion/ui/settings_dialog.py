@@ -28,7 +28,7 @@ from companion.api_keys import store_api_key
 from companion.config import McpServerSettings, McpSettings, Settings
 from companion.safety.grants import Grants
 from companion.tools.registry import Registry
-from companion.ui.mcp_server_form import McpServerForm
+from companion.ui.mcp_server_form import McpServerForm, McpTrustSwitches
 from companion.ui.settings_echo import EchoControls, SpeakerTest
 from companion.ui.settings_keeper import SettingsKeeper
 from companion.ui.settings_tabs import BrainTab, PersonalityTab, VoiceTab
@@ -55,6 +55,8 @@ class SettingsDialog(QDialog):
                                     enabled_plugins=settings.tools.enabled_plugins)
         self.added_servers: list[McpServerSettings] = []
         """MCP servers declared in this dialog: they start on Save, Cancel forgets them."""
+        self.mcp_trust = McpTrustSwitches(settings.mcp.servers)
+        """Which declared MCP servers run their tools without asking."""
         self.brain = BrainTab(settings.brain, one_run=settings.brain != keeper.saved.brain)
         self.voice = VoiceTab(settings, devices, hearing_models=hearing_models or [], voices=voices or [],
                               mic_level=mic_level, servers=voice_servers)
@@ -89,6 +91,7 @@ class SettingsDialog(QDialog):
         column = QVBoxLayout(page)
         column.setContentsMargins(0, 0, 0, 0)
         column.addWidget(self.toolsets)
+        column.addWidget(self.mcp_trust)
         column.addLayout(row)
         return page
 
@@ -122,7 +125,7 @@ class SettingsDialog(QDialog):
         tools = replace(current.tools, disabled_toolsets=self.toolsets.disabled(),
                         enabled_plugins=self.toolsets.enabled_plugins(),
                         run_without_sandbox=self.approvals.run_without_sandbox())
-        mcp = McpSettings(servers=(*current.mcp.servers, *self.added_servers))
+        mcp = McpSettings(servers=(*self.mcp_trust.applied(current.mcp.servers), *self.added_servers))
         return replace(current, brain=brain, voice=self.echo.values(self.voice.values()), ui=ui, tools=tools,
                        mcp=mcp, personality=self.personality.value())
 
