@@ -68,7 +68,7 @@ async def test_a_notice_said_while_a_prepared_reply_waits_still_plays_when_the_r
     speaker.on_playing = lambda line: played.append(line.text)
     speaker.hold()  # the user paused: a reply is prepared, her mouth shut
     speaker.say("The prepared first sentence.", prepared=True)
-    speaker.say("My voice server isn't answering.")  # a notice, for no turn
+    speaker.say("My voice server isn't answering.", notice=True)  # a notice, for no turn
     speaker.say("And the prepared second one.", prepared=True)
     await asyncio.sleep(0.5)  # all synthesized, all waiting
     assert played == []
@@ -85,7 +85,7 @@ async def test_interrupting_her_answer_drops_its_lines_but_a_notice_waiting_behi
     speaker.on_playing = lambda line: started.append(line.text)
     speaker.say("The first sentence of her answer is fairly long to say.", turn=1)
     speaker.say("The second sentence of her answer.", turn=1)
-    speaker.say("My voice server isn't answering.")  # a notice, for no turn
+    speaker.say("My voice server isn't answering.", notice=True)  # a notice, for no turn
     while not started:
         await asyncio.sleep(0.01)
     speaker.interrupt()  # the user starts a new question

@@ -4,8 +4,8 @@ obey the same interruption.
 
 It speaks only for the current turn (turns.TurnOwner): events of a turn that was interrupted
 or replaced arrive late and are dropped, so speech of a finished turn never plays later. On
-TurnInterrupted it stops playback and drops every reply line queued (a notice waiting to be
-said still plays), and tells `keep_heard(turn, text)` exactly which of that turn's sentences
+TurnInterrupted it stops that turn's line playing and drops its lines queued (a notice, an
+event of no turn, is never dropped with a turn: waiting, it still plays; playing, it ends), and tells `keep_heard(turn, text)` exactly which of that turn's sentences
 were played, for the history.
 """
 
@@ -92,7 +92,8 @@ class Mouth:
         if turn == 0:
             # Not part of any turn (a notice emitted outside one): said, but never reply text.
             if isinstance(event, Speak):
-                self._say(event.text, event.kind, 0)
+                self.speaker.say(event.text, event.kind, 0, notice=True)
+                self._report()
             return
         if turn != self._turn or not self.turns.is_current(turn):
             log.debug("ignored a late event of turn %d: %r", turn, event)
@@ -123,7 +124,7 @@ class Mouth:
 
     def _stop(self, turn: int, *, closing: bool = False) -> None:
         # Her reply stops; a notice waiting to be said (her voice server gone) still is.
-        played = self.speaker.cancel() if closing else self.speaker.interrupt()
+        played = self.speaker.cancel() if closing else self.speaker.interrupt(turn)
         self._splitter = SentenceSplitter()
         # Its prepared first words were said before it had a turn id: they carry their hold.
         heard = " ".join(line.text for line in played

@@ -26,11 +26,15 @@ class Line:
     text: str
     """As she wrote it (what the history keeps)."""
     kind: SpeechKind
-    generation: int
+    serial: int
+    """Lines are numbered as they are said: cancel() drops those said before it."""
     turn: int = 0
     """The turn it belongs to (0: none, e.g. a preview line)."""
     hold: int = 0
     """The hold it was prepared under (0: an ordinary line): drop_held() forgets those lines only."""
+    notice: bool = False
+    """About her, not part of any turn (her voice server gone): no cancel, interruption or
+    dropped preparation takes it away, and it plays to its end; only closing her voice does."""
 
 
 @dataclass
@@ -41,8 +45,9 @@ class SpeakerStats:
 
 class Speaker:
     """say() queues a line; lines are filtered, synthesized (or taken from the narration cache)
-    and played in order. cancel() drops everything queued and stops playback at once;
-    interrupt() does so for the replies only, and a notice waiting to be said still plays.
+    and played in order. cancel() drops every line queued and stops the one playing, at once;
+    interrupt(turn) does so for that turn's lines only. Neither touches a notice
+    (say(..., notice=True)): one waiting still plays, one playing plays to its end.
 
     hold() shuts her mouth for a prepared reply: its lines (say(..., prepared=True)) are
     synthesized and wait with everything else; release() plays them, drop_held() forgets
@@ -53,13 +58,16 @@ class Speaker:
         self._synth = synthesizer
         self._sink = sink
         self.cache = cache
-        self._generation = 0
+        self._serial = 0
+        self._cancelled_through = 0
+        """Lines numbered up to this were cancelled (notices excepted)."""
+        self._closed = False
         self._hold = 0
         self._dropped_holds: set[int] = set()
         self._last_turn = 0
-        self._turns_dropped_through = 0
+        self._dropped_turns: set[int] = set()
         self._holds_dropped_through = 0
-        """Reply lines of turns and holds up to these were interrupted."""
+        """Prepared lines of holds up to this were interrupted."""
         self._current: Line | None = None
         """The line being played."""
         self._text_queue: asyncio.Queue[Line] = asyncio.Queue()
@@ -71,7 +79,7 @@ class Speaker:
         self._play_gate.set()
         self.playing = False
         self.played: list[Line] = []
-        """Lines of the current generation that were played to the end."""
+        """Lines played to the end since the last cancel, interruption or new turn."""
         self.recent_played: deque[PlayedLine] = deque(maxlen=8)
         """Her last lines with when they played (time.monotonic()), to recognise her own echo."""
         self.stats = SpeakerStats()
@@ -96,12 +104,16 @@ class Speaker:
         not talking yet)."""
         return self.playing or (not self._idle.is_set() and not self.holding)
 
-    def say(self, text: str, kind: SpeechKind = SpeechKind.SAY, turn: int = 0, *, prepared: bool = False) -> None:
-        """Queue a line; `prepared`: a line of the reply prepared under the current hold()."""
+    def say(self, text: str, kind: SpeechKind = SpeechKind.SAY, turn: int = 0, *, prepared: bool = False,
+            notice: bool = False) -> None:
+        """Queue a line; `prepared`: a line of the reply prepared under the current hold();
+        `notice`: about her, for no turn (see Line.notice)."""
         self._pending += 1
         self._idle.clear()
         self._last_turn = max(self._last_turn, turn)
-        self._text_queue.put_nowait(Line(text, kind, self._generation, turn, self._hold if prepared else 0))
+        self._serial += 1
+        self._text_queue.put_nowait(Line(text, kind, self._serial, turn, self._hold if prepared else 0,
+                                         notice and not prepared and turn == 0))
 
     @property
     def holding(self) -> bool:
@@ -118,27 +130,31 @@ class Speaker:
         self._play_gate.set()
 
     def cancel(self) -> list[Line]:
-        """Stop playback and drop every queued line; returns the lines that were fully played."""
+        """Stop the line playing and drop every line queued, except notices (one waiting plays
+        next, one playing goes on); returns the lines played to the end since the last cancel."""
         played, self.played = self.played, []
-        self._generation += 1
-        self._play_gate.set()
-        for queue in (self._text_queue, self._audio_queue):
-            while not queue.empty():
-                queue.get_nowait()
-                self._done_one()
-        self._sink.stop()
-        return played
-
-    def interrupt(self) -> list[Line]:
-        """The turn she speaks for was interrupted: stop the line playing (the user talked over
-        it) and drop every reply line, prepared or not; a notice still waiting (her voice
-        server gone) plays next. Returns the lines of this generation played to the end."""
-        played, self.played = self.played, []
-        # Turns and holds only grow: whatever comes later belongs to a new turn.
-        self._turns_dropped_through, self._holds_dropped_through = self._last_turn, self._hold
+        self._cancelled_through = self._serial
         self._play_gate.set()
         self._drop_unwanted()
-        self._sink.stop()
+        self._stop_unwanted()
+        return played
+
+    def interrupt(self, turn: int | None = None) -> list[Line]:
+        """Turn `turn` was interrupted (None: whichever she speaks for): stop its line playing
+        (the user talked over it) and drop its lines and every prepared one; other turns'
+        lines and notices stay. Returns the lines played to the end since the last cancel,
+        interruption or new turn."""
+        played, self.played = self.played, []
+        if turn is None:
+            self._dropped_turns.update(range(1, self._last_turn + 1))
+        else:
+            # Its lines said after this moment (late events) are dropped too.
+            self._dropped_turns.add(turn)
+        # Holds only grow: a hold opened later belongs to a new preparation.
+        self._holds_dropped_through = self._hold
+        self._play_gate.set()
+        self._drop_unwanted()
+        self._stop_unwanted()
         return played
 
     def drop_held(self) -> None:
@@ -147,6 +163,9 @@ class Speaker:
         self._dropped_holds.add(self._hold)
         self._play_gate.set()
         self._drop_unwanted()
+        self._stop_unwanted()
+
+    def _stop_unwanted(self) -> None:
         if self._current is not None and not self._wanted(self._current):
             self._sink.stop()
 
@@ -163,9 +182,12 @@ class Speaker:
                 queue.put_nowait(item)
 
     def _wanted(self, line: Line) -> bool:
-        return (line.generation == self._generation and line.hold not in self._dropped_holds
-                and not 0 < line.hold <= self._holds_dropped_through
-                and not 0 < line.turn <= self._turns_dropped_through)
+        if self._closed:
+            return False
+        if line.notice:
+            return True
+        return (line.serial > self._cancelled_through and line.hold not in self._dropped_holds
+                and not 0 < line.hold <= self._holds_dropped_through and line.turn not in self._dropped_turns)
 
     def new_turn(self) -> None:
         self.played = []
@@ -237,7 +259,13 @@ class Speaker:
                 self._done_one()
 
     async def close(self) -> None:
-        self.cancel()
+        """Her voice is going away: everything queued goes, notices too."""
+        self._closed = True
         for task in self._tasks:
             task.cancel()
+        # Cancelled before the sink is stopped: a stop landing first completes the wait the
+        # player is in, and asyncio.wait_for (3.11) then swallows the cancellation (WavSink's
+        # pacing): the player would wait on its queue for ever and close() with it.
         await asyncio.gather(*self._tasks, return_exceptions=True)
+        self.cancel()
+        self._sink.stop()
