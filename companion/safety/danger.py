@@ -14,7 +14,7 @@ import os
 import re
 import shlex
 
-__all__ = ["ASSIGNMENT", "INTERPRETERS", "SHELLS", "danger_of", "simple_commands"]
+__all__ = ["ASSIGNMENT", "INTERPRETERS", "SHELLS", "danger_of", "redirect_sources", "simple_commands"]
 
 SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "fish", "csh", "tcsh", "ash", "busybox"})
 INTERPRETERS = SHELLS | frozenset({
@@ -122,6 +122,12 @@ def simple_commands(line: str) -> list[tuple[str, str, list[str]]]:
         if name:
             found.append((name, words[len(words) - len(args) - 1], args))
     return found
+
+
+def redirect_sources(line: str) -> list[str]:
+    """The files `line` feeds to standard input with `<` (what `sh < run.sh` runs)."""
+    tokens = _tokens(line)
+    return [tokens[i + 1] for i, token in enumerate(tokens) if token == "<" and i + 1 < len(tokens)]
 
 
 # --- what always asks ------------------------------------------------------------------
