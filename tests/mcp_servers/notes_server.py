@@ -48,10 +48,10 @@ async def slow_echo(text: str, seconds: float) -> str:
 
 
 @server.tool(annotations=ToolAnnotations(read_only_hint=True))
-def connect(port: int) -> str:
-    """Try to reach a TCP port on the machine's loopback."""
+def connect(port: int, host: str = "127.0.0.1") -> str:
+    """Try to reach a TCP port on the machine's loopback (or on `host`)."""
     try:
-        with socket.create_connection(("127.0.0.1", port), timeout=3):
+        with socket.create_connection((host, port), timeout=3):
             return "connected"
     except OSError as exc:
         return f"no connection: {exc}"
