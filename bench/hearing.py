@@ -45,12 +45,33 @@ MORE = [
     ("Read me the first paragraph of that article.", "piper@1.1"),
     ("How far away is the moon?", "en-gb-x-rp"),
 ]
+EVERYDAY = [
+    "Turn on the lights in the living room.", "What is the weather going to be like tomorrow?",
+    "Send a message to Anna saying I will be late.", "How many days are left until Christmas?",
+    "Can you find a good Italian restaurant nearby?", "Remind me to take my medicine at eight.",
+    "What is the capital of Australia?", "Tell me a joke about computers.",
+    "Play the news from this morning.", "How do I make a cup of green tea?",
+    "Open the file I was working on yesterday.", "What does the word serendipity mean?",
+    "Please read my last email out loud.", "Is it going to rain this afternoon?",
+    "Write a short note to the plumber.", "Call my mother after lunch.",
+    "How tall is the Eiffel Tower?", "Add eggs and bread to the shopping list.",
+    "What was the score of the football game?", "Can you summarise this page for me?",
+    "Find the photos from our summer holiday.", "Stop the music, please.",
+    "How much is twenty times fifteen?", "Translate good night into French.",
+    "Book a table for two on Friday evening.", "What is the longest river in the world?",
+    "Turn the volume down a little.", "When does the next train leave for Oxford?",
+    "Show me the list of files in my documents folder.", "Thank you, that was very helpful.",
+]
+VOICES = ["en-us", "en-gb", "en-us+f3", "en-gb-scotland", "piper@0.9", "en-029", "en-gb-x-rp", "en-us+m3",
+          "piper@1.2", "en-gb-x-gbclan", "en-us-nyc", "en-us+f2"]
+MORE += [(text, VOICES[index % len(VOICES)]) for index, text in enumerate(EVERYDAY)]
 ENGINES = {"whisper_tiny_en": "", "moonshine_base_en": MOONSHINE}
 SPIN = "while True:\n    pass\n"
 
 
 NUMBERS = dict(enumerate(["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
                            "ten", "eleven", "twelve"]))
+NUMBERS.update({15: "fifteen", 20: "twenty", 300: "three hundred"})
 CONTRACTIONS = {"i'm": "i am", "it's": "it is", "what's": "what is", "don't": "do not", "can't": "cannot"}
 
 
