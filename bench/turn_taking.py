@@ -189,20 +189,22 @@ def turn_stats(loop) -> dict:
     }
 
 
-async def measure(which: list[str], *, before: bool = False) -> dict:
+async def measure(which: list[str], *, before: bool = False, hearing_model: str = "") -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         with sound_server(folder / "pulse") as pulse:
             stage = Stage(pulse).start()
             try:
                 started = time.monotonic()
-                transcriber, synthesizer = await load_engines(VoiceSettings(), folder / "models")
+                transcriber, synthesizer = await load_engines(VoiceSettings(hearing_model=hearing_model),
+                                                              folder / "models")
                 turn_model = None if before else await load_turn_model_or_none()
                 models = (transcriber, synthesizer, turn_model)
                 load_s = time.monotonic() - started
                 piper = PiperSynthesizer(synthesizer.model_info)
                 piper.load()
-                results: dict = {"turn_model": turn_model is not None, "model_load_s": round(load_s, 2)}
+                results: dict = {"turn_model": turn_model is not None, "model_load_s": round(load_s, 2),
+                                 "hearing": type(transcriber).__name__}
                 for name, items, delay in (("instant_brain", QUESTIONS, 0.0), ("brain_600ms", QUESTIONS, 0.6),
                                            ("thinking_pauses", THINKING, 0.0)):
                     if name not in which:
@@ -241,8 +243,10 @@ def main() -> int:
     parser.add_argument("--per-turn", action="store_true", help="keep every turn's report in the JSON")
     parser.add_argument("--before", action="store_true",
                         help="the pipeline as it was before: no turn model, no prepared replies, 500 ms silence")
+    parser.add_argument("--hearing-model", default="",
+                        help="her hearing engine, as the voice.hearing_model setting (e.g. moonshine-base-en)")
     args = parser.parse_args()
-    results = asyncio.run(measure(args.only, before=args.before))
+    results = asyncio.run(measure(args.only, before=args.before, hearing_model=args.hearing_model))
     if not args.per_turn:
         for entry in results.values():
             if isinstance(entry, dict):
