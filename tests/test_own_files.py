@@ -14,8 +14,11 @@ import companion
 from companion.config import Paths, RunConfig, Settings, with_overrides
 from companion.paths import own_paths
 from companion.runtime import Companion
+from companion.safety import sandbox
+from companion.safety.approval import Answer, ApprovalRequest, Decision
+from companion.safety.gate import build_gate
 from companion.safety.jail import OWN_PATHS_SERVICE, OWN_SENTENCE, JailError, check_workspace
-from companion.tools.action import patch, read_file, search_files, write_file
+from companion.tools.action import patch, read_file, search_files, shell, write_file
 from companion.tools.context import ToolContext
 
 OWN_READ = "That's one of my own files, so I can't open it from here."
@@ -134,6 +137,35 @@ async def test_companion_start_refuses_a_workspace_inside_her_config_folder(tmp_
     with pytest.raises(JailError, match="where I keep my own files"):
         await companion.start()
     assert not (paths.config_dir / "files").exists()
+
+
+class Approves:
+    """Says yes (once) to every card."""
+
+    async def ask(self, request: ApprovalRequest) -> Answer:
+        return Answer(Decision.APPROVED)
+
+
+async def test_an_approved_command_in_a_home_workspace_sees_none_of_her_folders(home, monkeypatch):
+    # The gate the runtime builds hides the same folders the jail refuses (state and cache too).
+    assert sandbox.unavailable_reason() is None, sandbox.unavailable_reason()
+    monkeypatch.setenv("HOME", str(home))
+    for name in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"):
+        monkeypatch.delenv(name, raising=False)
+    state, cache = home / ".local" / "state" / "companion", home / ".cache" / "companion"
+    state.mkdir(parents=True)
+    cache.mkdir(parents=True)
+    (state / "companion.log").write_text("a secret in her log\n")
+    config, data = home / ".config" / "companion", home / ".local" / "share" / "companion"
+    gate = build_gate(home, config / "approvals.toml", data, approver=Approves())
+    ctx = ToolContext(workspace=home, data_dir=data, budget_s=30, services={"gate": gate},
+                      tool="shell", risk=shell.RISK)
+    text = await shell.execute({"command": "cat .local/state/companion/companion.log; "
+                                           "echo x > .cache/companion/planted; echo mine > note.txt"}, ctx)
+    await gate.close()
+    assert "a secret in her log" not in text, text
+    assert not (cache / "planted").exists()
+    assert (home / "note.txt").read_text() == "mine\n"
 
 
 def _chat(home: Path, url: str, *args: str, stdin: str = "") -> subprocess.CompletedProcess:

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from companion.events import ApprovalNeeded, ApprovalResolved, EventBus
+from companion.paths import own_paths
 from companion.safety.always import (
     BUILD_TOOLS,
     git_neutraliser,
@@ -418,7 +419,7 @@ def build_gate(workspace: Path, config_dir_file: Path, data_dir: Path, *, bus: E
     """The gate a running companion uses: grants in `config_dir_file` (approvals.toml), audit in data_dir."""
     return Gate(workspace, GrantStore(config_dir_file), approver=approver, bus=bus,
                 audit=AuditLog(Path(data_dir) / "approvals.log"),
-                hidden=(Path(config_dir_file).parent, Path(data_dir)))
+                hidden=own_paths(Path(config_dir_file).parent, Path(data_dir)))
 
 
 _WRITING_AUTO_SAFE = frozenset({"mkdir"})
