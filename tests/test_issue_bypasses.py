@@ -270,3 +270,18 @@ async def test_git_under_a_family_grant_runs_with_code_running_settings_put_out_
             for i in range(int(neutral["GIT_CONFIG_COUNT"]))}
     assert keys["core.fsmonitor"] == "" and keys["core.hooksPath"] == "/dev/null" and keys["diff.external"] == ""
     assert "[exit 0]" in await shell_run(gate, "git status --short")  # git still works
+
+
+async def test_a_hand_saved_tar_wildcard_grant_is_dropped_so_an_injected_option_asks(gate: Gate) -> None:
+    # Files named like options: `tar cf b.tar *` would read them as --checkpoint-action=exec=….
+    (gate.workspace / "--checkpoint=1").write_text("")
+    (gate.workspace / "--checkpoint-action=exec=sh x.sh").write_text("")
+    (gate.workspace / "x.sh").write_text("rm -rf sub\n")
+    (gate.workspace / "sub" / "keep.txt").write_text("x")
+    gate.grants.path.write_text('lines = ["tar cf b.tar *"]\n')
+    assert gate.grants.current().lines == () and "dropped 1" in gate.grants.notice
+    gate.approver = Answers(Decision.DECLINED)
+    text = await shell_run(gate, "tar cf b.tar *")
+    assert "didn't run it" in text and not gate.approver.asked[-1].saveable
+    assert "wildcard" in gate.approver.asked[-1].once_only
+    assert (gate.workspace / "sub" / "keep.txt").exists()
