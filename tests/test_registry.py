@@ -378,6 +378,25 @@ def test_a_plugin_enabled_in_the_settings_file_is_imported_at_the_next_discover(
         registry.discover()
 
 
+def test_an_installed_entry_point_plugin_is_listed_but_imported_only_when_enabled(tmp_path, monkeypatch):
+    site = tmp_path / "site"
+    dist = site / "spyplug-1.0.dist-info"
+    dist.mkdir(parents=True)
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: spyplug\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text("[companion.tools]\nspy = spyplug_tool\n")
+    marker = tmp_path / "imported.marker"
+    (site / "spyplug_tool.py").write_text(
+        _plugin_source("spy_ep_tool", extra=f"import pathlib\npathlib.Path({str(marker)!r}).touch()"))
+    monkeypatch.syspath_prepend(str(site))
+    reg = Registry()
+    reg.discover_plugins(None)
+    assert reg.plugins()["plugin:spy"] == PluginInfo(
+        "plugin:spy", "entry point spyplug_tool from the installed package spyplug", False)
+    assert not marker.exists()
+    reg.set_plugin_enabled("plugin:spy", True)
+    assert marker.exists() and reg.dispatchable("spy_ep_tool") is not None
+
+
 def test_a_plugin_file_others_could_have_changed_is_never_imported_even_when_enabled(tmp_path):
     plugins, elsewhere = tmp_path / "plugins", tmp_path / "workspace"
     plugins.mkdir(mode=0o755)
