@@ -57,6 +57,11 @@ class _Fallback(Generic[Engine]):
     def using_remote(self) -> bool:
         return self._switch_task is None
 
+    @property
+    def switching(self) -> bool:
+        """A switch to her own engine is under way (loading or testing it)."""
+        return self._switch_task is not None and not self._switch_task.done()
+
     async def _switch(self, error: ServerError, *, live: bool = True) -> Engine | None:
         """Leave the server for good (this session): say so once, load the local engine if there is one.
 
