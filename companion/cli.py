@@ -8,7 +8,6 @@ parsing stays quick and Qt is only imported by the modes that draw.
 from __future__ import annotations
 
 import argparse
-import logging
 import sys
 from collections.abc import Sequence
 from dataclasses import replace
@@ -17,6 +16,7 @@ from pathlib import Path
 from companion import __version__
 from companion.commands import app, chat, doctor, face, listen, voice
 from companion.config import LoadedSettings, Paths, RunConfig, load_settings, with_overrides
+from companion.logs import setup_logging
 from companion.memory import limit_heap_arenas
 
 COMMANDS = {
@@ -80,10 +80,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     limit_heap_arenas()  # before any thread starts
     parser = build_parser()
     args = parser.parse_args(argv)
-    logging.basicConfig(
-        level=logging.DEBUG if args.verbose else logging.WARNING,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+    # Traces go to her log file; the terminal gets one line per error (everything with -v).
+    setup_logging(Paths.default(args.config_dir).data_dir, verbose=bool(args.verbose))
     try:
         config = load_config(args)
     except ValueError as exc:

@@ -42,6 +42,7 @@ class Transcript:
 
     def __call__(self, event: Event) -> None:
         from companion.events import (
+            ErrorOccurred,
             ExpressionChanged,
             ReplyDone,
             Speak,
@@ -58,6 +59,9 @@ class Transcript:
             line = f"[face] {event.name} ({event.reason})" if event.reason else f"[face] {event.name}"
         elif isinstance(event, WorkChanged):
             line = f"[work] {event.status}: {event.task}"
+        elif isinstance(event, ErrorOccurred) and event.stage != "brain":
+            # A brain error is also said as her reply ([say]); every other fault is one line here.
+            line = f"[error] {event.sentence}"
         elif isinstance(event, ToolFinished) and self.verbose:
             line = f"[tool] {event.name}: {event.outcome}" + (f" ({event.detail})" if event.detail else "")
         if line is not None:

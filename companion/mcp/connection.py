@@ -78,6 +78,8 @@ class McpConnection:
         self._owner: asyncio.Task[None] | None = None
         self._stop = asyncio.Event()
         self._ready = asyncio.Event()
+        self._garbage = b""
+        """The first line it wrote that was not the protocol, if any."""
 
     @property
     def name(self) -> str:
@@ -92,13 +94,16 @@ class McpConnection:
         """Start the server and list its tools; True when it is up. Bounded by timeout_s."""
         if self._owner is None or self._owner.done():
             self._stop, self._ready = asyncio.Event(), asyncio.Event()
+            self._garbage = b""
             self._set(ServerState.STARTING, "")
             self._owner = asyncio.ensure_future(self._hold_session(self._ready))
         try:
             await asyncio.wait_for(self._ready.wait(), timeout=self.server.timeout_s)
         except TimeoutError:
             self._fail(f"The MCP server '{self.name}' did not start within "
-                       f"{self.server.timeout_s:.0f} seconds.")
+                       f"{self.server.timeout_s:.0f} seconds{self._garbage_said()}.")
+            if self._owner is not None:
+                self._owner.cancel()  # stuck in the handshake: it would never see the stop
             await self.stop(keep_reason=True)
         return self.up
 
@@ -126,7 +131,7 @@ class McpConnection:
             else:
                 process = await self._start_server(self.server)
                 self.pid = process.pid
-                target = process_transport(process)
+                target = process_transport(process, on_garbage=self._heard_garbage)
             async with Client(target, read_timeout_seconds=self.server.timeout_s) as client:
                 listing = await client.list_tools()
                 self.tools = tuple(_tool_info(tool) for tool in listing.tools)
@@ -185,6 +190,16 @@ class McpConnection:
         return CallOutcome(text, True)
 
     # --- state ------------------------------------------------------------------------
+    def _heard_garbage(self, line: bytes) -> None:
+        if not self._garbage:
+            self._garbage = line
+
+    def _garbage_said(self) -> str:
+        if not self._garbage:
+            return ""
+        text = self._garbage.decode("utf-8", errors="replace").strip()[:80]
+        return f'; it answered "{text}", which is not MCP: is that command an MCP server?'
+
     def _fail(self, sentence: str) -> None:
         self._client = None
         self._set(ServerState.DOWN, sentence)

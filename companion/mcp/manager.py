@@ -15,13 +15,21 @@ from dataclasses import dataclass
 
 from companion.config import McpServerSettings
 from companion.events import ErrorOccurred, EventBus
+from companion.logs import details_hint
 from companion.mcp.connection import McpConnection, ServerState, StartServer
 from companion.mcp.family import tool_spec
 from companion.tools.registry import Registry
 
 log = logging.getLogger(__name__)
 
-__all__ = ["FamilyStatus", "McpManager"]
+__all__ = ["FamilyStatus", "McpManager", "start_failure_line"]
+
+
+def start_failure_line(connection: McpConnection) -> str:
+    """What the user reads when a server won't start: what happened, how to fix it, and where
+    the full trace is."""
+    return (f"{connection.reason} Fix its entry in Settings → Toolsets, or switch "
+            f"{connection.server.family} off there.{details_hint()}")
 
 
 @dataclass(frozen=True)
@@ -162,7 +170,8 @@ class McpManager:
             return
         if not await connection.start():
             if self._bus is not None:
-                self._bus.emit(ErrorOccurred("tools", "mcp_down", connection.reason))
+                # One line for the user (the trace is in the log); the model reads the reason alone.
+                self._bus.emit(ErrorOccurred("tools", "mcp_down", start_failure_line(connection)))
             return
         if family in self._registry.disabled_toolsets():  # switched off while it started
             await connection.stop()
@@ -205,7 +214,8 @@ class McpManager:
         self._tasks.discard(task)
         if task.cancelled() or task.exception() is None:
             return
-        log.error("an MCP server task failed", exc_info=task.exception())
+        log.warning("an MCP server task failed", exc_info=task.exception())
         if self._bus is not None:
             self._bus.emit(ErrorOccurred("tools", "mcp_failed",
-                                         f"An MCP tool server failed unexpectedly: {task.exception()}"))
+                                         f"An MCP tool server failed unexpectedly: {task.exception()}."
+                                         f"{details_hint()}"))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 import anyio
 import mcp_types as types
@@ -25,8 +25,10 @@ __all__ = ["process_transport"]
 
 
 @contextlib.asynccontextmanager
-async def process_transport(process: LiveProcess) -> AsyncIterator[TransportStreams]:
-    """Message streams to and from `process`; leaving the block stops the process."""
+async def process_transport(process: LiveProcess, on_garbage: Callable[[bytes], None] = lambda _line: None
+                            ) -> AsyncIterator[TransportStreams]:
+    """Message streams to and from `process`; leaving the block stops the process. A line that
+    is not JSON-RPC goes to `on_garbage` too (a command that is no MCP server says why so)."""
     to_session, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     write_stream, from_session = anyio.create_memory_object_stream[SessionMessage](0)
 
@@ -41,7 +43,10 @@ async def process_transport(process: LiveProcess) -> AsyncIterator[TransportStre
                 if not line:
                     return  # the server ended: the session sees its streams close
                 if line.strip():
-                    await to_session.send(_parse(line))
+                    message = _parse(line)
+                    if isinstance(message, Exception):
+                        on_garbage(line)
+                    await to_session.send(message)
 
     async def session_to_server() -> None:
         async with from_session:

@@ -254,8 +254,9 @@ class CompanionWindow(QMainWindow):
             self._show_expression("confused")
             self.banners.show_banner(
                 "brain", advice, actions=[("Open Settings", lambda: self.settings_requested.emit("brain"))])
-        elif stage not in ("brain", "tools"):
-            # Settings, personality, audio, models: a notice that stays until dismissed.
+        elif stage not in ("brain", "tools") or code.startswith("mcp_"):
+            # Settings, personality, audio, models, a tool server that won't start: a notice
+            # that stays until dismissed.
             self.banners.show_banner(stage, sentence, kind="warning")
 
     @Slot(str, str, str)

@@ -1,0 +1,83 @@
+"""Faults are sentences: a real fault in `companion chat` is one line that says what happened
+and how to fix it, and the full trace goes only to her log file, which the line names."""
+
+from __future__ import annotations
+
+import os
+import select
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from companion.logs import LOG_NAME
+
+BROKEN_SERVER = Path(__file__).parent / "mcp_servers" / "broken_start.py"
+
+
+def write_settings(config: Path, text: str) -> None:
+    config.mkdir(parents=True, exist_ok=True)
+    (config / "settings.toml").write_text(text, encoding="utf-8")
+
+
+def broken_servers_toml() -> str:
+    entries = []
+    for how, timeout in (("exit", 10), ("hang", 2), ("garbage", 2)):
+        entries.append(f'[[mcp.servers]]\nname = "{how}"\ncommand = "{sys.executable}"\n'
+                       f'args = ["{BROKEN_SERVER}", "{how}"]\ntimeout_s = {timeout}\n')
+    return "\n".join(entries)
+
+
+def start_chat(tmp_path: Path, url: str) -> subprocess.Popen:
+    workspace = tmp_path / "workspace"
+    workspace.mkdir(exist_ok=True)
+    command = [sys.executable, "-m", "companion.cli", "chat", "--brain-url", url,
+               "--config-dir", str(tmp_path / "config"), "--workspace", str(workspace)]
+    return subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT)
+
+
+def read_until(child: subprocess.Popen, done, timeout_s: float = 60.0) -> str:
+    """Read the child's output until `done(text)` (select waits on data; no sleeping)."""
+    seen = b""
+    fd = child.stdout.fileno()
+    deadline = time.monotonic() + timeout_s
+    while not done(seen.decode(errors="replace")):
+        ready, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
+        if not ready:
+            raise AssertionError(f"gave up waiting; the chat showed:\n{seen.decode(errors='replace')}")
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            break
+        seen += chunk
+    return seen.decode(errors="replace")
+
+
+def test_mcp_servers_that_exit_hang_or_answer_garbage_at_start_are_one_line_each_with_the_trace_in_the_log(
+        tmp_path: Path, scripted_brain) -> None:
+    config = tmp_path / "config"
+    write_settings(config, broken_servers_toml())
+    child = start_chat(tmp_path, scripted_brain.url)
+    try:
+        shown = read_until(child, lambda text: text.count("[error] ") >= 3)
+        child.stdin.close()
+        shown += child.stdout.read().decode(errors="replace")
+        assert child.wait(timeout=30) == 0
+    finally:
+        if child.poll() is None:
+            child.kill()
+    errors = [line for line in shown.splitlines() if line.startswith("[error] ")]
+    log = config / "data" / LOG_NAME
+    for name in ("exit", "hang", "garbage"):
+        (line,) = [e for e in errors if f"MCP server '{name}'" in e]
+        assert "Settings → Toolsets" in line and f"The details are in {log}." in line
+    (exited,) = [e for e in errors if "'exit'" in e]
+    assert "NOTES_API_KEY is not set" in exited  # the server's own last words say what's wrong
+    (hung,) = [e for e in errors if "'hang'" in e]
+    assert "did not start within 2 seconds" in hung
+    (garbled,) = [e for e in errors if "'garbage'" in e]
+    assert 'answered "Welcome to notes-server 2.0! <html>", which is not MCP' in garbled
+    assert "Traceback" not in shown and "ExceptionGroup" not in shown
+    assert len(shown.splitlines()) == len(errors)  # nothing else was printed: no log lines
+    trace = log.read_text(encoding="utf-8")
+    assert "Traceback" in trace and "MCP server exit failed" in trace

@@ -1,0 +1,58 @@
+"""Faults are sentences in the window too: a tool server that won't start is one banner that
+says what happened and how to fix it, with no trace anywhere the user looks."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from ui_loop import qt_gc_fixture, qt_loop_fixture, signal_future  # noqa: F401 (fixtures)
+
+from companion.config import (
+    McpServerSettings,
+    McpSettings,
+    Paths,
+    RunConfig,
+    Settings,
+    with_overrides,
+)
+from companion.ui.app import CompanionApp
+
+BROKEN_SERVER = Path(__file__).parent / "mcp_servers" / "broken_start.py"
+
+
+@pytest.fixture(autouse=True)
+def _collect_garbage_on_the_qt_thread(qt_gc):
+    """As in the app: no widget is ever collected in the middle of Qt's work."""
+
+
+def test_an_mcp_server_that_exits_at_start_is_one_banner_saying_what_and_how_to_fix(
+        qtbot, tmp_path, scripted_brain, qt_loop):
+    from dataclasses import replace
+
+    (tmp_path / "workspace").mkdir()
+    settings = with_overrides(Settings(), brain={"base_url": scripted_brain.url},
+                              tools={"workspace": str(tmp_path / "workspace")})
+    server = McpServerSettings(name="notes", command=sys.executable, args=(str(BROKEN_SERVER), "exit"))
+    settings = replace(settings, mcp=McpSettings(servers=(server,)))
+    app = CompanionApp(RunConfig(Paths.default(tmp_path / "config"), settings), with_voice=False)
+    qtbot.addWidget(app.window)
+    app.show()
+
+    async def scenario():
+        failed = signal_future(app.bridge.error)
+        await app.start()
+        return await failed
+
+    try:
+        stage, code, _sentence = qt_loop(scenario(), timeout=60)
+        assert (stage, code) == ("tools", "mcp_down")
+        banner = app.window.banners.banner("tools")
+        assert banner is not None, app.window.banners.shown_keys()
+        text = banner.label.text()
+        assert "The MCP server 'notes'" in text and "NOTES_API_KEY is not set" in text
+        assert "Settings → Toolsets" in text
+        assert "Traceback" not in text + app.window.captions.toPlainText()
+    finally:
+        qt_loop(app.close())
