@@ -20,7 +20,7 @@ import re
 import shlex
 from pathlib import Path
 
-from companion.safety.danger import ASSIGNMENT, INTERPRETERS
+from companion.safety.danger import ASSIGNMENT, runs_code
 from companion.safety.flags import (
     GRAMMARS,
     NONE,
@@ -208,7 +208,7 @@ def once_only_reason(line: str) -> str | None:
 
 def _program_refusal(name: str, args: list[str]) -> str | None:
     base = name.lower()
-    if base in INTERPRETERS or re.fullmatch(r"(python|pypy|ruby|perl|node|php|lua)[\d.]*", base):
+    if runs_code(base):
         return f"{name} runs code (a workspace file, or whatever it is given), so I can only allow it once."
     if base in BUILD_TOOLS:
         return f"{name} runs code from the workspace (its build or project files), so I can only allow it once."

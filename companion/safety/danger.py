@@ -14,7 +14,7 @@ import os
 import re
 import shlex
 
-__all__ = ["ASSIGNMENT", "INTERPRETERS", "SHELLS", "danger_of", "redirect_sources", "simple_commands"]
+__all__ = ["ASSIGNMENT", "INTERPRETERS", "SHELLS", "danger_of", "redirect_sources", "runs_code", "simple_commands"]
 
 SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "fish", "csh", "tcsh", "ash", "busybox"})
 INTERPRETERS = SHELLS | frozenset({
@@ -54,6 +54,12 @@ _SHUTDOWN_VERBS = frozenset({"poweroff", "reboot", "halt", "kexec", "suspend", "
                              "rescue", "emergency", "hybrid-sleep"})
 ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\+?=")
 """A `NAME=value` word (an environment prefix)."""
+
+
+def runs_code(name: str) -> bool:
+    """True for a shell or interpreter (also versioned: python3.11, node18)."""
+    name = name.lower()
+    return name in INTERPRETERS or re.fullmatch(r"(python|pypy|ruby|perl|node|php|lua)[\d.]*", name) is not None
 
 
 def _tokens(line: str) -> list[str]:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import glob
 import os
-import re
 import shlex
 import time
 from dataclasses import dataclass
@@ -19,7 +18,7 @@ from pathlib import Path
 from companion.errors import CompanionError, Stage
 from companion.safety.always import BUILD_TOOLS
 from companion.safety.danger import ASSIGNMENT as _ASSIGNMENT
-from companion.safety.danger import INTERPRETERS, danger_of
+from companion.safety.danger import danger_of, runs_code
 from companion.safety.flags import GRAMMARS, read_arguments, read_find
 from companion.safety.jail import JailError, resolve_in_workspace
 
@@ -110,14 +109,15 @@ def family_refusal(word: str) -> str | None:
         return "A family grant has to be a single plain command name."
     if _ASSIGNMENT.match(name):
         return "A family grant has to be a command name, not a variable."
-    if name in INTERPRETERS or re.fullmatch(r"(python|pypy|ruby|perl|node|php|lua)[\d.]*", name):
-        return f"{name} runs any program it is given, so I can only remember exact lines for it."
+    # None of these is on the "always" allowlist for exact lines either (always.py): they ask.
+    if runs_code(name):
+        return f"{name} runs any program it is given, so I'll ask each time."
     if name in WRAPPERS:
-        return f"{name} runs other commands, so I can only remember exact lines for it."
+        return f"{name} runs other commands, so I'll ask each time."
     if name in PAGERS_AND_EDITORS:
-        return f"{name} can open a shell or edit any file, so I can only remember exact lines for it."
+        return f"{name} can open a shell or edit any file, so I'll ask each time."
     if name in NETWORK_TOOLS:
-        return f"{name} moves data over the network, so I can only remember exact lines for it."
+        return f"{name} moves data over the network, so I'll ask each time."
     if name in {"rm", "shred", "truncate", "dd", "mkfs", "shutdown", "reboot", "chmod", "chown"} \
             or name.startswith("mkfs"):
         return f"{name} can destroy data, so I can only remember exact lines for it."
