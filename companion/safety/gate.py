@@ -141,7 +141,8 @@ class Gate:
         try:
             review = review_line(line, self.workspace)
         except TooManyFiles as exc:
-            return Precheck(False, "ask", exc.sentence, saveable=False, once_only=exc.sentence)
+            return Precheck(False, "ask", exc.sentence, saveable=False,
+                            once_only="I couldn't check it, so I can only allow it once.")
         if review.danger:
             return Precheck(False, "ask", review.danger, saveable=False)
         once_only = once_only_reason(line)
