@@ -2,8 +2,11 @@
 
 Decision order for a command line: a saved grant for this exact line → a saved grant for its
 family (the first word) → auto-safe → ask the user → deny. Lines that always ask skip the
-grants and can never be saved. Silence is never consent: an unanswered question expires.
-A line that needs the internet always asks, and only that answer gives it the network.
+grants and can never be saved; "always" is offered only for lines the allowlist in always.py
+accepts (the card says why otherwise). Silence is never consent: an unanswered question
+expires. A line that needs the internet always asks, and only that answer gives it the network.
+The checks run off the event loop; the workspace files a line runs are pinned when its card is
+shown, checked after the answer (a change asks again), and carried by the permit.
 
 Tools reach the gate as `ctx.services["gate"]`; an allowed verdict carries a one-time permit
 for exactly what was judged, and only `Gate.run` / `Gate.start` turn a permit into a process
