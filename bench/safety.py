@@ -5,6 +5,11 @@ scan of a 300-line program, the cost to start and reap a process bare and inside
 bubblewrap sandbox (through the gate's one door), how long
 a timed-out command takes to be stopped past its limit, a whole auto-safe `shell` call, and
 web_extract on a local 100 KB / 1 MB article (fetch + trafilatura).
+
+`sandbox_cost`: what least privilege adds to one sandboxed call (`true` and `ls -la` in a
+small workspace, median and p95): the sandbox as it was (no user namespace, no seccomp, no
+limits; the network shared) against today's (user namespace, seccomp filter, prlimit, a pids
+cgroup when root, masks; the network through slirp4netns), without and with the network.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 from test_gate_decisions import TABLE  # noqa: E402
 
 from companion.config import Settings, ToolSettings  # noqa: E402
+from companion.safety import sandbox  # noqa: E402
 from companion.safety._runner import run_process  # noqa: E402
 from companion.safety.code_scan import scan_code  # noqa: E402
 from companion.safety.gate import Gate  # noqa: E402
@@ -38,6 +44,56 @@ def stats_ms(values: list[float]) -> dict[str, float]:
     values = sorted(values)
     return {"median_ms": round(statistics.median(values) * 1000, 3),
             "p90_ms": round(values[max(0, int(len(values) * 0.9) - 1)] * 1000, 3)}
+
+
+def stats_p95(values: list[float]) -> dict[str, float]:
+    values = sorted(values)
+    return {"median_ms": round(statistics.median(values) * 1000, 2),
+            "p95_ms": round(values[max(0, int(len(values) * 0.95 + 0.5) - 1)] * 1000, 2)}
+
+
+def old_bwrap(workspace: Path, network: bool, argv: list[str]) -> list[str]:
+    """The sandbox before least privilege: no user namespace, no seccomp, no limits, shared network."""
+    args = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    hidden = [p for p in ("/home", "/root", "/run", "/media", "/mnt", "/var/tmp", "/tmp") if Path(p).is_dir()]
+    for folder in hidden:
+        args += ["--tmpfs", folder]
+    args += ["--bind", str(workspace), str(workspace)]
+    args += [x for folder in hidden if folder != "/tmp" for x in ("--remount-ro", folder)]
+    args += ["--chdir", str(workspace), "--unshare-all", *(["--share-net"] if network else []),
+             "--cap-drop", "ALL", "--die-with-parent", "--new-session", "--"]
+    return args + argv
+
+
+async def sandbox_cost(tmp: Path, runs: int = 30) -> dict[str, object]:
+    workspace = tmp / "cost"
+    workspace.mkdir()
+    for i in range(20):
+        (workspace / f"file{i}.txt").write_text("x" * i)
+    bwrap = sandbox.find_bwrap()
+    assert bwrap is not None and sandbox.unavailable_reason() is None, sandbox.unavailable_reason()
+    out: dict[str, object] = {"runs": runs}
+    for network in (False, True):
+        for label, argv in (("true", ["true"]), ("ls", ["ls", "-la"])):
+            old, new = [], []
+            for _ in range(runs):
+                start = time.perf_counter()
+                await run_process(old_bwrap(workspace, network, argv), cwd=workspace, timeout_s=30)
+                old.append(time.perf_counter() - start)
+                start = time.perf_counter()
+                policy = sandbox.SandboxPolicy(workspace, writable=True, network=network)
+                prepared = sandbox.prepare(bwrap, policy, argv)
+                attach = prepared.outbound.attach if prepared.outbound is not None else None
+                result = await run_process(prepared.argv, cwd=workspace, timeout_s=30,
+                                           pass_fds=prepared.hand_over(), started=attach)
+                await prepared.release()
+                new.append(time.perf_counter() - start)
+                assert result.exit_code == 0, result.output
+            key = f"{label}_{'network' if network else 'offline'}"
+            old_s, new_s = stats_p95(old), stats_p95(new)
+            out[key] = {"old": old_s, "new": new_s,
+                        "added_median_ms": round(new_s["median_ms"] - old_s["median_ms"], 2)}
+    return out
 
 
 def gate_decisions(tmp: Path) -> dict[str, object]:
@@ -137,6 +193,7 @@ async def main() -> None:
             "code_scan": code_scan(),
             **await runner(tmp),
             **await web(tmp),
+            "sandbox_cost": await sandbox_cost(tmp),
         }
     print(json.dumps(result))
 

@@ -21,6 +21,7 @@ import fcntl
 import json
 import os
 import shutil
+import time
 
 __all__ = ["RESOLV_CONF", "Outbound", "OutboundError", "find_slirp"]
 
@@ -65,6 +66,7 @@ class Outbound:
             pid = int(json.loads(info)["child-pid"])
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise OutboundError("The sandbox ended before its network could be set up.") from exc
+        await _loopback_up(pid)
         ready_r, ready_w = os.pipe()
         exit_r, self._exit_w = os.pipe()
         handed = [ready_w, exit_r]
@@ -128,6 +130,26 @@ class Outbound:
             with contextlib.suppress(OSError):
                 os.close(fd)
             setattr(self, name, None)
+
+
+async def _loopback_up(pid: int) -> None:
+    """Wait until bwrap has brought up the sandbox's loopback (its first step inside).
+
+    slirp4netns brings `lo` up too, and the kernel then gives it 127.0.0.1 by itself: started
+    while bwrap was still adding that address, bwrap fails ("loopback: Failed RTM_NEWADDR").
+    The loopback's broadcast route appears in the namespace's routing table once it is up;
+    bwrap reports no event for it, so look every 2 ms (it takes a few).
+    """
+    deadline = time.monotonic() + _READY_TIMEOUT_S
+    while time.monotonic() < deadline:
+        try:
+            with open(f"/proc/{pid}/net/fib_trie", encoding="ascii", errors="replace") as table:
+                if "127.255.255.255" in table.read():
+                    return
+        except OSError as exc:
+            raise OutboundError("The sandbox ended before its network could be set up.") from exc
+        await asyncio.sleep(0.002)
+    raise OutboundError("The sandbox's network did not come up in time.")
 
 
 def _foreign_owner(netns: str) -> int | None:
