@@ -124,6 +124,22 @@ async def test_a_link_farm_neither_loops_the_search_nor_stalls_the_event_loop(tm
     assert read == "a/b/deep.txt (1 lines):\n1: needle"
 
 
+async def test_read_file_counts_a_huge_files_lines_only_so_far_and_says_so(tmp_path, monkeypatch):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "big.log").write_text("".join(f"line {i:04}\n" for i in range(1, 1001)))  # 10,000 bytes
+    monkeypatch.setattr(read_file, "MAX_COUNT_BYTES", 2048)
+    first = await read_file.execute({"path": "big.log"}, _ctx(ws))
+    assert first.splitlines()[0] == ("big.log, showing lines 1-400 of more than 204 (it is 9.8 KB; I counted the "
+                                     "lines of the first 2 KB); ask for start_line 401 to read on.")
+    last = await read_file.execute({"path": "big.log", "start_line": 801}, _ctx(ws))
+    assert last.splitlines()[0] == "big.log, showing lines 801-1,000 of 1,000:"
+    ctx = _ctx(ws)
+    assert await read_file.execute({"path": "big.log", "start_line": 5000}, ctx) == (
+        "big.log has only 1,000 lines, so there is no line 5,000.")
+    assert ctx.failed
+
+
 async def test_a_300_character_name_is_too_long_for_every_file_tool(tmp_path):
     ws = tmp_path / "ws"
     ws.mkdir()

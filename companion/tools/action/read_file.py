@@ -44,6 +44,9 @@ MAX_CHARS = 40_000
 MAX_LINE_CHARS = 2_000
 MAX_LISTED = 100
 BINARY_SNIFF_BYTES = 8_192
+MAX_COUNT_BYTES = 256 * 1024 * 1024
+"""How far into a file she counts its lines; past it the total is "more than" (a 10 GB log
+would otherwise keep a worker thread reading long after the turn moved on)."""
 
 
 async def execute(args: dict, ctx) -> str:
@@ -77,15 +80,16 @@ def _read(where: JailedPath, name: str, start: int, limit: int, ctx) -> str:
             size = info.st_size
             return ctx.fail(f"{name} looks like a binary file ({size:,} bytes); I can only read text.")
         f.seek(0)
-        total = _count_lines(f)
+        total, counted_all = _count_lines(f, MAX_COUNT_BYTES)
         if total == 0:
             return f"{name} is empty."
-        if start > total:
+        if start > total and counted_all:
             return ctx.fail(f"{name} has only {total:,} lines, so there is no line {start:,}.")
         f.seek(0)
         lines: list[str] = []
         chars = 0
         cut_by_size = False
+        number = 0
         for number, line in enumerate(_bounded_lines(f), 1):
             if number < start:
                 continue
@@ -96,6 +100,10 @@ def _read(where: JailedPath, name: str, start: int, limit: int, ctx) -> str:
                 break
             lines.append(f"{number}: {line}")
             chars += len(line) + 1
+        else:
+            total, counted_all = number, True  # read to the end: now the total is known
+    if not lines:
+        return ctx.fail(f"{name} has only {total:,} lines, so there is no line {start:,}.")
     last = start + len(lines) - 1
     body = "\n".join(lines)
     if start == 1 and last == total:
@@ -103,20 +111,34 @@ def _read(where: JailedPath, name: str, start: int, limit: int, ctx) -> str:
     if last == total:
         return f"{name}, showing lines {start:,}-{last:,} of {total:,}:\n{body}"
     reason = " (cut to keep it short)" if cut_by_size else ""
+    of = (f"{total:,}" if counted_all else
+          f"more than {total:,} (it is {_size(info.st_size)}; I counted the lines of the first "
+          f"{_size(MAX_COUNT_BYTES)})")
     return (
-        f"{name}, showing lines {start:,}-{last:,} of {total:,}{reason}; "
+        f"{name}, showing lines {start:,}-{last:,} of {of}{reason}; "
         f"ask for start_line {last + 1} to read on.\n{body}"
     )
 
 
-def _count_lines(f: BinaryIO) -> int:
-    """Lines in the file, counted in fixed chunks so one huge line cannot fill memory."""
+def _count_lines(f: BinaryIO, limit: int) -> tuple[int, bool]:
+    """Lines in the first `limit` bytes, counted in fixed chunks so one huge line cannot fill
+    memory, and whether that was the whole file."""
     count = 0
     last = b"\n"
-    while chunk := f.read(1 << 20):
+    left = limit
+    while left > 0 and (chunk := f.read(min(1 << 20, left))):
         count += chunk.count(b"\n")
         last = chunk[-1:]
-    return count + (last != b"\n")
+        left -= len(chunk)
+    whole = left > 0 or not f.read(1)
+    return count + (last != b"\n" and whole), whole
+
+
+def _size(n: int) -> str:
+    for unit, scale in (("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)):
+        if n >= scale:
+            return f"{n / scale:,.1f} {unit}".replace(".0 ", " ")
+    return f"{n:,} bytes"
 
 
 def _bounded_lines(f: BinaryIO) -> Iterator[str]:
