@@ -7,8 +7,13 @@ import os
 import select
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+
+import pytest
 
 from companion.logs import LOG_NAME
 
@@ -81,3 +86,53 @@ def test_mcp_servers_that_exit_hang_or_answer_garbage_at_start_are_one_line_each
     assert len(shown.splitlines()) == len(errors)  # nothing else was printed: no log lines
     trace = log.read_text(encoding="utf-8")
     assert "Traceback" in trace and "MCP server exit failed" in trace
+
+
+GARBAGE = {
+    "html": ("text/html", b"<html><body>It works!</body></html>", "a web page"),
+    "json": ("application/json", b'{"hello": "world"}', "something else (application/json)"),
+    "stream": ("text/event-stream", b"data: {not json\n\ndata: [DONE]\n\n", "a stream I can't read"),
+}
+
+
+@pytest.fixture
+def garbage_server(request) -> Iterator[str]:
+    """A real HTTP server on loopback that answers every request with 200 and not a chat reply."""
+    content_type, body, _ = GARBAGE[request.param]
+
+    class Handler(BaseHTTPRequestHandler):
+        def _answer(self) -> None:
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            self.send_response(200)
+            self.send_header("Content-Type", content_type)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        do_GET = do_POST = _answer
+
+        def log_message(self, *_args) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.mark.parametrize("garbage_server", sorted(GARBAGE), indirect=True)
+def test_a_brain_that_answers_garbage_is_one_sentence_naming_it_and_the_fix(tmp_path: Path, garbage_server,
+                                                                              request) -> None:
+    (tmp_path / "workspace").mkdir()
+    command = [sys.executable, "-m", "companion.cli", "chat", "--brain-url", garbage_server,
+               "--config-dir", str(tmp_path / "config"), "--workspace", str(tmp_path / "workspace"),
+               "--once", "hello?"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=60)
+    what = GARBAGE[request.node.callspec.params["garbage_server"]][2]
+    assert done.returncode == 1  # the turn failed, and a script driving the chat learns it
+    said = [line for line in done.stdout.splitlines() if line.startswith("[say] ")]
+    assert said == [f"[say] My brain at {garbage_server} answered with {what}, not a chat reply. Check in "
+                    "Settings → Brain that the address is an OpenAI-compatible server (it usually ends in /v1)."]
+    assert "Traceback" not in done.stdout + done.stderr

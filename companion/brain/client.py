@@ -44,7 +44,7 @@ class ModelReply:
 
 class BrainError(CompanionError):
     """The model endpoint failed; `code` is one of unreachable, auth, unknown_model, wrong_url,
-    no_tools, timeout, cut, dropped, context, rate_limit, status.
+    no_tools, timeout, cut, dropped, context, rate_limit, garbled, status.
 
     `context_tokens` is the server's context size when it said (a context-exceeded error)."""
 
@@ -130,10 +130,22 @@ class OpenAIChatModel:
         text: list[str] = []
         calls: dict[int, dict[str, str]] = {}
         finish = "stop"
+        answered = False
+        """A chunk with choices arrived: the server speaks the protocol (a real reply, even an
+        empty one, always has one)."""
+        chunks = aiter(stream)
         try:
-            async for chunk in stream:
-                if not chunk.choices:
+            while True:
+                try:
+                    chunk = await anext(chunks)
+                except StopAsyncIteration:
+                    break
+                except ValueError as exc:  # a stream event that is not JSON
+                    raise self._garbled(stream, exc) from exc
+                choices = getattr(chunk, "choices", None)
+                if not isinstance(choices, list) or not choices:
                     continue
+                answered = True
                 choice = chunk.choices[0]
                 delta = choice.delta
                 if delta is not None and delta.content:
@@ -154,6 +166,8 @@ class OpenAIChatModel:
             raise self._error(exc, started=True) from exc
         finally:
             await stream.close()
+        if not answered:
+            raise self._garbled(stream, None)
         requests = tuple(
             ToolCallRequest(id=c["id"] or f"call_{i}", name=c["name"], arguments=c["arguments"])
             for i, c in sorted(calls.items())
@@ -182,6 +196,21 @@ class OpenAIChatModel:
         if self._describing is not None and not self._describing.done():
             self._describing.cancel()
         await self._client.close()
+
+    def _garbled(self, stream: Any, exc: Exception | None) -> BrainError:
+        """HTTP 200 but no chat reply: a web page, other JSON, or a stream of something else."""
+        response = getattr(stream, "response", None)
+        kind = (response.headers.get("content-type", "") if response is not None else "").lower()
+        if "html" in kind:
+            what = "a web page"
+        elif exc is not None or "event-stream" in kind:
+            what = "a stream I can't read"
+        else:
+            what = f"something else ({kind.split(';')[0] or 'no content type'})"
+        log.warning("brain at %s answered garbage (%s)", self.settings.base_url, kind, exc_info=exc)
+        return BrainError("garbled", f"My brain at {self.settings.base_url} answered with {what}, not a "
+                                     "chat reply. Check in Settings → Brain that the address is an "
+                                     "OpenAI-compatible server (it usually ends in /v1).")
 
     def _error(self, exc: Exception, *, started: bool) -> BrainError:
         url, model, kind = self.settings.base_url, self.model, self.server.kind
