@@ -134,6 +134,11 @@ class WindowVoice:
             self.session.speaker.say(text, SpeechKind(kind))
         return True
 
+    async def self_test(self) -> None:
+        """After a switch (the controller asks): her ear and mouth work, or a CompanionError says which not."""
+        if self.session is not None:
+            await self.session.self_test()
+
     async def check_speakers(self) -> str:
         """Settings' "Test my speakers": how much of her test line came back, as a sentence."""
         check = await self.session.check_speakers() if self.session is not None else None

@@ -16,6 +16,7 @@ from companion.voice.factory import VoiceParts, make_vad
 from companion.voice.fallback import server_lines
 from companion.voice.loop import BrainPort, LoopSettings, VoiceLoop
 from companion.voice.narration_cache import NarrationCache
+from companion.voice.self_test import check_hearing, check_voice
 from companion.voice.smart_turn import SmartTurn
 from companion.voice.speaker import Speaker
 from companion.voice.speaker_check import SpeakerCheck, check_speakers
@@ -52,6 +53,8 @@ class VoiceSession:
         """The echo canceller the microphone hears through (None: no device microphone)."""
         self.turn_model = turn_model
         """Smart Turn, or None: then a fixed silence ends each turn."""
+        self.notices: list[str] = []
+        """What did not work, in sentences, for the front-end to show once her voice is up."""
         self.cache = NarrationCache(synthesizer)
         self.speaker = Speaker(synthesizer, sink, self.cache)
         self.loop = VoiceLoop(
@@ -113,6 +116,12 @@ class VoiceSession:
     def _loop_settings(self, voice: VoiceSettings) -> LoopSettings:
         return LoopSettings.from_voice(voice, turn_model=self.turn_model is not None,
                                        echo_cancelled=self.echo is not None and self.echo.cancelling)
+
+    async def self_test(self) -> None:
+        """After an engine switch: her ear hears a known word and her mouth says one (raises a
+        CompanionError naming which failed)."""
+        await check_hearing(self.loop.transcriber)
+        await check_voice(self.synthesizer)
 
     async def check_speakers(self) -> SpeakerCheck | None:
         """"Test my speakers": she stops, plays her test line and measures its echo (not
