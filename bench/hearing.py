@@ -75,6 +75,14 @@ NUMBERS.update({15: "fifteen", 20: "twenty", 300: "three hundred"})
 CONTRACTIONS = {"i'm": "i am", "it's": "it is", "what's": "what is", "don't": "do not", "can't": "cannot"}
 
 
+def rss_mb() -> float:
+    """This process's resident memory now (Linux), in MB."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
 def words(text: str) -> list[str]:
     """Lower case words without punctuation, so spelling choices are not counted as errors:
     "10" is "ten", "I'm" is "I am", "to-morrow" is "tomorrow"."""
@@ -150,10 +158,12 @@ def main() -> int:
         piper.load()
         items = clips(folder, piper)
         engines, load_s = {}, {}
+        memory_mb = {}
         for name, setting in ENGINES.items():
-            started = time.perf_counter()
+            started, before = time.perf_counter(), rss_mb()
             engines[name] = make_transcriber(VoiceSettings(hearing_model=setting), folder / "models")
             load_s[name] = round(time.perf_counter() - started, 2)
+            memory_mb[name] = round(rss_mb() - before, 1)
         if args.float:
             engines["moonshine_float"] = MoonshineTranscriber(engines["moonshine_base_en"].model_info,
                                                               folder / "models", int8=False)
@@ -163,6 +173,7 @@ def main() -> int:
         MoonshineTranscriber(engines["moonshine_base_en"].model_info, folder / "models").load()
         load_s["moonshine_base_en_cached"] = round(time.perf_counter() - started, 2)
         out: dict = {"clips": len(items), "rounds": args.rounds, "model_load_s": load_s,
+                     "memory_mb_added_by_loading": memory_mb,
                      "cpu_threads": {"whisper": engines["whisper_tiny_en"].cpu_threads,
                                      "moonshine": engines["moonshine_base_en"].cpu_threads},
                      "whisper_beam_size": engines["whisper_tiny_en"].beam_size}
