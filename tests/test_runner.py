@@ -125,3 +125,32 @@ async def test_background_leftovers_are_killed_when_the_command_ends(tmp_path: P
     result = await run_process(["bash", "-c", "sleep 60 & echo $!"], cwd=tmp_path, timeout_s=30)
     assert result.exit_code == 0 and not result.timed_out
     assert await _ends(int(result.output.split()[0]))
+
+
+async def test_descriptors_handed_to_the_child_are_closed_here_once_it_started(tmp_path: Path) -> None:
+    read_end, write_end = os.pipe()
+    result = await run_process(["bash", "-c", f"echo through >&{write_end}"], cwd=tmp_path, timeout_s=10,
+                               pass_fds=[write_end])
+    assert result.exit_code == 0
+    with pytest.raises(OSError):
+        os.fstat(write_end)  # ours is closed: the reader sees the end once the child is gone
+    with os.fdopen(read_end) as pipe:
+        assert pipe.read() == "through\n"
+
+
+async def test_a_start_up_step_that_fails_ends_the_process_and_raises(tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+
+    async def step() -> None:
+        raise RuntimeError("no network for you")
+
+    with pytest.raises(RuntimeError, match="no network"):
+        await run_process(["bash", "-c", f"sleep 30; touch {marker}"], cwd=tmp_path, timeout_s=60,
+                          started=step)
+    assert not marker.exists()
+
+
+def test_only_real_locale_categories_pass_not_names_that_merely_start_with_lc() -> None:
+    env = safe_environment(source={"LC_ALL": "C", "LC_MESSAGES": "de_DE", "LC_PASS": "hunter2",
+                                   "LC_SESSION_TOKEN": "t", "LCX": "1", "PATH": "/bin"})
+    assert env == {"LC_ALL": "C", "LC_MESSAGES": "de_DE", "PATH": "/bin"}

@@ -132,3 +132,18 @@ async def test_saving_the_switch_offers_commands_at_once(broken: str, tmp_path: 
         assert offered() >= EXEC_TOOLS
     finally:
         await companion.close()
+
+
+async def test_without_slirp4netns_a_command_that_needs_the_internet_is_refused_never_given_her_network(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A machine without slirp4netns (everything else the sandbox needs is here).
+    monkeypatch.setattr(sandbox, "find_slirp", lambda: None)
+    assert sandbox.unavailable_reason() is None  # commands still run, offline
+    gate = Gate(tmp_path / "ws", GrantStore(tmp_path / "approvals.toml"), approver=Approves(),
+                audit=AuditLog(tmp_path / "approvals.log"))
+    ctx = ToolContext(workspace=tmp_path / "ws", data_dir=tmp_path / "data", services={"gate": gate},
+                      tool="shell", risk="exec")
+    text = await shell.execute({"command": "touch online.txt", "network": True}, ctx)
+    assert ctx.refused and "slirp4netns is not installed" in text and "apt-get install slirp4netns" in text
+    assert not (tmp_path / "ws" / "online.txt").exists()
+    assert "offline" in await shell.execute({"command": "echo offline"}, ctx)

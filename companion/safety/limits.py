@@ -43,7 +43,8 @@ class Limits:
 
 def prlimit_argv(limits: Limits) -> list[str]:
     """`prlimit … --`, to put before the command inside the sandbox (soft = hard: no raising)."""
-    prlimit = shutil.which("prlimit") or "/usr/bin/prlimit"
+    # Its real path: PATH may name it through a folder the sandbox hides (a link in ~/bin).
+    prlimit = os.path.realpath(shutil.which("prlimit") or "/usr/bin/prlimit")
     return [prlimit, f"--nproc={limits.processes}", f"--data={limits.memory_bytes}",
             f"--fsize={limits.file_bytes}", f"--cpu={limits.cpu_s}", "--core=0", "--"]
 
@@ -59,13 +60,15 @@ def limit_sentence(exit_code: int, output: str, limits: Limits, *, too_many_proc
         return f"It tried to write a file over {_size(limits.file_bytes)}, so the sandbox stopped it."
     if code in (128 + SIGXCPU, -SIGXCPU) or "CPU time limit exceeded" in text:
         return "It ran out of CPU time, so the sandbox stopped it."
+    if "fork: Resource temporarily unavailable" in text or "fork: retry" in text \
+            or (code != 0 and "Cannot fork" in text):
+        return "It tried to start too many processes, so the sandbox stopped it."
     if code == 0:
         return ""
     if any(sign in text for sign in ("MemoryError", "Cannot allocate memory", "out of memory",
                                      "cannot allocate", "std::bad_alloc")):
         return f"It tried to use more than {_size(limits.memory_bytes)} of memory, so the sandbox stopped it."
-    if "fork: Resource temporarily unavailable" in text or "Cannot fork" in text \
-            or "fork: retry" in text:
+    if "BlockingIOError: [Errno 11]" in text:  # Python's os.fork() at the limit
         return "It tried to start too many processes, so the sandbox stopped it."
     return ""
 

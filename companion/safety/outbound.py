@@ -72,9 +72,12 @@ class Outbound:
         handed = [ready_w, exit_r]
         # By path: given a pid, slirp4netns joins that process's user namespace, which by the
         # time the command waits is a nested one with no power over the sandbox's network.
-        argv = [self._slirp, "--configure", "--mtu=65520", "--disable-host-loopback",
-                "--enable-sandbox", "--enable-seccomp", f"--ready-fd={ready_w}", f"--exit-fd={exit_r}",
-                "--netns-type=path"]
+        argv = [self._slirp, "--configure", "--mtu=65520", "--disable-host-loopback", "--enable-seccomp",
+                f"--ready-fd={ready_w}", f"--exit-fd={exit_r}", "--netns-type=path"]
+        if os.geteuid() == 0:
+            # As root, slirp4netns itself runs in a mount namespace of its own with its
+            # capabilities dropped (it parses untrusted packets); as a user it has none to drop.
+            argv.append("--enable-sandbox")
         try:
             owner = _foreign_owner(f"/proc/{pid}/ns/net")
             if owner is not None:
@@ -122,7 +125,9 @@ class Outbound:
         await self._process.wait()
         assert self._process.stderr is not None
         lines = (await self._process.stderr.read()).decode(errors="replace").strip().splitlines()
-        return lines[-1] if lines else f"exit {self._process.returncode}"
+        # Its last words are "child failed(1)" / "parent failed"; the cause comes before them.
+        causes = [line for line in lines if not line.endswith(("failed", "failed(1)"))]
+        return causes[-1] if causes else (lines[-1] if lines else f"exit {self._process.returncode}")
 
     def _close_fd(self, name: str) -> None:
         fd = getattr(self, name)

@@ -145,6 +145,9 @@ def network_unavailable_reason() -> str | None:
     if find_slirp() is None:
         return ("slirp4netns is not installed, so I can't give a command the internet without also "
                 "giving it the programs running on this computer.")
+    if not os.access("/dev/net/tun", os.R_OK | os.W_OK):
+        return ("I can't open /dev/net/tun, which slirp4netns needs to give a command the internet "
+                "(on most systems everyone may; here its permissions were narrowed).")
     return None
 
 
