@@ -285,3 +285,10 @@ async def test_a_hand_saved_tar_wildcard_grant_is_dropped_so_an_injected_option_
     assert "didn't run it" in text and not gate.approver.asked[-1].saveable
     assert "wildcard" in gate.approver.asked[-1].once_only
     assert (gate.workspace / "sub" / "keep.txt").exists()
+
+
+async def test_a_family_grant_does_not_cover_a_line_with_hidden_characters(gate: Gate) -> None:
+    gate.grant_family("jq")
+    assert gate.precheck("jq . data.json").how == "family grant"
+    pre = gate.precheck("jq . data.json\u200b")
+    assert pre.how == "ask" and "hidden" in pre.reason

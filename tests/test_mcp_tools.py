@@ -409,6 +409,8 @@ async def test_a_server_marked_trusted_runs_its_tools_without_asking(workspace):
         answer = await registry.dispatchable("tidy").execute({"name": "old.md"}, context(workspace, gate))
         assert answer == "tidied old.md" and not approver.asked
         assert not (workspace / "old.md").exists()
+        (entry,) = [e for e in gate.audit.entries() if e["tool"] == "mcp:liar/tidy"]
+        assert entry["how"] == "trusted server" and '"old.md"' in entry["command"]
     finally:
         await manager.close()
 

@@ -44,6 +44,8 @@ def tool_spec(connection: McpConnection, tool: ToolInfo) -> ToolSpec:
             refusal = await _approval(ctx, server, tool, args)
             if refusal is not None:
                 return ctx.refuse(refusal)
+        elif (gate := ctx.services.get("gate")) is not None:
+            gate.trusted_call(_shown(server, tool.name, args), server=server, tool=tool.name)
         outcome = await connection.call(tool.name, args, ctx.budget_s)
         return outcome.text if outcome.ok else ctx.fail(outcome.text)
 
@@ -58,14 +60,18 @@ async def _approval(ctx: Any, server: str, tool: ToolInfo, args: dict[str, Any])
     gate = ctx.services.get("gate")
     if gate is None:
         return f"I can't use {tool.name} from '{server}' right now: there's no approval gate to ask."
-    # The whole call, never cut: a long argument must not push the path of a delete out of sight.
-    shown = json.dumps(args, ensure_ascii=False, sort_keys=True)
     verdict = await gate.review_tool_call(
-        f"mcp:{server} {tool.name} {shown}", server=server, tool=tool.name,
+        _shown(server, tool.name, args), server=server, tool=tool.name,
         destructive=tool.destructive, claims_read_only=tool.read_only,
         channel=str(ctx.channel), hold=ctx.hold_budget,
     )
     return None if verdict.allowed else verdict.sentence
+
+
+def _shown(server: str, tool: str, args: dict[str, Any]) -> str:
+    """The call as the card and the audit log show it: whole, never cut (a long argument must
+    not push the path of a delete out of sight)."""
+    return f"mcp:{server} {tool} {json.dumps(args, ensure_ascii=False, sort_keys=True)}"
 
 
 def _object_schema(schema: dict[str, Any]) -> dict[str, Any]:

@@ -55,6 +55,7 @@ from companion.safety.door import LiveProcess, Permit, ProcessDoor, ProcessRefus
 from companion.safety.grants import GrantError, GrantStore
 from companion.safety.pins import files_run_by, fingerprint
 from companion.safety.rules import TooManyFiles, has_metacharacter, review_line
+from companion.safety.visible import make_visible
 
 __all__ = ["CODE_FAMILY", "NEEDS_INTERNET", "Gate", "Precheck", "ProcessRefused", "Verdict", "build_gate"]
 
@@ -174,6 +175,8 @@ class Gate:
             return f"{family} would run code from the workspace, so I need your OK."
         if any(ch in "*?[" for ch in line):
             return "It has a wildcard, which could expand to an option, so I need your OK."
+        if make_visible(line).hidden:
+            return "It contains hidden or control characters, so I need your OK."
         if git_refused:
             return git_refused
         return None
@@ -255,6 +258,11 @@ class Gate:
             pre = Precheck(False, "ask", f"I need your OK: {tool} from the MCP server '{server}' "
                            "changes things.", saveable=True)
         return await self._finish(shown, pre, key, channel, timeout_s, hold, argv=None, grant=key)
+
+    def trusted_call(self, shown: str, *, server: str, tool: str) -> None:
+        """Record a call of a trusted MCP server's tool: nobody is asked (the user marked the
+        server trusted in Settings), but the audit log keeps it like any other decision."""
+        self._record(shown, f"mcp:{server}/{tool}", Decision.APPROVED, "trusted server")
 
     def declared(self, argv: Sequence[str], *, tool: str, network: bool = False) -> Verdict:
         """A program the user declared in their own settings (an MCP server): writing it there
