@@ -325,3 +325,20 @@ async def test_a_pinned_file_runs_as_approved_even_when_rewritten_during_the_run
     result, _ = await asyncio.gather(door.run(permit, risk="exec", timeout_s=20), asyncio.to_thread(swap_then_go))
     assert result.output.splitlines() == ["approved", "approved", "echo approved"], result.output
     assert (ws / "run.sh").read_text() == "echo swapped\n"
+
+
+async def test_her_code_inside_a_writable_workspace_stays_read_only(tmp_path: Path) -> None:
+    ws = tmp_path / "checkout"
+    (ws / "companion").mkdir(parents=True)
+    (ws / ".venv" / "lib").mkdir(parents=True)
+    (ws / "companion" / "gate.py").write_text("ALLOW = False\n")
+    door = ProcessDoor(lambda: ws, lambda: None, read_only=(ws / "companion", ws / ".venv"))
+    line = ("echo 'ALLOW = True' > companion/gate.py; echo 'import os' > .venv/lib/evil.pth; "
+            "echo work > work.txt")
+    permit = door.issue(("bash", "-c", line), line, "shell", stdin=None, network=False, how="asked",
+                        access=ACCESS_WRITE)
+    result = await door.run(permit, risk="exec", timeout_s=20)
+    assert result.output.count("Read-only file system") == 2, result.output
+    assert (ws / "companion" / "gate.py").read_text() == "ALLOW = False\n"
+    assert not (ws / ".venv" / "lib" / "evil.pth").exists()
+    assert (ws / "work.txt").read_text() == "work\n"

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from companion.errors import CompanionError, Stage
+from companion.paths import code_paths
 from companion.safety import sandbox
 from companion.safety._runner import (
     KILL_GRACE_S,
@@ -88,11 +89,14 @@ class ProcessDoor:
     """Issues permits and honours each one once; keeps the long-lived processes it started."""
 
     def __init__(self, workspace: Callable[[], Path], audit: Callable[[], AuditLog | None],
-                 hidden: tuple[Path, ...] = (), limits: Limits | None = None) -> None:
+                 hidden: tuple[Path, ...] = (), limits: Limits | None = None,
+                 read_only: tuple[Path, ...] | None = None) -> None:
         self._workspace = workspace
         self._audit = audit
         self.hidden = hidden
         """Her own folders (config, data) hidden inside the sandbox besides the homes."""
+        self.read_only = code_paths() if read_only is None else read_only
+        """Her own code (package, virtual environment): never writable inside, even in the workspace."""
         self.limits = limits or Limits()
         """What one call may use (processes, memory, file size, CPU time)."""
         self._tickets: dict[str, Permit] = {}
@@ -128,6 +132,7 @@ class ProcessDoor:
                 raise ProcessRefused("no_network", f"{why} {sandbox.NETWORK_FIX}")
             policy = sandbox.SandboxPolicy(workspace, writable=permit.access == ACCESS_WRITE,
                                            network=permit.network, hidden=self.hidden,
+                                           read_only=self.read_only,
                                            snapshots=snapshots, limits=self.limits)
             bwrap = sandbox.find_bwrap()
             assert bwrap is not None

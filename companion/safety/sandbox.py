@@ -3,7 +3,8 @@
 Inside: the system read-only; the workspace read-only, or writable when the user approved a
 command that writes (`SandboxPolicy.writable`); a private /tmp of limited size; the user's
 home (and every other home, /run, /media, /mnt) hidden behind empty read-only folders, and
-her own config and data folders hidden too, even when the workspace contains them; a fresh
+her own config and data folders hidden too, even when the workspace contains them, and her
+own code and virtual environment read-only there; a fresh
 /proc in a new PID namespace with /proc/sys, /proc/sysrq-trigger and the other kernel knobs
 read-only, so nothing can read her environment or tune the kernel, and everything ends when
 the first process ends.
@@ -89,6 +90,8 @@ class SandboxPolicy:
     """The internet (through slirp4netns); only an explicit, just-asked approval sets it."""
     hidden: tuple[Path, ...] = field(default=())
     """Her own folders (config, data): hidden even when inside the workspace."""
+    read_only: tuple[Path, ...] = field(default=())
+    """Folders shown but never writable, even inside a writable workspace (her code, her venv)."""
     snapshots: Mapping[str, Snapshot] = field(default_factory=dict)
     """{path relative to the workspace: the content to show there}: pinned files."""
     limits: Limits = field(default_factory=Limits)
@@ -243,6 +246,11 @@ def _mounts(policy: SandboxPolicy, fds: list[int]) -> list[str]:
             args += ["--ro-bind", hosts, hosts]
     if workspace != "/":
         args += ["--bind" if policy.writable else "--ro-bind", workspace, workspace]
+    for extra in policy.read_only:
+        # Her own code inside the workspace: what a command changed there would run in her next start.
+        text = os.path.realpath(extra)
+        if text != workspace and _under(text, [workspace]) and os.path.exists(text):
+            args += ["--ro-bind", text, text]
     for relative, snapshot in sorted(policy.snapshots.items()):
         # The approved content itself, read once: a writer can't swap the file after the check.
         args += ["--perms", f"{snapshot.mode & 0o755:o}",
