@@ -96,6 +96,26 @@ async def test_moonshine_transcribes_off_the_event_loop_through_the_hearing_inte
     assert words(text) == "please remind me to call my sister tomorrow"
 
 
+def test_hearing_the_same_words_again_takes_one_decoder_run(moonshine, tmp_path):
+    audio = _espeak(tmp_path, "Could you remind me to call my sister tomorrow evening?", "en-us")
+    first = moonshine.transcribe_sync(audio)
+    assert moonshine.transcribe_sync(audio) == first
+    assert moonshine.decoder_runs == 1  # the whole last transcript confirmed in one run
+
+
+def test_the_audio_so_far_as_a_draft_speeds_the_full_utterance_and_never_changes_its_words(moonshine, tmp_path):
+    sentence = "Could you remind me to call my sister tomorrow evening?"
+    audio = _espeak(tmp_path, sentence, "en-us")
+    moonshine.transcribe_sync(_espeak(tmp_path, "What is the tallest mountain in Africa?", "en-gb"))
+    assert words(moonshine.transcribe_sync(audio)) == words(sentence)  # a wrong draft: the same words
+    unaided = moonshine.decoder_runs
+    assert unaided >= 10  # one run per token
+    for seconds in (1.2, 1.8, 2.4):  # the ear's partial transcripts while the user talks
+        moonshine.transcribe_sync(audio[:int(seconds * 16_000)])
+    assert words(moonshine.transcribe_sync(audio)) == words(sentence)
+    assert moonshine.decoder_runs < unaided / 2
+
+
 def test_silence_and_faint_noise_are_not_heard_as_words(moonshine):
     rng = np.random.default_rng(7)
     assert moonshine.transcribe_sync(np.zeros(32_000, dtype=np.float32)) == ""
