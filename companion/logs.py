@@ -9,6 +9,7 @@ from pathlib import Path
 
 from platformdirs import user_state_dir
 
+from companion.errors import shown_path
 from companion.paths import APP_NAME, default_data_dir
 
 __all__ = ["LOG_NAME", "current_log_file", "details_hint", "log_file", "setup_logging", "shown"]
@@ -42,6 +43,17 @@ class _OneLine(logging.Formatter):
 
 class _LogFile(RotatingFileHandler):
     """Marks the handler this module added, so `current_log_file()` finds it again."""
+
+    _complained = False
+
+    def handleError(self, record: logging.LogRecord) -> None:  # noqa: N802 (logging's name)
+        # A full or vanished disk must not print logging's own traceback into the chat: one
+        # line, once, and the records are dropped.
+        if not self._complained:
+            self._complained = True
+            kind, exc, _ = sys.exc_info()
+            why = getattr(exc, "strerror", None) or (kind.__name__ if kind else "an error")
+            sys.stderr.write(f"companion: I can't write my log to {shown(Path(self.baseFilename))} ({why}).\n")
 
 
 def setup_logging(data_dir: Path, *, verbose: bool = False) -> Path | None:
@@ -96,7 +108,4 @@ def details_hint() -> str:
 
 def shown(path: Path) -> str:
     """A path as the user reads it: under the home folder with ~."""
-    try:
-        return "~/" + str(Path(path).relative_to(Path.home()))
-    except ValueError:
-        return str(path)
+    return shown_path(path)

@@ -509,7 +509,9 @@ class Companion:
     def _start_history(self) -> None:
         """Open her conversations and carry on the latest one (a broken file is set aside)."""
         assert self.conversation is not None
-        self.store = ConversationStore(self.paths.data_dir / CONVERSATIONS_FILE)
+        self.store = ConversationStore(
+            self.paths.data_dir / CONVERSATIONS_FILE,
+            on_failure=lambda sentence: self.bus.emit(ErrorOccurred("history", "history_unsaved", sentence)))
         if self.store.notice:
             self.bus.emit(ErrorOccurred("history", "history_broken", self.store.notice))
         conversation_id = self.store.latest_conversation() or self.store.new_conversation()

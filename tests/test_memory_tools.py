@@ -82,7 +82,8 @@ async def test_a_crash_while_saving_leaves_the_old_notes_whole(ctx, monkeypatch)
 
     monkeypatch.setattr(os, "fsync", crash)
     answer = await memory_write.execute({"topic": "keys", "note": "car key in the drawer"}, ctx)
-    assert answer == "I couldn't save the note: No space left on device."
+    assert answer == (f"I couldn't save the note: the disk is full ({ctx.data_dir / 'memory'}). "
+                      "Free some space there and try again.")
     assert ctx.failed
     assert path.read_bytes() == before
     assert [p.name for p in path.parent.iterdir()] == ["keys.md"]

@@ -34,9 +34,11 @@ def run(args: argparse.Namespace, config: RunConfig) -> int:
 class Transcript:
     """Prints every spoken line with its kind, and face changes, as they happen."""
 
-    def __init__(self, out: TextIO, *, verbose: bool = False) -> None:
+    def __init__(self, out: TextIO, *, verbose: bool = False, errors: bool = False) -> None:
         self.out = out
         self.verbose = verbose
+        self.errors = errors
+        """Print faults as `[error] …` lines (chat; listen prints them to stderr itself)."""
         self.on_print: Callable[[], None] | None = None
         """Told before each line, so a pending question knows its prompt is scrolling away."""
 
@@ -59,7 +61,7 @@ class Transcript:
             line = f"[face] {event.name} ({event.reason})" if event.reason else f"[face] {event.name}"
         elif isinstance(event, WorkChanged):
             line = f"[work] {event.status}: {event.task}"
-        elif isinstance(event, ErrorOccurred) and event.stage != "brain":
+        elif isinstance(event, ErrorOccurred) and self.errors and event.stage != "brain":
             # A brain error is also said as her reply ([say]); every other fault is one line here.
             line = f"[error] {event.sentence}"
         elif isinstance(event, ToolFinished) and self.verbose:
@@ -76,7 +78,7 @@ async def _chat(args: argparse.Namespace, config: RunConfig) -> int:
     from companion.tools.context import Channel
 
     bus = EventBus()
-    transcript = Transcript(sys.stdout, verbose=bool(getattr(args, "verbose", False)))
+    transcript = Transcript(sys.stdout, verbose=bool(getattr(args, "verbose", False)), errors=True)
     bus.subscribe(transcript)
     companion = Companion(config, bus)
     try:

@@ -24,6 +24,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
+from companion.errors import could_not_save
+
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
@@ -113,9 +115,13 @@ class ConversationSummary:
 class ConversationStore:
     """The open database. Safe to call from any thread (one connection behind a lock)."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, on_failure: Callable[[str], None] | None = None) -> None:
         self.path = Path(path)
         self.notice: str | None = None
+        self._on_failure = on_failure
+        """Told the sentence when saving starts failing (a full disk mid-session), once per run
+        of failures: the window and chat say it; a log line alone would reach nobody."""
+        self._failing = False
         self._lock = threading.Lock()
         self._db = self._open()
 
@@ -135,8 +141,9 @@ class ConversationStore:
                 return self._connect(self.path)
         except (OSError, sqlite3.Error) as exc:
             # A read-only or missing data folder: remember this session only, and say so.
-            log.error("cannot open %s: %s", self.path, exc)
-            self.notice = f"I can't save our conversations ({exc}), so I'll forget them when I close."
+            log.warning("cannot open %s: %s", self.path, exc)
+            self.notice = (could_not_save("our conversations", self.path.parent, exc)
+                           + " Until then I'll forget what we say when I close.")
             return self._connect(":memory:")
 
     @staticmethod
@@ -181,13 +188,17 @@ class ConversationStore:
                 self._db.execute("BEGIN IMMEDIATE")
                 result = work(self._db)
                 self._db.execute("COMMIT")
+                self._failing = False
                 return result
             except sqlite3.Error as exc:
                 if self._db.in_transaction:
                     self._db.execute("ROLLBACK")
-                log.error("could not save the conversation: %s", exc)
-                self.notice = f"I couldn't save our conversation ({exc})."
-                return None
+                log.warning("could not save the conversation: %s", exc)
+                self.notice = could_not_save("our conversation", self.path.parent, exc)
+                first, self._failing = not self._failing, True
+        if first and self._on_failure is not None:
+            self._on_failure(self.notice)  # outside the lock: whoever hears it may read the store
+        return None
 
     # --- conversations -----------------------------------------------------------------------
     def new_conversation(self) -> int:

@@ -20,7 +20,7 @@ from PySide6.QtWidgets import QApplication
 
 from companion.api_keys import with_api_key
 from companion.config import Settings
-from companion.errors import CompanionError
+from companion.errors import CompanionError, could_not_save
 from companion.events import ErrorOccurred, EventBus
 from companion.tools.context import Channel
 from companion.ui.bridge import EventBridge
@@ -448,8 +448,8 @@ class CompanionApp(QObject):
         try:
             self.keeper.apply(settings)
         except OSError as exc:
-            self.window.banners.show_banner("settings", f"I couldn't save your settings: {exc}.",
-                                            kind="warning")
+            sentence = could_not_save("your settings", self.config.paths.config_dir, exc)
+            self.window.banners.show_banner("settings", sentence, kind="warning")
 
     # --- ending ---------------------------------------------------------------------------
     def request_quit(self) -> None:

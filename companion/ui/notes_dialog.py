@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
 )
 
 from companion.conversations import notes
+from companion.errors import could_not_save
 
 
 class NotesDialog(QDialog):
@@ -111,7 +112,8 @@ class NotesDialog(QDialog):
         try:
             notes.save_topic(self._path, self.editor.toPlainText())
         except OSError as exc:
-            self.status.setText(f"I couldn't save it: {exc.strerror or exc}. Your text is still here.")
+            self.status.setText(f"{could_not_save(self._path.name, self._path.parent, exc)} "
+                                "Your text is still here.")
             return
         self.status.setText(f"Saved {self._path.name}.")
         self.refresh(select=self._path)

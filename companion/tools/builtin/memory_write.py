@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from companion.errors import could_not_save
 from companion.safety.beneath import read_beneath, write_beneath
 
 SCHEMA = {
@@ -126,7 +127,7 @@ async def execute(args: dict, ctx) -> str:
         text = existing.rstrip("\n") + "\n" + section
         write_beneath(folder, path.name, text.encode("utf-8"))  # atomic, never through a link
     except OSError as exc:
-        return ctx.fail(f"I couldn't save the note: {exc.strerror or exc}.")
+        return ctx.fail(could_not_save("the note", folder, exc))
     count = len(_NOTE_HEADING.findall(existing)) + 1
     earlier = "" if count == 1 else f" ({count} notes on it now)"
     return f"I saved that under {topic!r}{earlier}."
