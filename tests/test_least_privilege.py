@@ -205,11 +205,39 @@ async def test_a_command_is_an_unprivileged_user_inside_even_when_she_is_root(ga
     assert "0000000000000000" in text
 
 
+async def test_every_writable_mount_inside_is_nosuid(gate: Gate) -> None:
+    text = await run_shell(gate, "cat /proc/self/mountinfo")
+    mounts = []  # (id, parent id, mount point, options), in the order they were mounted
+    for line in text.splitlines():
+        if " - " in line:
+            fields = line.split(" - ")[0].split()
+            mounts.append((fields[0], fields[1], fields[4], fields[5].split(",")))
+    parent = {m[0]: m[1] for m in mounts}
+
+    def ancestors(mount_id: str) -> set[str]:
+        found = set()
+        while mount_id in parent and mount_id not in found:
+            found.add(mount_id)
+            mount_id = parent[mount_id]
+        return found
+
+    def in_sight(i: int) -> bool:
+        # Covered by a later mount on its own point or a folder above it, unless that one holds it.
+        point, mine = mounts[i][2], ancestors(mounts[i][0])
+        return not any(later[0] not in mine and (later[2] == point or point.startswith(later[2].rstrip("/") + "/"))
+                       for later in mounts[i + 1:])
+
+    writable = {m[2]: m[3] for i, m in enumerate(mounts) if in_sight(i) and "rw" in m[3] and m[2] != "/dev/pts"}
+    assert "/dev/shm" in writable and gate.workspace.as_posix() in writable, writable
+    assert all("nosuid" in options for options in writable.values()), writable
+
+
 # --- resource limits -----------------------------------------------------------------
 
 
 async def test_a_fork_bomb_approved_once_is_stopped_with_a_sentence_and_the_next_command_runs(gate: Gate) -> None:
-    text = await run_shell(gate, ":(){ :|:& };:; wait", timeout=120)
+    # Each copy waits on its pipeline, so the tree keeps growing until something stops it.
+    text = await run_shell(gate, ":(){ :|: ; };:", timeout=120)
     assert "It tried to start too many processes, so the sandbox stopped it." in text, text[-500:]
     assert "ran out of time" not in text  # the limit stopped it, not the clock
     assert "still works" in await run_shell(gate, "echo still works")
@@ -233,9 +261,10 @@ async def test_code_that_allocates_past_the_memory_limit_gets_a_sentence(gate: G
     assert "It tried to use more than 4 GB of memory, so the sandbox stopped it." in text, text
 
 
-async def test_the_private_tmp_has_a_size_limit(gate: Gate) -> None:
-    text = await run_shell(gate, "head -c 600M /dev/zero > /tmp/fill; echo rc=$?", timeout=60)
-    assert "No space left on device" in text and "rc=1" in text, text
+async def test_the_private_tmp_and_shared_memory_have_size_limits(gate: Gate) -> None:
+    text = await run_shell(gate, "head -c 600M /dev/zero > /tmp/fill; echo rc=$?; "
+                                 "head -c 100M /dev/zero > /dev/shm/fill; echo rc=$?", timeout=60)
+    assert text.count("No space left on device") == 2 and text.count("rc=1") == 2, text
 
 
 # --- the environment -----------------------------------------------------------------

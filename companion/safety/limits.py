@@ -39,6 +39,8 @@ class Limits:
     """CPU seconds per process: a backstop for servers; a command's own time limit comes first."""
     tmp_bytes: int = 512 << 20
     """The private /tmp (a tmpfs in memory)."""
+    shm_bytes: int = 64 << 20
+    """The private /dev/shm (shared memory, also a tmpfs)."""
 
 
 def prlimit_argv(limits: Limits) -> list[str]:

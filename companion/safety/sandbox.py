@@ -221,7 +221,9 @@ def prepare(bwrap: str, policy: SandboxPolicy, argv: Sequence[str]) -> Prepared:
 def _mounts(policy: SandboxPolicy, fds: list[int]) -> list[str]:
     """The mount options, in the order bwrap applies them (later mounts cover earlier ones)."""
     workspace = str(policy.workspace)
-    args = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    # bwrap's /dev/shm is an unlimited tmpfs (half the memory): a small one of our own instead.
+    args = ["--ro-bind", "/", "/", "--dev", "/dev", "--size", str(policy.limits.shm_bytes),
+            "--tmpfs", "/dev/shm", "--proc", "/proc"]
     for name in _PROC_READ_ONLY:
         # bwrap 0.8 skips /proc/sys when the folder itself looks read-only; its files are not.
         if os.path.exists(f"/proc/{name}"):
