@@ -122,8 +122,42 @@ class VoiceSettings:
     """How long she may wait while you think: a pause the turn model hears as unfinished ends
     the turn only after this much silence (without the turn model: 500 ms, or this if shorter)."""
     muted: bool = False
+    """The microphone is off (the Mute button); unmuted, she listens in the `listening` mode."""
+    listening: str = "always"
+    """"always" (every voice is hers to answer) or "called" (only her name, the wake word or
+    push-to-talk, then a follow-up window); "muted" in a file means muted. See `mode`."""
+    wake_word: str = "okay_nabu"
+    """A bundled microWakeWord model: okay_nabu, hey_jarvis, hey_mycroft or alexa."""
+    name_wakes: bool = True
+    """Her name (or an alias) as the first word calls her, as the wake word does."""
+    follow_up_s: float = 8.0
+    """After she answers, a turn starting within this many seconds needs no call."""
+    called_cue: str = "none"
+    """What she does the moment she is called: "none", "chime" or "yes" (she says "Yes?")."""
+
+    @property
+    def mode(self) -> str:
+        """The listening mode as Settings shows it: "muted", "always" or "called"."""
+        return "muted" if self.muted else self.listening
+
+    def with_mode(self, mode: str) -> VoiceSettings:
+        """Muting keeps the mode to come back to; another mode unmutes."""
+        if mode == "muted":
+            return replace(self, muted=True)
+        return replace(self, muted=False, listening=mode)
 
     def __post_init__(self) -> None:
+        if self.listening == "muted":
+            object.__setattr__(self, "muted", True)
+            object.__setattr__(self, "listening", "called")
+        if self.listening not in ("always", "called"):
+            raise ValueError('voice.listening must be "always", "called" or "muted"')
+        if self.wake_word not in ("okay_nabu", "hey_jarvis", "hey_mycroft", "alexa"):
+            raise ValueError("voice.wake_word must be okay_nabu, hey_jarvis, hey_mycroft or alexa")
+        if not 0 <= self.follow_up_s <= 60:
+            raise ValueError("voice.follow_up_s must be between 0 and 60")
+        if self.called_cue not in ("none", "chime", "yes"):
+            raise ValueError('voice.called_cue must be "none", "chime" or "yes"')
         if not 0.5 <= self.speed <= 2.0:
             raise ValueError("voice.speed must be between 0.5 and 2.0")
         if not 100 <= self.end_of_turn_silence_ms <= 3000:

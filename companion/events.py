@@ -214,6 +214,15 @@ class ListeningChanged:
 
 
 @dataclass(frozen=True)
+class AttentionChanged:
+    """Whether she is being spoken to (voice.addressed.Attention): awake | dozing | attentive | off.
+    `how` says what called her (name, wake word, push-to-talk, follow-up) when attentive."""
+
+    attention: str
+    how: str = ""
+
+
+@dataclass(frozen=True)
 class WorkChanged:
     """A background work-mode job started, finished or was cancelled."""
 
@@ -237,6 +246,7 @@ Event = (
     UserHeard | ReplyDelta | ReplyDone | Speak | ExpressionChanged | ToolStarted | ToolFinished
     | ApprovalNeeded | ApprovalResolved | StateChanged | ErrorOccurred | TurnFinished | WorkChanged
     | ReminderDue | TurnStarted | TurnInterrupted | SpeakingChanged | ListeningChanged
+    | AttentionChanged
 )
 Subscriber = Callable[[Event], None]
 

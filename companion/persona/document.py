@@ -9,7 +9,7 @@ from typing import Any
 
 import yaml
 
-FRONT_MATTER_KEYS = ("name", "language", "voice", "face")
+FRONT_MATTER_KEYS = ("name", "aliases", "language", "voice", "face")
 FACES = ("mira", "jeeves", "pip")
 """The characters her face can be drawn as (front matter `face:`); the window draws each."""
 REQUIRED_SECTIONS = (
@@ -39,6 +39,8 @@ class Personality:
 
     name: str
     language: str = "en"
+    aliases: tuple[str, ...] = ()
+    """Other names she answers to when called (front matter `aliases: [Mimi, Mirabel]`)."""
     voice: str = ""
     """A piper voice name or .onnx path; used when Settings names no voice."""
     face: str = "mira"
@@ -81,6 +83,7 @@ def parse_personality(
         face = "mira"
     personality = Personality(
         name=str(meta.get("name") or "Companion"),
+        aliases=_aliases(meta.get("aliases")),
         language=str(meta.get("language") or "en"),
         voice=str(meta.get("voice") or ""),
         face=face,
@@ -88,6 +91,15 @@ def parse_personality(
         patterns=patterns,
     )
     return personality, sorted(problems, key=lambda p: p.line)
+
+
+def _aliases(value: Any) -> tuple[str, ...]:
+    """`aliases:` as a list or a comma-separated line; anything else is no aliases."""
+    if isinstance(value, str):
+        value = value.split(",")
+    if not isinstance(value, list):
+        return ()
+    return tuple(str(item).strip() for item in value if str(item).strip())
 
 
 def _front_matter(lines: list[str], problems: list[Problem]) -> tuple[dict[str, Any], int]:

@@ -43,6 +43,13 @@ class CompanionBrain:
     def hold_notices(self, hold: bool) -> None:
         self.companion.hold_notices(hold)
 
+    def names(self) -> tuple[str, ...]:
+        """Her name and aliases from the personality's front matter (calling her by them wakes her)."""
+        store = self.companion.personality
+        if store is None:
+            return ()
+        return (store.current.name, *store.current.aliases)
+
     def narration_lines(self) -> list[str]:
         """Every tool's resolved ANNOUNCE, HEARTBEAT, COMPLETE and FAIL lines (for the cache)."""
         lines: list[str] = []

@@ -108,6 +108,9 @@ class Utterance:
     text: str
     latency: TurnLatency
     pause_id: int | None = None
+    start_s: float = 0.0
+    """Stream seconds where the speech began and ended (who called her is judged on them)."""
+    end_s: float = 0.0
 
 
 class PauseListener(Protocol):
@@ -160,6 +163,11 @@ class Ear:
         """Where pauses are reported (the loop prepares a reply there): the turn-taking seam."""
         self.processors: list[FrameProcessor] = []
         """Run on every frame before the VAD (the echo canceller's place)."""
+        self.hearers: list[Callable[[np.ndarray, float], None]] = []
+        """Given every frame she hears, cleaned, with the stream time it ends at (the wake-word
+        detector's door: it must only queue)."""
+        self.speech_start_s = 0.0
+        """Stream seconds where the utterance under way (or the latest) began."""
         self.turn_watch = TurnWatch(TurnJudge(turn_model)) if turn_model is not None else None
         """Asks the turn model at each pause; None: the silence alone ends a turn."""
         self._early: dict[int, asyncio.Task[str]] = {}
@@ -204,6 +212,8 @@ class Ear:
                 continue
             for processor in self.processors:
                 frame = processor.process(frame)
+            for hearer in self.hearers:
+                hearer(frame, self.endpointer.stream_s + FRAME_S)  # the clock utterances are timed on
             await self._hear(frame)
             after_frame()
         if not self._closing:
@@ -229,6 +239,7 @@ class Ear:
         for event in self.endpointer.push(frame, probability):
             if isinstance(event, SpeechStarted):
                 self._spoke_from = self._captured_at(event.at_s)
+                self.speech_start_s = event.at_s
             elif isinstance(event, PauseStarted):
                 early = asyncio.create_task(self.transcriber.transcribe(event.audio))
                 self._early[event.pause_id] = early
@@ -303,7 +314,7 @@ class Ear:
             self._discard(event.pause_id)
             return
         latency.heard = text
-        await self._heard(Utterance(text, latency, event.pause_id))
+        await self._heard(Utterance(text, latency, event.pause_id, self.speech_start_s, event.speech_end_s))
 
     def _is_her_echo(self, text: str, speech_end_s: float) -> bool:
         """True when `text`, heard up to stream time `speech_end_s`, is her own line coming back."""

@@ -18,6 +18,7 @@ from typing import Protocol
 from companion.events import EventBus, ListeningChanged
 from companion.turns import TurnOwner
 from companion.voice.audio import AudioSink, AudioSource
+from companion.voice.calling import Calling
 from companion.voice.ear import Ear, EarSettings, Utterance
 from companion.voice.latency import TurnLatency
 from companion.voice.mouth import Mouth
@@ -79,6 +80,11 @@ class VoiceLoop:
         self.ear = Ear(source=source, vad=vad, transcriber=transcriber, her_voice=self.mouth,
                        heard=self._heard, barged_in=self._barged_in, settings=settings, sink=sink,
                        turn_model=turn_model, pauses=self)
+        self.calling = Calling(bus, clock=lambda: self.ear.endpointer.stream_s,
+                               her_voice_playing=lambda: self.mouth.playing)
+        """Who may start a turn (listening mode, her name, the wake word, the follow-up window)."""
+        self.ear.hearers.append(self.calling.hear)
+        self._answer_open = False
         self.latencies: list[TurnLatency] = []
         self.heard: list[str] = []
         self.barge_ins = 0
@@ -149,6 +155,8 @@ class VoiceLoop:
         if current is not None and current.pause_id == pause_id:
             return
         quiet = not self.mouth.busy and (self._turn is None or self._turn.done())
+        if quiet and not self.calling.peek(text, self.ear.speech_start_s, self.ear.endpointer.stream_s):
+            return  # not called: nothing reaches the brain, not even a prepared reply
         if self.preparer.supported and quiet:
             self.preparer.start(pause_id, text)
 
@@ -167,10 +175,18 @@ class VoiceLoop:
             self.brain.hold_notices(hold)
             for listener in self.on_busy:
                 listener(hold)
+            if not hold and self._answer_open:
+                self._answer_open = False
+                self.calling.answered()  # the follow-up window starts at her last word
 
     async def _heard(self, utterance: Utterance) -> None:
         text, latency = utterance.text, utterance.latency
         prepared = self.preparer.take(utterance.pause_id)
+        verdict = await self.calling.judge(text, utterance.start_s, utterance.end_s)
+        if not verdict.turn:
+            if prepared is not None:
+                self.preparer.refuse(prepared)
+            return  # not called: no turn, no brain, no history, no transcript
         if prepared is not None:
             # The reply prepared during this pause is wanted: its marks are this turn's.
             latency = _adopt_marks(prepared.latency, latency)
@@ -187,6 +203,8 @@ class VoiceLoop:
         if prepared is not None:
             self.mouth.adopt(prepared.splitter)
         # A new turn: the one before is interrupted.
+        self._answer_open = True
+        self.calling.answering()
         self._turn = asyncio.create_task(self._ask(text, prepared))
         self._update_hold()
         if not self.source.realtime:
@@ -238,6 +256,7 @@ class VoiceLoop:
             latency.first_fragment_synth_ms = round(self.speaker.last_synthesis_ms, 1)
 
     async def close(self) -> None:
+        self.calling.close()
         self.ear.close()
         self.preparer.drop()
         if self._turn is not None and not self._turn.done():

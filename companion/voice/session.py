@@ -8,6 +8,7 @@ from dataclasses import replace
 from companion.config import VoiceSettings
 from companion.events import EventBus, Speak, SpeechKind, UserHeard
 from companion.supervisor import Watch
+from companion.voice.addressed import address_settings
 from companion.voice.audio import AudioSink, AudioSource
 from companion.voice.brain_port import CompanionBrain
 from companion.voice.echo_canceller import EchoSettings
@@ -63,6 +64,8 @@ class VoiceSession:
             sink=sink, turn_model=turn_model,
         )
         self.loop.on_busy.append(self.cache.set_busy)
+        self.loop.calling.names = getattr(brain, "names", None)
+        self.loop.calling.policy.apply(address_settings(voice))
         # Each turn re-reads the narration lines: a personality edit is synthesized in the
         # background before her next tool call (unchanged lines are kept).
         self._unsubscribe = bus.subscribe(self._on_event)
@@ -104,6 +107,7 @@ class VoiceSession:
         if self.echo is not None:
             self.echo.configure(EchoSettings.from_voice(voice))
         self.loop.apply(self._loop_settings(voice))
+        self._apply_calling(voice)
         if voice.speed != getattr(self.synthesizer, "speed", voice.speed):
             self.synthesizer.speed = voice.speed
             self.refresh_narration()
@@ -111,7 +115,13 @@ class VoiceSession:
     async def run(self) -> None:
         """Until the source ends (a file) or close() is called (devices)."""
         self.refresh_narration()
+        self._apply_calling(self.voice)
         await self.loop.run()
+
+    def _apply_calling(self, voice: VoiceSettings) -> None:
+        calling = self.loop.calling
+        calling.echo_cancelled = self.echo is not None and self.echo.cancelling
+        calling.apply(address_settings(voice, calling.settings.names), voice.wake_word)
 
     def _loop_settings(self, voice: VoiceSettings) -> LoopSettings:
         return LoopSettings.from_voice(voice, turn_model=self.turn_model is not None,

@@ -1,0 +1,204 @@
+"""Is she being spoken to? The listening mode, her name, the wake word and the follow-up window (pure: no I/O).
+
+Times are the ear's stream seconds (the microphone's own clock, or a file's), so a file read
+faster than real time is judged exactly as the same audio spoken live.
+
+The rule, as the README states it:
+- *Always answer*: every utterance is hers. *Muted*: none (push-to-talk still is).
+- *When called*: an utterance is hers when it starts with her name or an alias ("Mira, what's
+  the time?", also after "hey" / "hi" / "okay"), when the wake word was heard during it or up
+  to CALL_S before it began, or when push-to-talk was held during it.
+- A bare call ("Mira?", "Okay Nabu" and nothing else) starts no turn: she becomes attentive
+  and the next utterance starting within CALL_S is hers.
+- The follow-up window: from the moment she starts answering until `follow_up_s` after her
+  last word, the next utterance needs no call unless it is clearly meant for someone else:
+  it does not use her name, is not a question, does not start like a reply or a request to
+  her (FOLLOW_UP_OPENERS), and her last line was not a question. Such an utterance starts no
+  turn and closes the window.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import StrEnum
+
+__all__ = [
+    "CALL_S", "Attention", "Addressing", "AddressSettings", "Listening", "Verdict", "address_settings",
+    "starts_with_name",
+]
+
+CALL_S = 5.0
+"""After a bare call (the wake word, her name alone, push-to-talk), an utterance starting
+within this many seconds is hers: "Okay Nabu … what's the time?" with a breath between."""
+
+BARE_CALL_WORDS = 3
+"""A called utterance of at most this many words, the call included, is just the call."""
+
+GREETINGS = frozenset({"hey", "hi", "hello", "okay", "ok", "oh", "so", "um", "uh", "excuse"})
+"""Words that may come before her name and still leave it "first" ("Hey Mira, …")."""
+
+FOLLOW_UP_OPENERS = frozenset({
+    "yes", "yeah", "yep", "yup", "no", "nope", "nah", "sure", "okay", "ok", "alright", "right",
+    "thanks", "thank", "please", "and", "also", "but", "so", "then", "what", "what's", "whats",
+    "why", "how", "how's", "when", "where", "who", "which", "whose", "can", "could", "would",
+    "will", "should", "shall", "do", "does", "did", "is", "are", "was", "were", "have", "has",
+    "tell", "say", "show", "read", "open", "close", "find", "search", "look", "check", "set",
+    "start", "stop", "cancel", "remind", "add", "remove", "delete", "play", "pause", "make",
+    "give", "send", "call", "write", "explain", "repeat", "again", "more", "go", "let", "let's",
+    "lets", "try", "use", "keep", "turn",
+})
+"""First words that read as a reply or a request to her inside the follow-up window."""
+
+
+class Listening(StrEnum):
+    ALWAYS = "always"
+    CALLED = "called"
+    MUTED = "muted"
+
+
+class Attention(StrEnum):
+    """What her face shows about listening."""
+
+    AWAKE = "awake"
+    """Always answer: every voice is hers to answer."""
+    DOZING = "dozing"
+    """When called, not called: waiting for her name or the wake word."""
+    ATTENTIVE = "attentive"
+    """Just called, answering, or in the follow-up window."""
+    OFF = "off"
+    """Muted."""
+
+
+@dataclass(frozen=True)
+class AddressSettings:
+    mode: Listening = Listening.ALWAYS
+    names: tuple[str, ...] = ()
+    """Her name and aliases (the personality's front matter), any case."""
+    name_wakes: bool = True
+    """Her name as the first word calls her (when off, only the wake word and push-to-talk do)."""
+    follow_up_s: float = 8.0
+
+    def __post_init__(self) -> None:
+        if self.follow_up_s < 0:
+            raise ValueError("the follow-up window can't be negative")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Whether an utterance starts a turn, and why (for the log and the bench)."""
+
+    turn: bool
+    reason: str
+    """always | name | called (the wake word or push-to-talk) | follow-up | bare-call |
+    not-called | someone-else | muted"""
+
+    @property
+    def called(self) -> bool:
+        """She was called by it (a turn or a bare call): the face turns attentive."""
+        return self.turn or self.reason == "bare-call"
+
+
+def address_settings(voice, names: tuple[str, ...] = ()) -> AddressSettings:
+    """The policy's settings from the user's VoiceSettings (and her names, when known)."""
+    return AddressSettings(mode=Listening(voice.mode), names=names, name_wakes=voice.name_wakes,
+                           follow_up_s=voice.follow_up_s)
+
+
+_WORD = re.compile(r"[\w']+")
+
+
+def _words(text: str) -> list[str]:
+    return [w.lower().strip("'") for w in _WORD.findall(text)]
+
+
+def starts_with_name(text: str, names: tuple[str, ...]) -> bool:
+    """The transcript's first word(s), after an optional greeting, are one of `names`
+    (a name of several words matches word for word)."""
+    words = _words(text)
+    while words and words[0] in GREETINGS:
+        words = words[1:]
+    for name in names:
+        parts = _words(name)
+        if parts and words[: len(parts)] == parts:
+            return True
+    return False
+
+
+def _reads_as_for_her(text: str) -> bool:
+    words = _words(text)
+    return text.rstrip().endswith("?") or (bool(words) and words[0] in FOLLOW_UP_OPENERS)
+
+
+class Addressing:
+    """The state of being called. The loop tells it what happened (`call`, `answering`,
+    `answered`) and asks `judge` for each utterance, in stream seconds."""
+
+    def __init__(self, settings: AddressSettings | None = None) -> None:
+        self.settings = settings or AddressSettings()
+        self._called_at: float | None = None
+        """When the latest call not yet used by a turn was heard (wake word, bare name, push-to-talk)."""
+        self._answering = False
+        self._window_until: float | None = None
+        self._last_line_question = False
+
+    def apply(self, settings: AddressSettings) -> None:
+        self.settings = settings
+
+    # --- what happened --------------------------------------------------------------------
+    def call(self, at: float) -> None:
+        """The wake word was heard, or push-to-talk pressed or released, at stream time `at`."""
+        self._called_at = at
+
+    def answering(self) -> None:
+        """She took a turn: the window stays open while she answers."""
+        self._answering = True
+
+    def answered(self, at: float, last_line: str = "") -> None:
+        """She finished answering at `at`; `last_line` is what she said last."""
+        self._answering = False
+        self._window_until = at + self.settings.follow_up_s
+        self._last_line_question = last_line.rstrip().endswith("?")
+
+    # --- what it means ----------------------------------------------------------------------
+    def attention(self, now: float) -> Attention:
+        mode = self.settings.mode
+        if mode == Listening.MUTED:
+            return Attention.OFF
+        if mode == Listening.ALWAYS:
+            return Attention.AWAKE
+        if self._answering or self._in_window(now) or self._call_open(now):
+            return Attention.ATTENTIVE
+        return Attention.DOZING
+
+    def judge(self, text: str, start: float, end: float, *, peek: bool = False) -> Verdict:
+        """Whether the utterance `text`, spoken from `start` to `end`, starts a turn. Unless
+        `peek`, the verdict is taken: a call is used up, a window closed by someone else stays closed."""
+        s = self.settings
+        if s.mode == Listening.ALWAYS:
+            return Verdict(True, "always")
+        by_call = self._called_at is not None and start - CALL_S <= self._called_at <= end + 0.5
+        named = s.name_wakes and starts_with_name(text, s.names)
+        if s.mode == Listening.MUTED and not by_call:
+            return Verdict(False, "muted")
+        if by_call or named:
+            bare = len(_words(text)) <= BARE_CALL_WORDS and not text.rstrip().endswith("?")
+            if not peek:
+                # A bare call keeps the call open for what comes next; a turn uses it up.
+                self._called_at = end if bare else None
+            if bare:
+                return Verdict(False, "bare-call")
+            return Verdict(True, "name" if named else "called")
+        if self._answering or (self._window_until is not None and start <= self._window_until):
+            if self._last_line_question or _reads_as_for_her(text):
+                return Verdict(True, "follow-up")
+            if not peek:
+                self._window_until = None
+            return Verdict(False, "someone-else")
+        return Verdict(False, "not-called")
+
+    def _in_window(self, now: float) -> bool:
+        return self._window_until is not None and now <= self._window_until
+
+    def _call_open(self, now: float) -> bool:
+        return self._called_at is not None and now <= self._called_at + CALL_S
