@@ -187,7 +187,8 @@ def prepare(bwrap: str, policy: SandboxPolicy, argv: Sequence[str]) -> Prepared:
     """
     fds: list[int] = []
     try:
-        args = [bwrap, *_mounts(policy, fds)]
+        known = _options(bwrap)
+        args = [bwrap, *_mounts(policy, fds, sizes="--size" in known)]
         outbound = None
         if policy.network:
             slirp = find_slirp()
@@ -203,7 +204,9 @@ def prepare(bwrap: str, policy: SandboxPolicy, argv: Sequence[str]) -> Prepared:
         uid = SANDBOX_UID if os.geteuid() == 0 else os.geteuid()
         gid = SANDBOX_UID if os.geteuid() == 0 else os.getegid()
         args += ["--chdir", str(policy.workspace),
-                 "--unshare-user", "--uid", str(uid), "--gid", str(gid), "--disable-userns",
+                 "--unshare-user", "--uid", str(uid), "--gid", str(gid),
+                 # bubblewrap before 0.8 (Ubuntu 22.04 has 0.6) can't forbid nested user namespaces.
+                 *(["--disable-userns"] if "--disable-userns" in known else []),
                  "--unshare-ipc", "--unshare-pid", "--unshare-uts", "--unshare-cgroup-try",
                  "--cap-drop", "ALL", "--seccomp", str(seccomp),
                  "--die-with-parent", "--new-session", "--", *prlimit_argv(policy.limits), *argv]
@@ -218,11 +221,23 @@ def prepare(bwrap: str, policy: SandboxPolicy, argv: Sequence[str]) -> Prepared:
     return Prepared(args, tuple(fds), outbound, cap)
 
 
-def _mounts(policy: SandboxPolicy, fds: list[int]) -> list[str]:
-    """The mount options, in the order bwrap applies them (later mounts cover earlier ones)."""
+@functools.lru_cache(maxsize=8)
+def _options(bwrap: str) -> frozenset[str]:
+    """The options this bwrap knows (from its --help), so older releases still get a sandbox."""
+    try:
+        done = subprocess.run([bwrap, "--help"], capture_output=True, text=True, timeout=_PROBE_TIMEOUT_S)
+    except (OSError, subprocess.SubprocessError):
+        return frozenset()
+    return frozenset(word for word in (done.stdout + done.stderr).split() if word.startswith("--"))
+
+
+def _mounts(policy: SandboxPolicy, fds: list[int], *, sizes: bool = True) -> list[str]:
+    """The mount options, in the order bwrap applies them (later mounts cover earlier ones);
+    `sizes`: this bwrap can limit a tmpfs (0.7 and later)."""
     workspace = str(policy.workspace)
+    size = (lambda n: ["--size", str(n)]) if sizes else (lambda n: [])
     # bwrap's /dev/shm is an unlimited tmpfs (half the memory): a small one of our own instead.
-    args = ["--ro-bind", "/", "/", "--dev", "/dev", "--size", str(policy.limits.shm_bytes),
+    args = ["--ro-bind", "/", "/", "--dev", "/dev", *size(policy.limits.shm_bytes),
             "--tmpfs", "/dev/shm", "--proc", "/proc"]
     for name in _PROC_READ_ONLY:
         # bwrap 0.8 skips /proc/sys when the folder itself looks read-only; its files are not.
@@ -234,7 +249,7 @@ def _mounts(policy: SandboxPolicy, fds: list[int]) -> list[str]:
         hidden.append(home)
     for folder in hidden:
         if folder == "/tmp":
-            args += ["--size", str(policy.limits.tmp_bytes)]
+            args += size(policy.limits.tmp_bytes)
         args += ["--tmpfs", folder]
     # The interpreter she runs code with may live in a hidden folder (a venv in the home).
     for folder in _interpreter_folders():
