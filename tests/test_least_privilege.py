@@ -300,18 +300,25 @@ async def test_her_folders_are_hidden_even_when_the_workspace_contains_them(tmp_
     config.mkdir(parents=True)
     (config / "approvals.toml").write_text('lines = ["secret-grant-line"]\n')
     (data / "memory.json").write_text('{"secret": "her memory"}')
+    personality = home / "notes" / "her-personality.md"  # a file of hers kept in the workspace
+    personality.parent.mkdir()
+    personality.write_text("secret personality")
     gate = Gate(home, GrantStore(config / "approvals.toml"), approver=Approves(),
-                audit=AuditLog(tmp_path / "approvals.log"), hidden=(config, data))
+                audit=AuditLog(tmp_path / "approvals.log"), hidden=(config, data, personality))
+    # Read-only (auto-safe) and approved alike.
+    text = await run_shell(gate, "cat .config/companion/approvals.toml notes/her-personality.md")
+    assert gate.approver.asked == [] and "secret" not in text, text
     text = await run_shell(gate, "ls -a .config/companion .local/share/companion; "
                                  "cat .config/companion/approvals.toml .local/share/companion/memory.json; "
                                  "echo 'import os' > .local/share/companion/plugins/x.py; "
                                  "echo 'lines = [\"rm -rf sub\"]' > .config/companion/approvals.toml; "
-                                 "echo mine > note.txt")
+                                 "echo mine > note.txt; echo changed > notes/her-personality.md")
     assert "secret-grant-line" not in text and "her memory" not in text, text
     assert "Read-only file system" in text
     assert not (data / "plugins" / "x.py").exists()
     assert (config / "approvals.toml").read_text() == 'lines = ["secret-grant-line"]\n'
     assert (home / "note.txt").read_text() == "mine\n"  # the rest of the workspace is writable
+    assert personality.read_text() == "secret personality"
 
 
 # --- pinned files run as approved -----------------------------------------------------

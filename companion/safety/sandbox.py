@@ -276,9 +276,13 @@ def _mounts(policy: SandboxPolicy, fds: list[int], *, sizes: bool = True) -> lis
     own = []
     for extra in policy.hidden:
         text = os.path.realpath(extra)
-        if os.path.isdir(text) and text != "/" and (_under(text, [workspace]) or not _under(text, hidden)):
+        if text == "/" or not (_under(text, [workspace]) or not _under(text, hidden)):
+            continue  # already out of sight
+        if os.path.isdir(text):
             args += ["--tmpfs", text]
             own.append(text)
+        elif os.path.isfile(text):  # a file of hers kept elsewhere (a personality): shown empty
+            args += ["--ro-bind-data", str(_data_fd(b"", fds)), text]
     for folder in [*hidden, *own]:
         # Empty and read-only (a workspace bound inside stays as bound); /tmp stays private scratch.
         if folder != "/tmp":
