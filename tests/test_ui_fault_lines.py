@@ -56,3 +56,37 @@ def test_an_mcp_server_that_exits_at_start_is_one_banner_saying_what_and_how_to_
         assert "Traceback" not in text + app.window.captions.toPlainText()
     finally:
         qt_loop(app.close())
+
+
+def test_a_damaged_voice_file_is_one_banner_naming_it_and_the_fix_and_typing_still_works(
+        qtbot, tmp_path, scripted_brain, qt_loop):
+    from test_fault_lines import damaged_voice
+
+    folder = damaged_voice(tmp_path / "config")
+    (tmp_path / "workspace").mkdir()
+    scripted_brain.push({"text": "[happy] Typed answers still work."})
+    config = RunConfig(Paths.default(tmp_path / "config"),
+                       with_overrides(Settings(), brain={"base_url": scripted_brain.url},
+                                      tools={"workspace": str(tmp_path / "workspace")},
+                                      voice={"voice": "en_US-joe-medium"}))
+    app = CompanionApp(config)
+    qtbot.addWidget(app.window)
+    app.show()
+
+    async def scenario():
+        await app.start()
+        await app.voice_started.wait()  # set once her voice is up, or has failed with a banner
+        replied = signal_future(app.bridge.turn_finished)
+        app.send_text("hello?")
+        return await replied
+
+    try:
+        (text, _emotion, _interrupted) = qt_loop(scenario(), timeout=120)
+        assert text == "Typed answers still work."
+        banner = app.window.banners.banner("voice")
+        assert banner is not None, app.window.banners.shown_keys()
+        assert banner.label.text() == (
+            "The downloaded voice file en_US-joe-medium.onnx is damaged (its checksum is wrong). "
+            f"Delete {folder} and I'll download it again. Typing still works.")
+    finally:
+        qt_loop(app.close())

@@ -22,8 +22,10 @@ from companion.api_keys import with_api_key
 from companion.config import Settings
 from companion.errors import CompanionError, could_not_save
 from companion.events import ErrorOccurred, EventBus
+from companion.logs import details_hint
 from companion.tools.context import Channel
 from companion.ui.bridge import EventBridge
+from companion.ui.desktop import DesktopPresence
 from companion.ui.settings_keeper import SettingsKeeper
 from companion.ui.tray import TrayIcon
 from companion.ui.window import CompanionWindow
@@ -79,6 +81,8 @@ class CompanionApp(QObject):
         """The brain settings as saved (the key is looked up only when these change)."""
         self._applied_voice = config.settings.voice
         self._wire()
+        self.desktop = DesktopPresence(self)
+        """Beyond the window: the global push-to-talk key, the compact face, the one instance."""
         if config.notice:
             self.window.banners.show_banner("settings", config.notice, kind="warning")
 
@@ -237,7 +241,8 @@ class CompanionApp(QObject):
     def _voice_failed(self, exc: BaseException) -> None:
         if not isinstance(exc, CompanionError):
             log.error("her voice did not start", exc_info=exc)
-        sentence = exc.sentence if isinstance(exc, CompanionError) else f"My voice didn't start ({exc})."
+        sentence = exc.sentence if isinstance(exc, CompanionError) \
+            else f"My voice didn't start ({exc}).{details_hint()}"
         self.window.banners.show_banner("voice", f"{sentence} Typing still works.", kind="warning")
         self.window.set_voice("none")
 
@@ -333,6 +338,7 @@ class CompanionApp(QObject):
         if tab:
             dialog.show_tab(tab)  # the banner's "Open Settings" lands where it talks about
         self.settings_dialog = dialog
+        self.desktop.settings_opened(dialog)
         dialog.open()  # never exec(): a nested loop would stall asyncio
 
     # --- conversations and notes ------------------------------------------------------------
@@ -469,6 +475,7 @@ class CompanionApp(QObject):
         self._closing = True
         settings = self.keeper.settings
         self._save(replace(settings, ui=replace(settings.ui, geometry=self.window.saved_geometry())))
+        self.desktop.close()
         self.tray.hide()
         self.window.hide()
         await self.voices.close()
@@ -495,7 +502,7 @@ class CompanionApp(QObject):
             error = task.exception()
             log.error("background task failed", exc_info=error)
             # Never silent: the window shows it (a banner) like any other failure.
-            self.bus.emit(ErrorOccurred("app", "task_failed", f"Something went wrong: {error}"))
+            self.bus.emit(ErrorOccurred("app", "task_failed", f"Something went wrong: {error}.{details_hint()}"))
 
 
 def _import_core():
@@ -560,6 +567,7 @@ def run(config, *, with_voice: bool = True) -> int:
         companion.window.install_push_to_talk(app)
         quit_on_signals(loop, companion.request_quit)
         companion.show()
+        companion.desktop.start()
         await companion.start()
         await companion.closed.wait()
 
