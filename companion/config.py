@@ -172,6 +172,17 @@ class UiSettings:
     push_to_talk_key: str = "F9"
     geometry: str = ""
     """Saved window geometry (base64 of Qt's saveGeometry)."""
+    global_push_to_talk: bool = True
+    """Push-to-talk works from any window (the desktop's shortcuts portal, or an X11 key grab)."""
+    compact_shortcut: str = "Ctrl+Alt+F9"
+    """Switches between the full window and the small face (in her window, and from any window
+    where the desktop allows)."""
+    compact: bool = False
+    """She was the small always-on-top face when she quit (she comes back that way)."""
+    compact_geometry: dict[str, str] = field(default_factory=dict)
+    """Where the small face sits on each screen, by screen name ("x,y,width,height")."""
+    start_at_login: bool = False
+    """A launcher in the desktop's autostart folder (written by Settings and install-desktop)."""
 
 
 _SERVER_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_-")

@@ -12,6 +12,8 @@ PACKAGES=(
   xvfb xauth libxcb-icccm4 libxcb-keysyms1 libxcb-cursor0 libxkbcommon-x11-0
   libegl1 libgl1 libxkbcommon0 libfontconfig1 libdbus-1-3  # Qt
   fonts-noto-color-emoji                          # emoji in the transcript
+  dbus-daemon xdotool openbox xcompmgr            # desktop tests: a private session bus, keys into a real X server, a WM with a compositor
+  desktop-file-utils                              # desktop-file-validate checks the launcher install-desktop writes
 )
 
 command -v dpkg-query >/dev/null 2>&1 || { echo "system-deps: not a Debian system; install PortAudio and PulseAudio yourself." >&2; exit 0; }

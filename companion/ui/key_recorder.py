@@ -1,7 +1,10 @@
 """The push-to-talk key: what it is (a key plus modifiers), and a button that records one.
 
-A key that types text (a letter, a digit, Space) without Ctrl, Alt or Meta would be taken from
-every sentence typed into her text box, so the recorder refuses it and says why.
+The key is taken from every window (and, with a global shortcut, from every app), so the
+recorder refuses what typing needs: a key that types text (a letter, a digit, Space) without
+Ctrl, Alt or Meta, an editing or moving key (Backspace, Delete, arrows, Tab, Enter), and the
+editing shortcuts (Ctrl+V, Ctrl+Z…) or hers (Ctrl+Enter approves a card). A saved key of that
+kind, from an older version, reads as the default.
 """
 
 from __future__ import annotations
@@ -15,6 +18,17 @@ from PySide6.QtWidgets import QPushButton, QWidget
 DEFAULT_KEY = "F9"
 _MODIFIERS = (Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.AltModifier
               | Qt.KeyboardModifier.MetaModifier | Qt.KeyboardModifier.ShiftModifier)
+_EDITING_KEYS = {Qt.Key.Key_Backspace, Qt.Key.Key_Delete, Qt.Key.Key_Tab, Qt.Key.Key_Backtab,
+                 Qt.Key.Key_Return, Qt.Key.Key_Enter, Qt.Key.Key_Left, Qt.Key.Key_Right, Qt.Key.Key_Up,
+                 Qt.Key.Key_Down, Qt.Key.Key_Home, Qt.Key.Key_End, Qt.Key.Key_PageUp, Qt.Key.Key_PageDown,
+                 Qt.Key.Key_Insert, Qt.Key.Key_Escape, Qt.Key.Key_Menu}
+"""Keys a text box needs, whatever modifiers are held (Ctrl+Backspace deletes a word)."""
+_EDITING_SHORTCUTS = tuple(getattr(QKeySequence.StandardKey, name) for name in (
+    "Copy", "Cut", "Paste", "Undo", "Redo", "SelectAll", "Find", "New", "Quit", "Close", "Print",
+    "Save", "Open", "Bold", "Italic", "Underline", "ZoomIn", "ZoomOut", "Refresh", "HelpContents"))
+"""The platform's standard shortcuts (Ctrl+V, Ctrl+Z, Ctrl+N for a new conversation…)."""
+_HER_SHORTCUTS = ("Ctrl+Return", "Ctrl+Enter", "Ctrl+Shift+Return", "Ctrl+Shift+Enter")
+"""The window's own: they approve a card."""
 _MODIFIER_KEYS = {Qt.Key.Key_Control, Qt.Key.Key_Shift, Qt.Key.Key_Alt, Qt.Key.Key_Meta,
                   Qt.Key.Key_AltGr, Qt.Key.Key_Super_L, Qt.Key.Key_Super_R}
 
@@ -31,7 +45,10 @@ class PushToTalkKey:
         if sequence.isEmpty() or sequence[0].key() == Qt.Key.Key_unknown:
             sequence = QKeySequence(DEFAULT_KEY)
         combo = sequence[0]
-        return cls(int(combo.key().value), int(combo.keyboardModifiers().value))
+        key = cls(int(combo.key().value), int(combo.keyboardModifiers().value))
+        if key.key in {int(k.value) for k in _MODIFIER_KEYS} or key.refusal():
+            return cls.parse(DEFAULT_KEY)  # an older version let these through
+        return key
 
     def text(self) -> str:
         combo = QKeyCombination(Qt.KeyboardModifier(self.modifiers), Qt.Key(self.key))
@@ -47,6 +64,21 @@ class PushToTalkKey:
                                  | Qt.KeyboardModifier.MetaModifier).value):
             return False
         return Qt.Key.Key_Space.value <= self.key <= Qt.Key.Key_ydiaeresis.value
+
+
+    def refusal(self) -> str:
+        """Why this can't be the push-to-talk key ("" when it can)."""
+        name = self.text()
+        if self.types_text():
+            return f"{name} types text, so it would be taken from what you type. Pick a key like F9, or add Ctrl or Alt."
+        if Qt.Key(self.key) in _EDITING_KEYS:
+            return f"{name} is needed for editing text, so it can't be the push-to-talk key. Pick a key like F9."
+        sequence = QKeySequence(QKeyCombination(Qt.KeyboardModifier(self.modifiers), Qt.Key(self.key)))
+        standard = [binding for std in _EDITING_SHORTCUTS for binding in QKeySequence.keyBindings(std)]
+        standard += [QKeySequence(text) for text in _HER_SHORTCUTS]
+        if any(binding.matches(sequence) == QKeySequence.SequenceMatch.ExactMatch for binding in standard):
+            return f"{name} is a shortcut you use while typing, so it can't be the push-to-talk key. Pick a key like F9."
+        return ""
 
 
 class KeyRecorder(QPushButton):
@@ -90,10 +122,12 @@ class KeyRecorder(QPushButton):
         if key == Qt.Key.Key_Escape:
             self.setChecked(False)
             return
+        if key == Qt.Key.Key_unknown:
+            return  # a dead key or an unmapped one: not a combination anyone can press again
         candidate = PushToTalkKey(int(key), int((event.modifiers() & _MODIFIERS).value))
-        if candidate.types_text():
-            self.refused.emit(f"{candidate.text()} types text, so it would be taken from what you type. "
-                              "Pick a key like F9, or add Ctrl or Alt.")
+        problem = candidate.refusal()
+        if problem:
+            self.refused.emit(problem)
             return
         self._key = candidate
         self.setChecked(False)

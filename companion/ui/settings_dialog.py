@@ -121,7 +121,7 @@ class SettingsDialog(QDialog):
         brain = self.brain.values()
         if store_api_key(brain.base_url, brain.api_key):
             brain = replace(brain, api_key="")  # it lives in the keyring, not the file
-        ui = replace(current.ui, push_to_talk_key=self.voice.push_to_talk_key())
+        ui = replace(current.ui, **self.voice.shortcuts.values())  # the push-to-talk key among them
         tools = replace(current.tools, disabled_toolsets=self.toolsets.disabled(),
                         enabled_plugins=self.toolsets.enabled_plugins(),
                         run_without_sandbox=self.approvals.run_without_sandbox())

@@ -31,6 +31,8 @@ from PySide6.QtWidgets import (
 from companion.api_keys import keyring_name, load_api_key
 from companion.config import BrainSettings, Paths, Settings, VoiceSettings
 from companion.ui.key_recorder import DEFAULT_KEY, KeyRecorder
+from companion.ui.settings_shortcuts import SECTION as SHORTCUTS_SECTION
+from companion.ui.settings_shortcuts import ShortcutRows
 
 DEFAULT_DEVICE = "System default"
 INSTALLED_HEARING = "Whisper tiny.en (installed)"
@@ -174,8 +176,8 @@ class VoiceTab(QWidget):
         talk = self.add_section("Talking")
         talk.addRow("Barge-in", self.barge_in)
         talk.addRow("How long may I wait while you think?", self.silence)
-        talk.addRow("Push-to-talk key", self.push_to_talk)
-        talk.addRow("", self.key_problem)
+        self.shortcuts = ShortcutRows(settings.ui, self.push_to_talk, self.key_problem)
+        self.shortcuts.fill(self.add_section(SHORTCUTS_SECTION))
         # Hearing and speaking on this computer ("local") or on Wyoming servers elsewhere.
         self.hearing_server = QLineEdit(voice.hearing)
         self.hearing_server.setPlaceholderText("local, or a Wyoming server: tcp://host:10300")

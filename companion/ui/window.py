@@ -65,7 +65,7 @@ class CompanionWindow(QMainWindow):
         self.brain = brain or BrainSettings()
         self._ptt = PushToTalkKey.parse(push_to_talk_key)
         self._ptt_down = False
-        self._ptt_text = push_to_talk_key
+        self._ptt_text = self._ptt.text()  # a refused saved key reads as the default
         self._brain_failed = False
         self.presence = Presence()
         self._core_expression = "neutral"
@@ -296,7 +296,7 @@ class CompanionWindow(QMainWindow):
 
     def set_push_to_talk_key(self, text: str) -> None:
         self._ptt = PushToTalkKey.parse(text)
-        self._ptt_text = text
+        self._ptt_text = self._ptt.text()
         self.set_voice(self.presence.facts.voice, self.presence.facts.voice_progress)
 
     @Slot(bool)
@@ -315,6 +315,14 @@ class CompanionWindow(QMainWindow):
 
     def restore_saved_geometry(self, text: str) -> bool:
         return bool(text) and self.restoreGeometry(QByteArray.fromBase64(text.encode("ascii")))
+
+    @Slot(bool)
+    def global_push_to_talk(self, down: bool) -> None:
+        """The push-to-talk key from any window (the desktop portal or an X11 grab)."""
+        if down != self._ptt_down:
+            self._ptt_down = down
+            self.push_to_talk.emit(down)
+            self._update(push_to_talk=down)
 
     def install_push_to_talk(self, app: QApplication) -> None:
         """Watch the push-to-talk key anywhere in the window (not only in the text box)."""
