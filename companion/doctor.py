@@ -138,6 +138,24 @@ def check_echo_cancellation(settings: Settings) -> Check:
                  + "; you can talk over her on open speakers")
 
 
+def check_log(paths: Paths) -> Check:
+    """Where the details of every fault go (the one-line messages name it too)."""
+    from companion.logs import MAX_BYTES, log_file, shown
+
+    path = log_file(paths.data_dir)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("a", encoding="utf-8"):
+            pass
+    except OSError as exc:
+        return Check("Log file", False, f"{shown(path)} can't be written ({exc.strerror or exc})",
+                     f"Make {shown(path.parent)} writable; until then faults are told without their details.",
+                     essential=False)
+    size = path.stat().st_size
+    return Check("Log file", True, f"{shown(path)} ({size // 1024} KB; kept to {MAX_BYTES // 1_000_000} MB "
+                                   "and three older files)")
+
+
 def check_workspace(settings: Settings) -> Check:
     workspace = settings.tools.workspace_path()
     try:
@@ -408,6 +426,7 @@ def all_checks(config, *, include_brain: bool = True) -> list[CheckFn]:
         lambda: check_audio_devices(settings),
         lambda: check_echo_cancellation(settings),
         lambda: check_settings(paths),
+        lambda: check_log(paths),
         lambda: check_workspace(settings),
         lambda: check_sandbox(settings),
         lambda: check_personality(settings, paths),
