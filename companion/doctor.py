@@ -416,6 +416,22 @@ def _brain_fix(code: str, model) -> str:
     return "Check the brain URL and model in Settings → Brain and try again."
 
 
+def check_push_to_talk(settings: Settings) -> Check:
+    """Where the push-to-talk key works: from any window, or only in hers (and why)."""
+    from companion.shortcuts import ONLY_FOCUSED, where_it_works
+
+    key = settings.ui.push_to_talk_key
+    if not settings.ui.global_push_to_talk:
+        return Check("Push-to-talk", True, f"{key}, only while her window is focused (switched off in Settings)",
+                     essential=False)
+    status = where_it_works(key)
+    if status.startswith(ONLY_FOCUSED):
+        return Check("Push-to-talk", False, f"{key} works {status}",
+                     "On Wayland use a desktop with the GlobalShortcuts portal (GNOME 48+, KDE Plasma 6); "
+                     "on X11 pick a key no other program holds (Settings → Voice).", essential=False)
+    return Check("Push-to-talk", True, f"{key} works {status}", essential=False)
+
+
 def all_checks(config, *, include_brain: bool = True) -> list[CheckFn]:
     """Every check, in the order a person would fix things."""
     settings, paths = config.settings, config.paths
@@ -433,24 +449,8 @@ def all_checks(config, *, include_brain: bool = True) -> list[CheckFn]:
         lambda: check_models(settings, paths),
         lambda: check_voice_servers(settings, paths),
         lambda: check_turn_model(settings),
+        lambda: check_push_to_talk(settings),
     ]
     if include_brain:
         checks.append(lambda: check_brain(settings))
-def check_push_to_talk(settings: Settings) -> Check:
-    """Where the push-to-talk key works: from any window, or only in hers (and why)."""
-    from companion.shortcuts import ONLY_FOCUSED, where_it_works
-
-    key = settings.ui.push_to_talk_key
-    if not settings.ui.global_push_to_talk:
-        return Check("Push-to-talk", True, f"{key}, only while her window is focused (switched off in Settings)",
-                     essential=False)
-    status = where_it_works(key)
-    if status.startswith(ONLY_FOCUSED):
-        return Check("Push-to-talk", False, f"{key} works {status}",
-                     "On Wayland use a desktop with the GlobalShortcuts portal (GNOME 48+, KDE Plasma 6); "
-                     "on X11 pick a key no other program holds (Settings → Voice).", essential=False)
-    return Check("Push-to-talk", True, f"{key} works {status}", essential=False)
-
-
     return checks
-        lambda: check_push_to_talk(settings),
