@@ -43,6 +43,17 @@ def test_her_name_or_an_alias_first_calls_her(text: str) -> None:
     assert verdict.turn and verdict.reason == "name"
 
 
+@pytest.mark.parametrize("text", ["Mirror. What is the capital of France?", "hey mirror, what time is it?",
+                                  "Myra, open my notes"])
+def test_her_name_as_whisper_spells_it_calls_her(text: str) -> None:
+    assert called().judge(text, 0.0, 2.0).reason == "name"
+
+
+@pytest.mark.parametrize("text", ["More coffee, anyone?", "Mary, pass the salt.", "Mirrors are cheap now."])
+def test_a_word_that_only_rhymes_with_her_name_does_not_call_her(text: str) -> None:
+    assert not called().judge(text, 0.0, 2.0).turn
+
+
 def test_her_name_later_in_the_sentence_does_not_call_her() -> None:
     assert not called().judge("I told Mira about the weather.", 0.0, 2.0).turn
     assert not starts_with_name("Miracle on 34th street is on", NAMES)

@@ -112,15 +112,36 @@ def _words(text: str) -> list[str]:
     return [w.lower().strip("'") for w in _WORD.findall(text)]
 
 
+SOUNDS_LIKE = 0.8
+"""Jaro-Winkler similarity a word needs, besides the same sound key, to pass for her name:
+"Mirror" (0.83) and "Myra" (0.85) pass for Mira, "More" and "Mary" (0.67) do not."""
+
+
+def sounds_like(word: str, name: str) -> bool:
+    """`word` as Whisper may write `name`: Whisper tiny.en writes "Mira" as "Mirror" in every
+    voice measured (piper and three espeak-ng voices), so an exact match would never hear her
+    name. Same Metaphone key (doubled letters collapsed) and close spelling (jellyfish)."""
+    if word == name:
+        return True
+    import jellyfish
+
+    def key(w: str) -> str:
+        code = jellyfish.metaphone(w)
+        return "".join(c for i, c in enumerate(code) if i == 0 or c != code[i - 1])
+
+    return key(word) == key(name) and jellyfish.jaro_winkler_similarity(word, name) >= SOUNDS_LIKE
+
+
 def starts_with_name(text: str, names: tuple[str, ...]) -> bool:
-    """The transcript's first word(s), after an optional greeting, are one of `names`
-    (a name of several words matches word for word)."""
+    """The transcript's first word(s), after an optional greeting, are one of `names` or
+    sound like it (a name of several words matches word for word)."""
     words = _words(text)
     while words and words[0] in GREETINGS:
         words = words[1:]
     for name in names:
         parts = _words(name)
-        if parts and words[: len(parts)] == parts:
+        heard = words[: len(parts)]
+        if parts and len(heard) == len(parts) and all(map(sounds_like, heard, parts)):
             return True
     return False
 
