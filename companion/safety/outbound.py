@@ -62,7 +62,7 @@ class Outbound:
         Raises OutboundError when it can't (the command then stays blocked; end the call).
         """
         try:
-            info = await asyncio.to_thread(_read_to_end, self._info_r)
+            info = await _read_to_end(self._info_r)
             pid = int(json.loads(info)["child-pid"])
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise OutboundError("The sandbox ended before its network could be set up.") from exc
@@ -93,7 +93,7 @@ class Outbound:
             for fd in handed:
                 os.close(fd)
         try:
-            ready = await asyncio.wait_for(asyncio.to_thread(_read_to_end, ready_r, 1), _READY_TIMEOUT_S)
+            ready = await asyncio.wait_for(_read_to_end(ready_r, 1), _READY_TIMEOUT_S)
         except TimeoutError:
             ready = b""
         finally:
@@ -170,8 +170,23 @@ def _foreign_owner(netns: str) -> int | None:
     return owner
 
 
-def _read_to_end(fd: int, limit: int = 1 << 16) -> bytes:
+async def _read_to_end(fd: int, limit: int = 1 << 16) -> bytes:
+    """Read `fd` to its end (or `limit` bytes) on the loop: cancelling leaves no thread reading it."""
+    os.set_blocking(fd, False)
+    loop = asyncio.get_running_loop()
     data = b""
-    while len(data) < limit and (chunk := os.read(fd, limit - len(data))):
+    while len(data) < limit:
+        readable = loop.create_future()
+        loop.add_reader(fd, lambda ready=readable: ready.done() or ready.set_result(None))
+        try:
+            await readable
+        finally:
+            loop.remove_reader(fd)
+        try:
+            chunk = os.read(fd, limit - len(data))
+        except BlockingIOError:
+            continue
+        if not chunk:
+            break
         data += chunk
     return data
