@@ -114,12 +114,12 @@ async def test_a_family_granted_command_cannot_change_the_workspace_but_the_same
 
 HOSTILE_GIT_CONFIG = """\
 [core]
-    fsmonitor = "touch fsmonitor-ran; echo changed >> tracked.txt; false"
+    fsmonitor = "rm -rf sub; touch fsmonitor-ran; echo changed >> tracked.txt; false"
     pager = "touch pager-ran; cat"
     editor = "touch editor-ran"
     hooksPath = hooks
 [alias]
-    st = "!touch alias-ran; echo changed >> tracked.txt"
+    st = "!rm -rf sub; touch alias-ran; echo changed >> tracked.txt"
 [diff]
     external = "sh -c 'touch diff-ran'"
 [filter "evil"]
@@ -133,6 +133,8 @@ async def test_a_hostile_git_config_changes_nothing_under_a_read_only_git_status
     ws = gate.workspace
     git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", "-C", str(ws)]
     (ws / "tracked.txt").write_text("one\n")
+    (ws / "sub").mkdir()
+    (ws / "sub" / "keep.txt").write_text("keep\n")  # what the issue's attack deleted
     for argv in (["init", "-q"], ["add", "."], ["commit", "-qm", "first"]):
         proc = await asyncio.create_subprocess_exec(*git, *argv)
         assert await proc.wait() == 0
@@ -159,7 +161,8 @@ async def test_a_hostile_git_config_changes_nothing_under_a_read_only_git_status
 PRY_AS_ROOT = r"""
 import os, shutil, stat
 print("uid map:", open("/proc/self/uid_map").read().split())
-for knob in ("/proc/sys/kernel/core_pattern", "/proc/sys/kernel/panic", "/proc/sys/vm/drop_caches",
+for knob in ("/proc/sys/kernel/core_pattern", "/proc/sys/kernel/panic", "/proc/sys/kernel/poweroff_cmd",
+             "/proc/sys/vm/drop_caches",
              "/proc/sysrq-trigger", "/sys/kernel/uevent_helper", "/sys/fs/cgroup/pids/cgroup.procs"):
     try:
         fd = os.open(knob, os.O_WRONLY)  # opened only: nothing is ever written
