@@ -7,7 +7,8 @@ a filter refuses, with EPERM, every system call that would set S_ISUID or S_ISGI
 fchmod, fchmodat, fchmodat2, and open/openat/creat/mknod/mknodat creating a file with those
 bits. openat2 (its mode sits in a struct the filter can't read) and io_uring (which opens
 files without system calls) answer ENOSYS, so programs fall back to the calls that are
-checked. System calls of another architecture (32-bit calls on a 64-bit machine) end the
+checked; so do the kernel keyrings (keyctl, add_key, request_key: not namespaced, so root's
+own keys outside), userfaultfd, perf_event_open and bpf. System calls of another architecture (32-bit calls on a 64-bit machine) end the
 process, so they can't slip past the rules.
 
 Built with pyseccomp (ctypes over Debian's libseccomp2, the library systemd and Flatpak use):
@@ -34,7 +35,10 @@ _MODE_CALLS = (
     ("creat", 1, None), ("mknod", 1, None), ("mknodat", 2, None),
     ("open", 2, 1), ("openat", 3, 2),
 )
-_NOT_HERE = ("openat2", "io_uring_setup", "io_uring_enter", "io_uring_register")
+_NOT_HERE = ("openat2", "io_uring_setup", "io_uring_enter", "io_uring_register",
+             # The kernel keyrings are keyed by the user outside (root's, when she is root), and
+             # these are favourite tools of kernel exploits; Docker's default profile refuses them too.
+             "keyctl", "add_key", "request_key", "userfaultfd", "perf_event_open", "bpf")
 # Newer than some libseccomp releases; these numbers are the same on every architecture that
 # uses the kernel's shared system-call table (x86-64, arm64, riscv64, …).
 _NUMBERS = {"fchmodat2": 452, "openat2": 437, "io_uring_setup": 425, "io_uring_enter": 426,
