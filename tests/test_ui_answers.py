@@ -11,7 +11,7 @@ from PySide6.QtCore import Qt
 from ui_loop import qt_gc_fixture, qt_loop_fixture, signal_future  # noqa: F401 (fixtures)
 
 from companion.config import Paths, RunConfig, Settings, with_overrides
-from companion.events import ReplyDone, WorkChanged
+from companion.events import ReplyDone, TurnFinished, WorkChanged
 from companion.ui.app import CompanionApp
 
 
@@ -120,3 +120,70 @@ def test_a_typed_a_never_approves_a_card_that_cannot_be_remembered(
     assert (tmp_path / "workspace" / "old").is_dir()
     assert not {"a", "n"} & set(_users(scripted_brain))
     assert "always asks" in app.window.captions.toPlainText()
+
+
+def _destructive_card(qtbot, app, scripted_brain, tmp_path):
+    (tmp_path / "workspace" / "notes_copy").mkdir(parents=True, exist_ok=True)
+    scripted_brain.push(
+        {"tool_calls": [{"name": "shell", "arguments": {"command": "rm -r notes_copy"}}]},
+        {"text": "[neutral] Done."},
+    )
+
+    async def shown():
+        await app.start()
+        asked = signal_future(app.bridge.approval_needed)
+        _type(qtbot, app, "delete notes_copy")
+        (request,) = await asked
+        card = app.window.approvals.cards[request.request_id]
+        if not card.is_armed():
+            await signal_future(card.armed)
+        return card
+
+    return shown()
+
+
+def test_a_typed_yes_never_approves_a_destructive_card_and_says_to_click_and_a_click_does(
+        qtbot, tmp_path, scripted_brain, make_app, qt_loop):
+    app = make_app(scripted_brain.url)  # --no-voice: nothing to say, only to click
+
+    async def scenario():
+        card = await _destructive_card(qtbot, app, scripted_brain, tmp_path)
+        assert card.destructive
+        for typed in ("yes", "y", "yes, run it"):
+            _type(qtbot, app, typed)
+            assert card.outcome is None and not card._answered, typed
+        resolved = signal_future(app.bridge.approval_resolved)
+        finished = _event(app, lambda e: isinstance(e, TurnFinished))
+        card.approve_button.click()
+        decision = (await resolved)[1]
+        await finished  # the command ran and her turn ended
+        return card, decision
+
+    card, decision = qt_loop(scenario(), timeout=60)
+    assert decision == "approved"
+    shown = app.window.captions.toPlainText()
+    assert "Click Yes to run it." in shown and "say" not in shown.split("Click Yes to run it")[1][:20]
+    assert "🎙" not in shown  # typed answers are marked as typed
+    assert not {"yes", "y", "yes, run it"} & set(_users(scripted_brain))
+
+
+@pytest.mark.parametrize(("spoken", "saveable", "hint"), [
+    (False, False, "Click Yes to run it · Esc: decline"),
+    (True, False, "Click Yes to run it · Esc: decline · or say 'yes, run it' or no"),
+    (False, True, "Ctrl+Enter: approve once · Ctrl+Shift+Enter: always allow · Esc: decline"),
+    (True, True, "Ctrl+Enter: approve once · Ctrl+Shift+Enter: always allow · Esc: decline · or say yes or no"),
+])
+def test_hints_offer_spoken_answers_only_when_she_can_hear_them(qtbot, spoken, saveable, hint):
+    from companion.events import ApprovalNeeded
+    from companion.ui.approval_card import ApprovalPanel
+
+    panel = ApprovalPanel()
+    qtbot.addWidget(panel)
+    panel.spoken_answers = spoken
+    card = panel.add_request(ApprovalNeeded("r1", "rm -r notes_copy" if not saveable else "touch a",
+                                            "Why I ask.", saveable, 30.0))
+    assert card.hint.text() == hint
+
+
+def test_under_no_voice_the_window_offers_no_spoken_answers(scripted_brain, make_app):
+    assert make_app(scripted_brain.url).window.approvals.spoken_answers is False

@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["answer_aloud", "spoken_answer", "typed_answer"]
+from companion.events import Speak, SpeechKind
+
+__all__ = ["answer_aloud", "destructive", "explicit_consent", "how_to_consent", "spoken_answer", "typed_answer"]
 
 APPROVED, DECLINED = "approved", "declined"
 
 _YES = re.compile(r"^(yes|yeah|yep|yup|sure|ok(ay)?|go ahead|do it|approve[d]?|run it)\b")
 _NO = re.compile(r"^(no|nope|nah|don'?t|do not|stop|cancel|decline[d]?)\b")
 _ALWAYS = re.compile(r"\balways\b")
+_EXPLICIT = re.compile(r"^yes run it( please| now)?$")
+"""The one spoken phrase that approves a destructive command (a TV's or her own "yes" won't)."""
 _WHOLE_ANSWER = re.compile(
     r"^(yes|yeah|yep|yup|sure|ok(ay)?|go ahead|do it|approve[d]?|run it|always|no|nope|nah"
     r"|don'?t|do not|stop|cancel|decline[d]?)( (please|go ahead|do it|run it|always|allow it"
@@ -38,14 +42,39 @@ def _words(text: str) -> str:
     return re.sub(r" +", " ", re.sub(r"[^a-z' ]+", " ", text.lower())).strip()
 
 
+def destructive(request) -> bool:
+    """A command that can destroy data (rm -r, dd, …: never remembered, and not merely "once
+    only"): a click approves it, or the explicit phrase said aloud; never a plain "yes"."""
+    return not request.saveable and not getattr(request, "once_only", "")
+
+
+def explicit_consent(text: str) -> bool:
+    """`text` is the explicit spoken phrase ("yes, run it") a destructive command needs."""
+    return bool(_EXPLICIT.match(_words(text)))
+
+
+def how_to_consent(*, voice: bool) -> str:
+    """What a plain yes to a destructive command is told; only what exists in this mode."""
+    return "Click Yes to run it, or say 'yes, run it'." if voice else "Click Yes to run it."
+
+
 def answer_aloud(gate, text: str) -> bool:
     """A spoken "yes" or "no" while an approval request is open answers the newest one through
-    the gate; True when `text` was such an answer (so it must start no turn)."""
-    pending = getattr(getattr(gate, "approver", None), "pending", None)
+    the gate; True when `text` was such an answer (so it must start no turn). A plain yes to a
+    destructive command approves nothing: she says how to approve it instead."""
+    approver = getattr(gate, "approver", None)
+    pending = getattr(approver, "pending", None)
     if gate is None or pending is None or not pending():
         return False
     reply = spoken_answer(text)
     if reply is None:
         return False
     decision, always = reply
-    return gate.answer(pending()[-1], decision, always=always)
+    request_id = pending()[-1]
+    request = getattr(approver, "request", lambda _id: None)(request_id)
+    if decision == APPROVED and request is not None and destructive(request) and not explicit_consent(text):
+        bus = getattr(gate, "bus", None)
+        if bus is not None:
+            bus.emit(Speak(SpeechKind.SAY, how_to_consent(voice=True)))
+        return True
+    return gate.answer(request_id, decision, always=always)

@@ -110,16 +110,23 @@ class CardApprover:
 
     def __init__(self) -> None:
         self._pending: dict[str, asyncio.Future[Answer]] = {}
+        self._requests: dict[str, ApprovalRequest] = {}
 
     async def ask(self, request: ApprovalRequest) -> Answer:
         future: asyncio.Future[Answer] = asyncio.get_running_loop().create_future()
         self._pending[request.request_id] = future
+        self._requests[request.request_id] = request
         try:
             return await asyncio.wait_for(future, timeout=request.timeout_s)
         except TimeoutError:
             return Answer(Decision.EXPIRED)
         finally:
             self._pending.pop(request.request_id, None)
+            self._requests.pop(request.request_id, None)
+
+    def request(self, request_id: str) -> ApprovalRequest | None:
+        """The pending request (a spoken answer checks what it would approve)."""
+        return self._requests.get(request_id)
 
     def answer(self, request_id: str, decision: Decision | str, *, always: bool = False) -> bool:
         """Resolve a pending request; False when it is unknown or already over."""

@@ -23,6 +23,7 @@ from companion.config import Settings
 from companion.errors import CompanionError, could_not_save
 from companion.events import ErrorOccurred, EventBus
 from companion.logs import details_hint
+from companion.safety.answers import how_to_consent, typed_answer
 from companion.tools.context import Channel
 from companion.ui.bridge import EventBridge
 from companion.ui.desktop import DesktopPresence
@@ -63,6 +64,7 @@ class CompanionApp(QObject):
         self.voices: VoiceController = VoiceController(self._open_voice, failed=self._voice_failed)
         """Owns her one voice session (see the `voice` property)."""
         self.with_voice = with_voice
+        self.window.approvals.spoken_answers = with_voice  # under --no-voice no card says "say yes"
         self.tray = TrayIcon(self.window)
         self.closed = asyncio.Event()
         self.voice_started = asyncio.Event()
@@ -245,11 +247,13 @@ class CompanionApp(QObject):
             else f"My voice didn't start ({exc}).{details_hint()}"
         self.window.banners.show_banner("voice", f"{sentence} Typing still works.", kind="warning")
         self.window.set_voice("none")
+        self.window.approvals.spoken_answers = False
 
     def _voice_settled(self) -> None:
         self.window.banners.clear("download")
         session = self.voice
         if session is not None:
+            self.window.approvals.spoken_answers = True
             self.window.banners.clear("voice")
             if session.notices:
                 self.window.banners.show_banner("audio", " ".join(session.notices), kind="warning")
@@ -295,6 +299,13 @@ class CompanionApp(QObject):
                                                 "Answer yes or no on the card.")
                 return True
             words = TYPED_LETTERS[letter]
+        reply = typed_answer(words) if typed and card is not None else None
+        if reply is not None and reply[0] == "approved" and card.destructive and card.is_armed():
+            # A typed yes never runs a command that can destroy data: a click does (or the
+            # explicit phrase, said aloud). The text box may hold words meant for something else.
+            self.window.captions.add_heard(text, spoken=False)
+            self.window.captions.add_notice(how_to_consent(voice=self.window.approvals.spoken_answers))
+            return True
         if not self.window.approvals.answer_words(words, typed=typed):
             return False
         self.window.captions.add_heard(text, spoken=not typed)

@@ -151,9 +151,11 @@ class ApprovalCard(QFrame):
     armed = Signal()
     """Emitted once the card starts taking keys and clicks."""
 
-    def __init__(self, request: ApprovalNeeded, parent: QWidget | None = None) -> None:
+    def __init__(self, request: ApprovalNeeded, parent: QWidget | None = None, *, spoken: bool = True) -> None:
         super().__init__(parent)
         self.request = request
+        self.spoken = spoken
+        """Her microphone can hear an answer (not under --no-voice): the hint offers words to say."""
         self.outcome: str | None = None
         self.always = False
         self._answered = False
@@ -282,7 +284,8 @@ class ApprovalCard(QFrame):
         if self.request.saveable:
             keys.append("Ctrl+Shift+Enter: always allow")
         keys.append("Esc: decline")
-        keys.append("or say yes or no")
+        if self.spoken:
+            keys.append("or say 'yes, run it' or no" if self.destructive else "or say yes or no")
         return " · ".join(keys)
 
     def _tick(self) -> None:
@@ -320,6 +323,8 @@ class ApprovalPanel(QWidget):
         outer.addWidget(self._scroll)
         self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Maximum)
         self.cards: dict[str, ApprovalCard] = {}
+        self.spoken_answers = True
+        """Whether new cards offer spoken answers (the app clears it when she has no microphone)."""
         self.setVisible(False)
 
     def set_answer(self, answer: Answer) -> None:
@@ -335,7 +340,7 @@ class ApprovalPanel(QWidget):
 
     @Slot(object)
     def add_request(self, request: ApprovalNeeded) -> ApprovalCard:
-        card = ApprovalCard(request, self)
+        card = ApprovalCard(request, self, spoken=self.spoken_answers)
         card.answered.connect(self._send)
         self.cards[request.request_id] = card
         self._layout.addWidget(card)
