@@ -247,16 +247,16 @@ def check_personality(settings: Settings, paths: Paths) -> Check:
 def check_models(settings: Settings, paths: Paths) -> list[Check]:
     """The hearing model and the voice: found, verified by SHA-256, and how long they take to load."""
     from companion.errors import CompanionError
+    from companion.voice.factory import local_transcriber
     from companion.voice.models import missing_models, resolve_hearing_model, resolve_voice
     from companion.voice.remote_address import is_remote
-    from companion.voice.stt import WhisperTranscriber
     from companion.voice.tts import PiperSynthesizer
 
     cache = paths.models_dir
     missing = {m.what: m.name for m in missing_models(settings.voice, cache)}
     checks = []
     for what, resolve, load, engine in (
-        ("hearing model", resolve_hearing_model, WhisperTranscriber, settings.voice.hearing),
+        ("hearing model", resolve_hearing_model, lambda model: local_transcriber(model, cache), settings.voice.hearing),
         ("voice", resolve_voice, PiperSynthesizer, settings.voice.speaking),
     ):
         title = what.capitalize()
@@ -277,7 +277,8 @@ def check_models(settings: Settings, paths: Paths) -> list[Check]:
             checks.append(Check(title, False, exc.sentence, "See the sentence above."))
             continue
         where = getattr(model, "path", None) or getattr(model, "onnx", "")
-        checks.append(Check(title, True, f"{model.name} at {where}, verified, loaded in {seconds:.2f} s"))
+        engine_name = f" ({model.engine.capitalize()})" if what == "hearing model" else ""
+        checks.append(Check(title, True, f"{model.name}{engine_name} at {where}, verified, loaded in {seconds:.2f} s"))
     return checks
 
 

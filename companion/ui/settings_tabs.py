@@ -8,7 +8,7 @@ none of them changes anything before Save. The Voice tab is a list of sections
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from PySide6.QtCore import Qt, SignalInstance, Slot
@@ -36,6 +36,7 @@ from companion.ui.settings_shortcuts import ShortcutRows
 
 DEFAULT_DEVICE = "System default"
 INSTALLED_HEARING = "Whisper tiny.en (installed)"
+MOONSHINE_HEARING = "Moonshine base-en (installed)"
 INSTALLED_VOICE = "en_US-joe-medium (installed)"
 
 
@@ -141,7 +142,8 @@ class VoiceTab(QWidget):
         self.level.setToolTip("What her microphone hears now")
         if mic_level is not None:
             mic_level.connect(self.show_level)
-        self.hearing = self._model_box(INSTALLED_HEARING, hearing_models, voice.hearing_model)
+        self.hearing = self._model_box(INSTALLED_HEARING, hearing_models, voice.hearing_model,
+                                       also=hearing_engines())
         self.voice_name = self._model_box(INSTALLED_VOICE, voices, voice.voice)
         self.speed = QDoubleSpinBox()
         self.speed.setRange(0.5, 2.0)
@@ -223,11 +225,15 @@ class VoiceTab(QWidget):
         return _select(box, current)
 
     @staticmethod
-    def _model_box(installed: str, downloaded: list[str], current: str) -> QComboBox:
-        """The installed pack, models already downloaded, and any name or path typed in."""
+    def _model_box(installed: str, downloaded: list[str], current: str,
+                   also: Sequence[tuple[str, str]] = ()) -> QComboBox:
+        """The installed pack, other installed engines (label, value), models already
+        downloaded, and any name or path typed in."""
         box = QComboBox()
         box.setEditable(True)  # a model name to download, or a path, can still be typed
         box.addItem(installed, "")
+        for label, value in also:
+            box.addItem(label, value)
         for name in downloaded:
             box.addItem(f"{name} (downloaded)", name)
         return _select(box, current)
@@ -257,6 +263,13 @@ class VoiceTab(QWidget):
 
     def push_to_talk_key(self) -> str:
         return self.push_to_talk.key_text() or DEFAULT_KEY
+
+
+def hearing_engines() -> list[tuple[str, str]]:
+    """Hearing engines installed besides Whisper, as (label, voice.hearing_model value)."""
+    from companion.voice.models import MOONSHINE, moonshine_installed
+
+    return [(MOONSHINE_HEARING, MOONSHINE)] if moonshine_installed() else []
 
 
 def _select(box: QComboBox, current: str) -> QComboBox:

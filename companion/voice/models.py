@@ -146,6 +146,11 @@ def resolve_hearing_model(
     return HearingModel(folder, getattr(pack, "MODEL_NAME", "tiny.en"))
 
 
+def moonshine_installed() -> bool:
+    """The moonshine-cpp wheel is installed (found without importing it)."""
+    return importlib.util.find_spec(MOONSHINE_PACK) is not None
+
+
 def resolve_moonshine() -> HearingModel:
     """Moonshine base-en from the installed moonshine-cpp wheel, its files verified.
 
