@@ -83,7 +83,8 @@ async def sandbox_cost(tmp: Path, runs: int = 30) -> dict[str, object]:
                 start = time.perf_counter()
                 policy = sandbox.SandboxPolicy(workspace, writable=True, network=network)
                 prepared = sandbox.prepare(bwrap, policy, argv)
-                attach = prepared.outbound.attach if prepared.outbound is not None else None
+                outbound = prepared.outbound
+                attach = (lambda pid, o=outbound: o.attach()) if outbound is not None else None
                 result = await run_process(prepared.argv, cwd=workspace, timeout_s=30,
                                            pass_fds=prepared.hand_over(), started=attach)
                 await prepared.release()

@@ -27,6 +27,7 @@ from companion.safety.approval import (
 from companion.safety.door import ProcessDoor, ProcessRefused
 from companion.safety.gate import CODE_FAMILY, Gate
 from companion.safety.grants import GrantStore
+from companion.safety.limits import Limits, ProcessCap
 from companion.tools.action import execute_code, shell
 from companion.tools.context import ToolContext
 
@@ -253,6 +254,21 @@ async def test_a_fork_bomb_approved_once_is_stopped_with_a_sentence_and_the_next
     assert "still works" in await run_shell(gate, "echo still works")
     runs = gate.audit.runs()
     assert runs[-2]["ran"]["limit"].startswith("It tried to start too many processes")
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root's sandboxes need a cap besides RLIMIT_NPROC")
+async def test_where_no_cgroup_can_be_made_root_s_sandbox_is_still_stopped_at_the_process_limit(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A container with /sys/fs/cgroup read-only. Thirty sleepers, not a fork bomb: without a
+    # hard cap a bomb takes every free PID on the machine before anything can look.
+    monkeypatch.setattr(ProcessCap, "make", classmethod(lambda cls, processes: None))
+    door = ProcessDoor(lambda: tmp_path, lambda: None, limits=Limits(processes=20))
+    line = "for i in $(seq 30); do sleep 30 & done; wait"
+    permit = door.issue(("bash", "-c", line), line, "shell", stdin=None, network=False, how="asked",
+                        access=ACCESS_WRITE)
+    result = await door.run(permit, risk="exec", timeout_s=60)
+    assert result.limit == "It tried to start too many processes, so the sandbox stopped it."
+    assert not result.timed_out
 
 
 async def test_a_2_gb_write_approved_once_is_stopped_at_1_gb_with_a_sentence(gate: Gate) -> None:

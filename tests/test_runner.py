@@ -141,7 +141,8 @@ async def test_descriptors_handed_to_the_child_are_closed_here_once_it_started(t
 async def test_a_start_up_step_that_fails_ends_the_process_and_raises(tmp_path: Path) -> None:
     marker = tmp_path / "ran"
 
-    async def step() -> None:
+    async def step(pid: int) -> None:
+        assert pid > 0
         raise RuntimeError("no network for you")
 
     with pytest.raises(RuntimeError, match="no network"):

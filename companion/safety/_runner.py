@@ -97,11 +97,11 @@ async def run_process(
     cancel: asyncio.Event | None = None,
     stdin_data: bytes | None = None,
     pass_fds: Sequence[int] = (),
-    started: Callable[[], Awaitable[None]] | None = None,
+    started: Callable[[int], Awaitable[None]] | None = None,
 ) -> RunResult:
     """Run `argv` in its own process group in `cwd`; see the module docstring for the limits.
 
-    `started` is awaited alongside the run once the process exists (the door attaches the
+    `started(pid)` is awaited alongside the run once the process exists (the door attaches the
     sandbox's network there); if it raises, the process group is killed and the error raised.
     """
     began = time.monotonic()
@@ -148,7 +148,7 @@ async def run_process(
     read_all_task = asyncio.ensure_future(read_all())
     done_task = asyncio.ensure_future(finish())
     cancel_task = asyncio.ensure_future(cancel.wait()) if cancel is not None else None
-    started_task = asyncio.ensure_future(started()) if started is not None else None
+    started_task = asyncio.ensure_future(started(proc.pid)) if started is not None else None
     timed_out = cancelled = False
     try:
         if started_task is not None:

@@ -14,7 +14,6 @@ written to the audit log.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import hashlib
 import os
 import secrets
@@ -37,7 +36,7 @@ from companion.safety._runner import (
 from companion.safety.approval import ACCESS_READ, ACCESS_WRITE, AuditLog
 from companion.safety.beneath import open_beneath
 from companion.safety.jail import JailError, ensure_workspace
-from companion.safety.limits import Limits, ProcessCap, limit_sentence
+from companion.safety.limits import Limits, ProcessCap, ProcessCount, limit_sentence
 from companion.safety.outbound import OutboundError
 from companion.safety.seccomp import SeccompUnavailable
 
@@ -157,13 +156,21 @@ class ProcessDoor:
         if prepared is not None and prepared.cap is not None:
             watchers.append(asyncio.ensure_future(_watch_cap(prepared.cap, stop)))
         outbound = prepared.outbound if prepared is not None else None
+        cap = prepared.cap if prepared is not None else None
+
+        async def started(pid: int) -> None:
+            if isinstance(cap, ProcessCount):
+                cap.leader = pid
+            if outbound is not None:
+                await outbound.attach()
+
         too_many = False
         try:
             result = await run_process(
                 admitted.argv, cwd=admitted.workspace, timeout_s=timeout_s, grace_s=grace_s,
                 env=safe_environment(env), cancel=stop, stdin_data=permit.stdin,
                 pass_fds=prepared.hand_over() if prepared is not None else (),
-                started=outbound.attach if outbound is not None else None)
+                started=started if cap is not None or outbound is not None else None)
         except OutboundError as exc:
             self._record(permit, True, failed=str(exc))
             raise ProcessRefused("network", str(exc)) from exc
@@ -255,10 +262,14 @@ async def _relay(source: asyncio.Event, target: asyncio.Event) -> None:
     target.set()
 
 
-async def _watch_cap(cap: ProcessCap, stop: asyncio.Event) -> None:
+async def _watch_cap(cap: ProcessCap | ProcessCount, stop: asyncio.Event) -> None:
     # The cgroup gives no event to wait on (v1): look every 50 ms; a cheap read of a tiny file.
+    # Counting a namespace's processes reads all of /proc: off the loop.
     while not stop.is_set():
         await asyncio.sleep(_LIMIT_CHECK_S)
-        with contextlib.suppress(OSError):
-            if cap.hit():
-                stop.set()
+        try:
+            hit = cap.hit() if isinstance(cap, ProcessCap) else await asyncio.to_thread(cap.hit)
+        except OSError:
+            hit = False
+        if hit:
+            stop.set()

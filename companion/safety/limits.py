@@ -5,7 +5,8 @@ everything the command starts inherits it and nothing inside can raise it again.
 the kernel does not count processes against RLIMIT_NPROC for root's own user (and a sandbox
 started by root maps its user to root outside), so when she runs as root the process count
 is held by a pids cgroup of its own per call instead (`ProcessCap`), which the sandbox can't
-leave (/sys is read-only inside), and a call that reaches it is stopped at once.
+leave (/sys is read-only inside), and a call that reaches it is stopped at once; where no
+cgroup can be made, a watcher counts the sandbox's processes (`ProcessCount`).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Limits", "ProcessCap", "limit_sentence", "prlimit_argv"]
+__all__ = ["Limits", "ProcessCap", "ProcessCount", "limit_sentence", "prlimit_argv"]
 
 GB = 1 << 30
 SIGXCPU, SIGXFSZ = 24, 25
@@ -93,7 +94,8 @@ class ProcessCap:
     def make(cls, processes: int) -> ProcessCap | None:
         """A fresh cgroup capped at `processes`, or None where none can be made here."""
         for parent in _pids_parents():
-            folder = parent / f"companion-{secrets.token_hex(6)}"
+            _sweep(parent)
+            folder = parent / f"{_PREFIX}{secrets.token_hex(6)}"
             try:
                 folder.mkdir()
             except OSError:
@@ -134,6 +136,68 @@ class ProcessCap:
         deadline = time.monotonic() + within_s
         while not self.close() and time.monotonic() < deadline:
             await asyncio.sleep(0.02)
+
+
+class ProcessCount:
+    """Where she is root and no cgroup can be made (a container with /sys/fs/cgroup read-only):
+    counts the processes in the sandbox's PID namespace, for a watcher to stop the call at the
+    limit. Only a backstop, not a cap: between two looks a fork bomb can take every free PID
+    on the machine (measured here: it did), and only calls run to their end are watched."""
+
+    def __init__(self, processes: int) -> None:
+        self.processes = processes
+        self.leader: int | None = None
+        """The sandbox's first process outside it (bwrap); set once it has started."""
+        self._namespace: str | None = None
+        self._hit = False
+
+    def hit(self) -> bool:
+        """True once the sandbox held `processes` processes at one look."""
+        if self._hit or self.leader is None:
+            return self._hit
+        namespace = self._namespace or self._find_namespace(self.leader)
+        if namespace is None:
+            return False
+        self._namespace = namespace
+        count = 0
+        with contextlib.suppress(OSError):
+            for name in os.listdir("/proc"):
+                if name.isdigit():
+                    with contextlib.suppress(OSError):
+                        count += os.readlink(f"/proc/{name}/ns/pid") == namespace
+        self._hit = count >= self.processes
+        return self._hit
+
+    @staticmethod
+    def _find_namespace(leader: int) -> str | None:
+        # bwrap's first child is the first process of the sandbox's own PID namespace.
+        try:
+            children = Path(f"/proc/{leader}/task/{leader}/children").read_text().split()
+            return os.readlink(f"/proc/{children[0]}/ns/pid") if children else None
+        except OSError:
+            return None
+
+    def close(self) -> bool:
+        return True
+
+    async def aclose(self, within_s: float = 0.0) -> None:
+        return None
+
+
+_PREFIX = "companion-"
+_STALE_S = 600.0
+
+
+def _sweep(parent: Path) -> None:
+    """Remove caps left empty by a run that never cleaned up (she was killed): any older than
+    ten minutes (a running server's cap is not empty, so rmdir leaves it alone)."""
+    now = time.time()
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(parent):
+            if entry.name.startswith(_PREFIX) and entry.is_dir(follow_symlinks=False):
+                with contextlib.suppress(OSError):
+                    if now - entry.stat(follow_symlinks=False).st_mtime > _STALE_S:
+                        os.rmdir(entry.path)
 
 
 def _pids_parents() -> list[Path]:

@@ -31,11 +31,12 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from companion.safety.limits import Limits, ProcessCap, prlimit_argv
+from companion.safety.limits import Limits, ProcessCap, ProcessCount, prlimit_argv
 from companion.safety.outbound import RESOLV_CONF, Outbound, find_slirp
 from companion.safety.seccomp import SeccompUnavailable, filter_fd
 
@@ -105,7 +106,8 @@ class Prepared:
     argv: list[str]
     pass_fds: tuple[int, ...]
     outbound: Outbound | None = None
-    cap: ProcessCap | None = None
+    cap: ProcessCap | ProcessCount | None = None
+    """What holds the number of processes when she is root (RLIMIT_NPROC does otherwise)."""
 
     def hand_over(self) -> tuple[int, ...]:
         """The descriptors for bwrap; from now on whoever starts it closes them (the runner does)."""
@@ -171,7 +173,10 @@ def _probe(bwrap: str) -> str | None:
     finally:
         prepared.close_fds()
         if prepared.cap is not None:
-            prepared.cap.close()
+            # Its processes take a moment to leave the cgroup after the sandbox ended.
+            deadline = time.monotonic() + 2.0
+            while not prepared.cap.close() and time.monotonic() < deadline:
+                time.sleep(0.01)
     if done.returncode != 0:
         said = (done.stderr or done.stdout).strip().splitlines()
         detail = said[-1] if said else f"exit {done.returncode}"
@@ -214,10 +219,15 @@ def prepare(bwrap: str, policy: SandboxPolicy, argv: Sequence[str]) -> Prepared:
         for fd in fds:
             os.close(fd)
         raise
-    # Root's own processes are not counted against RLIMIT_NPROC: a pids cgroup holds them.
-    cap = ProcessCap.make(policy.limits.processes) if os.geteuid() == 0 else None
-    if cap is not None:
-        args = cap.wrap(args)
+    # Root's own processes are not counted against RLIMIT_NPROC: a pids cgroup holds them, or
+    # where none can be made, a count the door watches.
+    cap: ProcessCap | ProcessCount | None = None
+    if os.geteuid() == 0:
+        cap = ProcessCap.make(policy.limits.processes)
+        if cap is not None:
+            args = cap.wrap(args)
+        else:
+            cap = ProcessCount(policy.limits.processes)
     return Prepared(args, tuple(fds), outbound, cap)
 
 
