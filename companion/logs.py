@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import sys
+import threading
 from logging.handlers import RotatingFileHandler
 from pathlib import Path
 
@@ -56,12 +57,16 @@ class _LogFile(RotatingFileHandler):
             sys.stderr.write(f"companion: I can't write my log to {shown(Path(self.baseFilename))} ({why}).\n")
 
 
+class _Console(logging.StreamHandler):
+    """The terminal's handler this module added (replaced, never stacked, when set up again)."""
+
+
 def setup_logging(data_dir: Path, *, verbose: bool = False) -> Path | None:
     """Send every record (with its trace) to the rotating log file and, on the terminal, only
     errors as one line each (everything, traces too, with -v). Returns the file, or None when
     it can't be created (a read-only disk): then warnings reach the terminal, still one line each."""
     root = logging.getLogger()
-    for handler in [h for h in root.handlers if isinstance(h, _LogFile)]:
+    for handler in [h for h in root.handlers if isinstance(h, _LogFile | _Console)]:
         root.removeHandler(handler)
         handler.close()
     root.setLevel(logging.DEBUG if verbose else logging.INFO)
@@ -75,7 +80,7 @@ def setup_logging(data_dir: Path, *, verbose: bool = False) -> Path | None:
     if file_handler is not None:
         file_handler.setFormatter(logging.Formatter(_FORMAT))
         root.addHandler(file_handler)
-    console = logging.StreamHandler(sys.stderr)
+    console = _Console(sys.stderr)
     if verbose:
         console.setLevel(logging.DEBUG)
         console.setFormatter(logging.Formatter(_FORMAT))
@@ -86,10 +91,30 @@ def setup_logging(data_dir: Path, *, verbose: bool = False) -> Path | None:
         console.setLevel(logging.WARNING)
         console.setFormatter(_OneLine(""))
     root.addHandler(console)
+    if not verbose:
+        _catch_uncaught()
     # Libraries that chatter at INFO (HTTP clients, the MCP SDK) stay out of her log.
     for name in ("httpx", "httpcore", "mcp", "asyncio"):
         logging.getLogger(name).setLevel(logging.DEBUG if verbose else logging.WARNING)
     return path if file_handler is not None else None
+
+
+def _catch_uncaught() -> None:
+    """A failure nothing else caught is still one line on the terminal, its trace in the file."""
+    log = logging.getLogger("companion")
+
+    def uncaught(kind, exc, trace) -> None:
+        if issubclass(kind, KeyboardInterrupt):
+            sys.__excepthook__(kind, exc, trace)
+            return
+        log.critical("something went wrong: %s", exc or kind.__name__, exc_info=(kind, exc, trace))
+
+    def uncaught_in_thread(args) -> None:
+        if args.exc_type is not SystemExit:
+            uncaught(args.exc_type, args.exc_value, args.exc_traceback)
+
+    sys.excepthook = uncaught
+    threading.excepthook = uncaught_in_thread
 
 
 def current_log_file() -> Path | None:

@@ -80,3 +80,21 @@ def test_doctor_says_where_the_log_is_and_warns_when_it_cannot_be_written(tmp_pa
     (tmp_path / "blocked").write_text("a file where the folder should be\n")
     bad = check_log(Paths(tmp_path / "config", tmp_path / "blocked" / "data"))
     assert not bad.ok and not bad.essential and "can't be written" in bad.detail
+
+
+def test_a_failure_nothing_caught_is_one_line_naming_the_log_with_its_trace_in_the_file(tmp_path: Path) -> None:
+    done = run_logging(tmp_path, """
+        import threading
+        worker = threading.Thread(target=lambda: {}["missing key in a thread"])
+        worker.start()
+        worker.join()
+        raise RuntimeError("the model file vanished")
+    """)
+    assert done.returncode == 1
+    path = tmp_path / LOG_NAME
+    assert done.stderr.splitlines() == [
+        f"companion: something went wrong: 'missing key in a thread' (details: {path})",
+        f"companion: something went wrong: the model file vanished (details: {path})",
+    ]
+    written = path.read_text(encoding="utf-8")
+    assert written.count("Traceback") == 2 and "RuntimeError: the model file vanished" in written
