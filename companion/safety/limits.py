@@ -16,6 +16,7 @@ import contextlib
 import os
 import secrets
 import shutil
+import signal
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,7 +24,7 @@ from pathlib import Path
 __all__ = ["Limits", "ProcessCap", "ProcessCount", "limit_sentence", "prlimit_argv"]
 
 GB = 1 << 30
-SIGXCPU, SIGXFSZ = 24, 25
+SIGXCPU, SIGXFSZ = signal.SIGXCPU.value, signal.SIGXFSZ.value
 
 
 @dataclass(frozen=True)
