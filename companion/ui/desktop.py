@@ -1,15 +1,18 @@
-"""Her presence on the desktop beyond the window: the global push-to-talk key (more to come here:
-the compact face, the single instance). CompanionApp makes one and calls start() and close()."""
+"""Her presence on the desktop beyond the window: the global push-to-talk key and the compact face
+(menu, tray and a shortcut switch to it). CompanionApp makes one and calls start() and close()."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import logging
+from dataclasses import replace
 
-from PySide6.QtCore import QObject
+from PySide6.QtCore import QObject, Qt
+from PySide6.QtGui import QAction, QGuiApplication, QKeySequence, QShortcut
 
 from companion.config import Settings
+from companion.ui.compact import NO_TRANSLUCENCY, CompactWindow, translucency_available
 from companion.ui.global_keys import GlobalPushToTalk
 
 log = logging.getLogger(__name__)
@@ -23,7 +26,18 @@ class DesktopPresence(QObject):
         self.global_keys = GlobalPushToTalk(self, environ=environ)
         self.global_keys.changed.connect(app.window.global_push_to_talk)
         self._started = False
-        self._dialog = None
+        self.compact: CompactWindow | None = None
+        """The small face, made the first time she goes compact."""
+        self.compact_action = QAction("Compact face", self, checkable=True)
+        self.compact_action.setToolTip("Only her face, small and on top of other windows")
+        self.compact_action.toggled.connect(self.set_compact)
+        window = app.window
+        window.menu_button.menu().insertAction(window.on_top_action, self.compact_action)
+        app.tray.menu.insertAction(app.tray.mute_action, self.compact_action)
+        self._shortcuts: list[QShortcut] = []
+        self._bind_compact_key(window)
+        app.bridge.speak.connect(lambda _kind, text, _tool: self._caption(text))
+        app.bridge.heard.connect(lambda text, _spoken: self._caption(f"“{text}”"))
         app.keeper.changed.connect(self._settings_changed)
 
     def start(self, environ: dict[str, str] | None = None) -> asyncio.Task:
@@ -32,6 +46,8 @@ class DesktopPresence(QObject):
         if environ is not None:
             self.global_keys.environ = environ
         self._started = True
+        if self.app.keeper.settings.ui.compact:
+            self.set_compact(True)  # she was the small face when she quit
         return self.app._spawn(self._apply_keys(self.app.keeper.settings))
 
     async def _apply_keys(self, settings: Settings) -> str:
@@ -41,6 +57,70 @@ class DesktopPresence(QObject):
     def _settings_changed(self, settings: Settings) -> None:
         if self._started:
             self.app._spawn(self._apply_keys(settings))
+        for shortcut in self._shortcuts:
+            shortcut.setKey(QKeySequence(settings.ui.compact_shortcut))
+
+    # --- the compact face -----------------------------------------------------------------
+    def set_compact(self, on: bool) -> None:
+        """Switch between the full window and the small always-on-top face (remembered)."""
+        window = self.app.window
+        if self.compact_action.isChecked() != on:
+            self.compact_action.setChecked(on)  # comes back here through toggled
+            return
+        if on:
+            compact = self._compact_window()
+            screen = window.screen() if window.isVisible() else QGuiApplication.primaryScreen()
+            compact.place(self.app.keeper.settings.ui.compact_geometry, screen)
+            compact.share_face(window.face)
+            compact.set_caption(window.state_label.text())
+            compact.show()
+            compact.raise_()
+            window.hide()
+        else:
+            if self.compact is not None:
+                self.compact.hide()
+            window.show()
+            window.raise_()
+            window.activateWindow()
+        self._save(compact=on)
+
+    def _compact_window(self) -> CompactWindow:
+        if self.compact is None:
+            platform = QGuiApplication.platformName()
+            translucent = translucency_available(platform)
+            compact = CompactWindow(translucent=translucent)
+            compact.setWindowIcon(self.app.window.windowIcon())
+            compact.open_requested.connect(lambda: self.set_compact(False))
+            compact.quit_requested.connect(self.app.request_quit)
+            compact.moved.connect(self._remember_place)
+            self._bind_compact_key(compact)
+            if not translucent:
+                self.app.window.banners.show_banner("compact", NO_TRANSLUCENCY, kind="info")
+            self.compact = compact
+        return self.compact
+
+    def _bind_compact_key(self, widget) -> None:
+        """The compact-mode key, while `widget` (her window or the small face) has focus."""
+        shortcut = QShortcut(QKeySequence(self.app.keeper.settings.ui.compact_shortcut), widget)
+        shortcut.setContext(Qt.ShortcutContext.WindowShortcut)
+        shortcut.activated.connect(self.compact_action.toggle)
+        self._shortcuts.append(shortcut)
+
+    def _caption(self, text: str) -> None:
+        if self.compact is not None and text.strip():
+            self.compact.set_caption(text)
+
+    def _remember_place(self, screen: str, rect: str) -> None:
+        places = dict(self.app.keeper.settings.ui.compact_geometry)
+        if places.get(screen) != rect:
+            places[screen] = rect
+            self._save(compact_geometry=places)
+
+    def _save(self, **ui) -> None:
+        settings = self.app.keeper.settings
+        if all(getattr(settings.ui, name) == value for name, value in ui.items()):
+            return
+        self.app._save(replace(settings, ui=replace(settings.ui, **ui)))
 
     def settings_opened(self, dialog) -> None:
         """Settings shows where push-to-talk works, and follows it while open."""
@@ -57,3 +137,5 @@ class DesktopPresence(QObject):
 
     def close(self) -> None:
         self.global_keys.close()
+        if self.compact is not None:
+            self.compact.hide()
