@@ -120,3 +120,38 @@ async def test_a_microphone_running_at_another_rate_is_resampled_to_16_khz(tmp_p
     assert loud.size > 16_000  # a second of the tone came through
     spectrum = np.abs(np.fft.rfft(audio))
     assert abs(np.argmax(spectrum) * 16_000 / audio.size - 440) < 10
+
+
+def test_the_microphone_goes_on_when_qasync_steps_its_reader_after_the_loop_has_stopped(qapp, qtbot, pulse_audio):
+    """qasync's run_until_complete processes Qt events once more after its loop has stopped, with
+    no asyncio loop running (and Qt events between two runs do the same): a reader stepped then
+    must still get its frames. On an asyncio.Queue it raised "Queue … is bound to a different
+    event loop" and the window's hearing restarted."""
+    import qasync
+
+    loop = qasync.QEventLoop(qapp)
+    asyncio.set_event_loop(loop)
+    frames: list[np.ndarray] = []
+    arrived = asyncio.Event()
+
+    async def open_source() -> DeviceSource:
+        return DeviceSource()
+
+    async def listen(source: DeviceSource) -> None:
+        while (frame := await source.read()) is not None:
+            frames.append(frame)
+            arrived.set()
+
+    source = loop.run_until_complete(open_source())
+    reader = loop.create_task(listen(source))
+    try:
+        loop.run_until_complete(asyncio.wait_for(arrived.wait(), 10))
+        # The loop has stopped; Qt events go on (the microphone keeps delivering frames).
+        before = len(frames)
+        qtbot.waitUntil(lambda: len(frames) >= before + 5 or reader.done(), timeout=10_000)
+        assert not reader.done(), reader.exception()
+    finally:
+        source.close()
+        loop.run_until_complete(asyncio.wait_for(asyncio.gather(reader, return_exceptions=True), 10))
+        loop.close()
+        asyncio.set_event_loop(None)

@@ -91,7 +91,13 @@ class DeviceSource:
         """`rate` forces the device's sample rate (default: 16 kHz if it can, else its own)."""
         sd = _sounddevice()
         self._loop = loop or asyncio.get_running_loop()
-        self._queue: asyncio.Queue[np.ndarray | None] = asyncio.Queue()
+        # Blocks wait in a deque, and a reader waits on a future of this source's own loop, not
+        # on an asyncio.Queue: a Queue binds to whichever loop is *running* when it first waits,
+        # and qasync's run_until_complete steps tasks once more after its loop has stopped, with
+        # no loop running; a read stepped then raised "Queue … is bound to a different event
+        # loop" and her hearing restarted (seen in the window tests on close).
+        self._blocks: deque[np.ndarray | None] = deque()
+        self._arrived: asyncio.Future[None] | None = None
         self._pending = np.zeros(0, dtype=np.float32)
         self._closed = False
         self._echo = echo
@@ -122,16 +128,28 @@ class DeviceSource:
                                _stamp(time_info.inputBufferAdcTime, self._stream, output=False),
                                bool(status.input_overflow))
         else:
-            self._loop.call_soon_threadsafe(self._queue.put_nowait, indata[:, 0].copy())
+            self._loop.call_soon_threadsafe(self._put, indata[:, 0].copy())
 
     def _cleaned(self, block: np.ndarray) -> None:
         """From the echo canceller's thread: cleaned 16 kHz audio."""
         if not self._closed:
-            self._loop.call_soon_threadsafe(self._queue.put_nowait, block)
+            self._loop.call_soon_threadsafe(self._put, block)
+
+    def _put(self, block: np.ndarray | None) -> None:
+        """On the loop's thread: a block arrived (None: the source closed)."""
+        self._blocks.append(block)
+        if self._arrived is not None and not self._arrived.done():
+            self._arrived.set_result(None)
+
+    async def _next_block(self) -> np.ndarray | None:
+        while not self._blocks:
+            self._arrived = self._loop.create_future()
+            await self._arrived
+        return self._blocks.popleft()
 
     async def read(self) -> np.ndarray | None:
         while self._pending.size < FRAME_SAMPLES:
-            block = await self._queue.get()
+            block = await self._next_block()
             if block is None or self._closed:
                 return None
             if self._resampler is not None:
@@ -149,7 +167,7 @@ class DeviceSource:
             self._stream.close()
         except Exception:
             log.debug("closing the input stream failed", exc_info=True)
-        self._queue.put_nowait(None)
+        self._put(None)
 
 
 class _Playback:
