@@ -28,7 +28,7 @@ from companion.events import (
 
 __all__ = ["OFFLINE_CODES", "FaceState"]
 
-OFFLINE_CODES = frozenset({"unreachable", "timeout", "wrong_url", "auth", "unknown_model"})
+OFFLINE_CODES = frozenset({"unreachable", "timeout", "wrong_url", "auth", "unknown_model", "garbled"})
 """Brain errors that mean she has no brain to think with until something changes."""
 
 

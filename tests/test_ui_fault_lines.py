@@ -3,7 +3,9 @@ says what happened and how to fix it, with no trace anywhere the user looks."""
 
 from __future__ import annotations
 
+import asyncio
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -27,35 +29,94 @@ def _collect_garbage_on_the_qt_thread(qt_gc):
     """As in the app: no widget is ever collected in the middle of Qt's work."""
 
 
-def test_an_mcp_server_that_exits_at_start_is_one_banner_saying_what_and_how_to_fix(
+def test_mcp_servers_that_fail_at_start_are_one_banner_each_saying_what_and_how_to_fix(
         qtbot, tmp_path, scripted_brain, qt_loop):
     from dataclasses import replace
 
     (tmp_path / "workspace").mkdir()
     settings = with_overrides(Settings(), brain={"base_url": scripted_brain.url},
                               tools={"workspace": str(tmp_path / "workspace")})
-    server = McpServerSettings(name="notes", command=sys.executable, args=(str(BROKEN_SERVER), "exit"))
-    settings = replace(settings, mcp=McpSettings(servers=(server,)))
+    servers = tuple(McpServerSettings(name=how, command=sys.executable, args=(str(BROKEN_SERVER), how),
+                                      timeout_s=3.0) for how in ("exit", "garbage"))
+    settings = replace(settings, mcp=McpSettings(servers=servers))
     app = CompanionApp(RunConfig(Paths.default(tmp_path / "config"), settings), with_voice=False)
     qtbot.addWidget(app.window)
     app.show()
 
     async def scenario():
-        failed = signal_future(app.bridge.error)
+        failures: list[tuple[str, str, str]] = []
+        both = asyncio.get_running_loop().create_future()
+
+        def failed(*error: str) -> None:
+            failures.append(error)
+            if len(failures) == 2 and not both.done():
+                both.set_result(failures)
+
+        app.bridge.error.connect(failed)
         await app.start()
-        return await failed
+        return await both
 
     try:
-        stage, code, _sentence = qt_loop(scenario(), timeout=60)
-        assert (stage, code) == ("tools", "mcp_down")
-        banner = app.window.banners.banner("tools")
-        assert banner is not None, app.window.banners.shown_keys()
-        text = banner.label.text()
-        assert "The MCP server 'notes'" in text and "NOTES_API_KEY is not set" in text
-        assert "Settings → Toolsets" in text
-        assert "Traceback" not in text + app.window.captions.toPlainText()
+        failures = qt_loop(scenario(), timeout=60)
+        assert {(stage, code) for stage, code, _ in failures} == {("tools", "mcp_down")}
+        texts = [app.window.banners.banner(key).label.text() for key in app.window.banners.shown_keys()
+                 if key.startswith("tools:")]
+        assert len(texts) == 2, app.window.banners.shown_keys()  # the second never hides the first
+        (exited,) = [t for t in texts if "The MCP server 'exit'" in t]
+        assert "NOTES_API_KEY is not set" in exited and "Settings → Toolsets" in exited
+        (garbled,) = [t for t in texts if "The MCP server 'garbage'" in t]
+        assert "which is not MCP" in garbled
+        assert "Traceback" not in " ".join(texts) + app.window.captions.toPlainText()
     finally:
         qt_loop(app.close())
+
+
+def test_a_brain_that_answers_with_a_web_page_is_a_banner_with_the_fix_and_the_pill_says_so(
+        qtbot, tmp_path, qt_loop):
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class WebPage(BaseHTTPRequestHandler):
+        def _answer(self) -> None:
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            body = b"<html><body>It works!</body></html>"
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        do_GET = do_POST = _answer
+
+        def log_message(self, *_args) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), WebPage)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    (tmp_path / "workspace").mkdir()
+    settings = with_overrides(Settings(), brain={"base_url": url}, tools={"workspace": str(tmp_path / "workspace")})
+    app = CompanionApp(RunConfig(Paths.default(tmp_path / "config"), settings), with_voice=False)
+    qtbot.addWidget(app.window)
+    app.show()
+
+    async def scenario():
+        await app.start()
+        finished = signal_future(app.bridge.turn_finished)
+        app.send_text("hello?")
+        await finished
+
+    try:
+        qt_loop(scenario(), timeout=60)
+        banner = app.window.banners.banner("brain")
+        assert banner is not None, app.window.banners.shown_keys()
+        assert banner.label.text() == (f"Something answers at {url}, but not as a chat server. The URL usually "
+                                       "ends in /v1; fix it in Settings → Brain.")
+        assert "wrong brain URL" in app.window.state_label.text()
+        assert f"My brain at {url} answered with a web page, not a chat reply." in app.window.captions.toPlainText()
+    finally:
+        qt_loop(app.close())
+        server.shutdown()
+        server.server_close()
 
 
 def test_a_damaged_voice_file_is_one_banner_naming_it_and_the_fix_and_typing_still_works(

@@ -35,6 +35,9 @@ def brain_advice(code: str, brain: BrainSettings) -> str:
     if code == "unknown_model":
         return (f"My brain doesn't have the model {brain.model}. Run `ollama pull {brain.model}`, "
                 "or pick another model in Settings → Brain.")
+    if code == "garbled":
+        return (f"Something answers at {brain.base_url}, but not as a chat server. The URL usually "
+                "ends in /v1; fix it in Settings → Brain.")
     if code == "wrong_url":
         return (f"Nothing at {brain.base_url} answers chat requests. The URL usually ends in /v1; "
                 "fix it in Settings → Brain.")

@@ -38,6 +38,7 @@ OFFLINE_TEXT = {
     "auth": "my brain refused the key",
     "unknown_model": "my brain lacks the model",
     "wrong_url": "wrong brain URL",
+    "garbled": "wrong brain URL",
 }
 """What the pill says after a brain error, by its code (the banner says what to do)."""
 
@@ -254,9 +255,12 @@ class CompanionWindow(QMainWindow):
             self._show_expression("confused")
             self.banners.show_banner(
                 "brain", advice, actions=[("Open Settings", lambda: self.settings_requested.emit("brain"))])
-        elif stage not in ("brain", "tools") or code.startswith("mcp_"):
-            # Settings, personality, audio, models, a tool server that won't start: a notice
-            # that stays until dismissed.
+        elif code.startswith("mcp_"):
+            # A tool server that won't start: one banner per server and failure, so a second
+            # server failing never hides the first (the same failure again replaces its own).
+            self.banners.show_banner(f"{stage}:{sentence}", sentence, kind="warning")
+        elif stage not in ("brain", "tools"):
+            # Settings, personality, audio, models: a notice that stays until dismissed.
             self.banners.show_banner(stage, sentence, kind="warning")
 
     @Slot(str, str, str)
