@@ -246,7 +246,19 @@ async def test_every_writable_mount_inside_is_nosuid(gate: Gate) -> None:
 # --- resource limits -----------------------------------------------------------------
 
 
+def _hard_process_cap_here() -> bool:
+    """RLIMIT_NPROC holds a user's sandbox; root's needs a pids cgroup it can make."""
+    if os.geteuid() != 0:
+        return True
+    cap = ProcessCap.make(1)
+    if cap is not None:
+        cap.close()
+    return cap is not None
+
+
 async def test_a_fork_bomb_approved_once_is_stopped_with_a_sentence_and_the_next_command_runs(gate: Gate) -> None:
+    # Without a hard cap the bomb would take every PID on this machine before anything looks.
+    assert _hard_process_cap_here(), "root without a writable pids cgroup: the fork bomb is not let loose"
     # Each copy waits on its pipeline, so the tree keeps growing until something stops it.
     text = await run_shell(gate, ":(){ :|: ; };:", timeout=120)
     assert "It tried to start too many processes, so the sandbox stopped it." in text, text[-500:]
