@@ -173,3 +173,50 @@ async def test_push_to_talk_works_in_every_mode(tmp_path, scripted_brain, piper_
 
     assert len(scripted_brain.requests) == 1 and len(user_lines(companion)) == 1
     assert [v.reason for v in session.loop.calling.verdicts] == ["always" if mode == "always" else "called"]
+
+
+class CountingTranscriber:
+    """The real Whisper, counting how often it is asked to transcribe."""
+
+    def __init__(self, whisper) -> None:
+        self.whisper = whisper
+        self.calls = 0
+
+    async def transcribe(self, audio):
+        self.calls += 1
+        return await self.whisper.transcribe(audio)
+
+
+@pytest.mark.parametrize("name_wakes", [False, True])
+async def test_whisper_runs_on_the_room_only_when_her_name_can_call_her(
+        tmp_path, scripted_brain, piper_voice, hearing, name_wakes):
+    parts: list = []
+    for voice, text in BACKGROUND[:3]:
+        parts += [espeak(text, voice, tmp_path), 1.2]
+    wav = conversation(tmp_path / "room.wav", *parts)
+    counting = CountingTranscriber(hearing)
+
+    session, _companion, _ = await run_file(tmp_path, scripted_brain, piper_voice, counting, wav,
+                                            voice=replace(CALLED, name_wakes=name_wakes))
+
+    assert scripted_brain.requests == []
+    if name_wakes:
+        assert counting.calls >= 3 and session.loop.ear.skipped == 0
+    else:
+        assert counting.calls == 0 and session.loop.ear.skipped >= 3
+
+
+async def test_a_bare_wake_word_gets_yes_and_the_question_after_it_is_answered(
+        tmp_path, scripted_brain, piper_voice, hearing):
+    scripted_brain.push({"text": "Paris is the capital of France."})
+    wav = conversation(tmp_path / "q.wav", said(piper_voice, "Okay Nabu."), 2.0,
+                       said(piper_voice, "What is the capital of France?"), 4.0)
+
+    session, companion, attention = await run_file(tmp_path, scripted_brain, piper_voice, hearing, wav,
+                                                   voice=replace(CALLED, called_cue="yes"))
+
+    assert [v.reason for v in session.loop.calling.verdicts] == ["bare-call", "called"]
+    assert len(scripted_brain.requests) == 1 and "capital" in user_lines(companion)[0].lower()
+    her_voice = hearing.transcribe_sync(resample(session.sink.audio(), session.sink.rate, 16_000)).lower()
+    assert her_voice.index("yes") < her_voice.index("paris"), her_voice
+    assert attention[:2] == ["dozing", "attentive"]

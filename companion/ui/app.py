@@ -25,6 +25,7 @@ from companion.events import ErrorOccurred, EventBus
 from companion.logs import details_hint
 from companion.safety.answers import how_to_consent, typed_answer
 from companion.tools.context import Channel
+from companion.ui.app_listening import ListeningControls
 from companion.ui.bridge import EventBridge
 from companion.ui.desktop import DesktopPresence
 from companion.ui.settings_keeper import SettingsKeeper
@@ -85,6 +86,8 @@ class CompanionApp(QObject):
         self._wire()
         self.desktop = DesktopPresence(self)
         """Beyond the window: the global push-to-talk key, the compact face, the one instance."""
+        self.listening = ListeningControls(self)
+        """The tray's Listening mode menu and what the pill says calls her."""
         if config.notice:
             self.window.banners.show_banner("settings", config.notice, kind="warning")
 
@@ -138,6 +141,7 @@ class CompanionApp(QObject):
             self.window.face.set_expression("sad")
             return
         self._start_gate()
+        self.listening.refresh()  # her name is known now
         self.window.set_started(True)
         self.window.captions.load(self.companion.transcript())
         self.window.show_state("idle")

@@ -32,6 +32,7 @@ class EventBridge(QObject):
     error = Signal(str, str, str)  # stage, code, sentence
     turn_finished = Signal(str, str, bool)  # text, emotion, interrupted
     work_changed = Signal(str, str, str)  # status, task, result
+    attention = Signal(str, str)  # awake | dozing | attentive | off, what called her
     speech_level = Signal(float)
     """Her output audio level 0..1 (lip sync)."""
     mic_level = Signal(float)
@@ -109,4 +110,6 @@ class EventBridge(QObject):
                 self.turn_finished.emit(text, emotion, interrupted)
             case ev.WorkChanged(status=status, task=task, result=result):
                 self.work_changed.emit(status, task, result)
+            case ev.AttentionChanged(attention=attention, how=how):
+                self.attention.emit(attention, how)
         self.event.emit(event)

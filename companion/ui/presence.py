@@ -32,6 +32,10 @@ class Facts:
     """An approval card waits for the user's answer."""
     replying: bool = False
     """Her reply text is streaming in."""
+    attention: str = "awake"
+    """Listening mode as her face shows it (voice.addressed.Attention): awake | dozing | attentive | off."""
+    call_hint: str = ""
+    """What calls her while she dozes ("Mira" or “Okay Nabu”), for the pill."""
 
 
 @dataclass(frozen=True)
@@ -78,6 +82,12 @@ def look(f: Facts) -> Look:
         return Look(f"Loading my voice…{percent}", "busy", "idle")
     if f.voice == "ready" and f.muted:
         return Look("Muted: type to talk", "muted", "idle")
+    if f.voice == "ready" and f.attention == "dozing":
+        # When called and not called: dozing, whatever voices the room has.
+        hint = f": say {f.call_hint}" if f.call_hint else ""
+        return Look(f"Dozing{hint}", "ok", "idle", "sleepy")
+    if f.voice == "ready" and f.attention == "attentive":
+        return Look("Listening to you", "listening", "listening")
     if f.voice == "ready" and f.core == "listening":
         return Look("Listening…", "listening", "listening")
     return Look("Ready", "ok", "idle")

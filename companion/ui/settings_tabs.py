@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 from companion.api_keys import keyring_name, load_api_key
 from companion.config import BrainSettings, Paths, Settings, VoiceSettings
 from companion.ui.key_recorder import DEFAULT_KEY, KeyRecorder
+from companion.ui.settings_listening import LISTENING_SECTION, ListeningRows
 from companion.ui.settings_shortcuts import SECTION as SHORTCUTS_SECTION
 from companion.ui.settings_shortcuts import ShortcutRows
 
@@ -171,6 +172,8 @@ class VoiceTab(QWidget):
         devices_form.addRow("Speaker", self.output)
         if devices == []:
             devices_form.addRow("", QLabel("No sound devices were found: she will work by typing."))
+        self.listening = ListeningRows(voice)
+        self.listening.fill(self.add_section(LISTENING_SECTION))
         models = self.add_section("Hearing and voice")
         models.addRow("Hearing model", self.hearing)
         models.addRow("Voice", self.voice_name)
@@ -253,7 +256,7 @@ class VoiceTab(QWidget):
         from dataclasses import replace
 
         return replace(
-            self._voice, input_device=self._device_value(self.input),
+            self.listening.values(self._voice), input_device=self._device_value(self.input),
             output_device=self._device_value(self.output), hearing_model=self._model_value(self.hearing),
             voice=self._model_value(self.voice_name), speed=round(self.speed.value(), 2),
             barge_in=self.barge_in.isChecked(), end_of_turn_silence_ms=self.silence.value(),

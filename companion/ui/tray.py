@@ -1,9 +1,9 @@
-"""The tray icon: show or hide her window, mute the microphone, quit."""
+"""The tray icon: show or hide her window, mute the microphone, choose the listening mode, quit."""
 
 from __future__ import annotations
 
 from PySide6.QtCore import QObject, Signal
-from PySide6.QtGui import QAction
+from PySide6.QtGui import QAction, QActionGroup
 from PySide6.QtWidgets import QMainWindow, QMenu, QSystemTrayIcon
 
 from companion.ui.pictures import app_icon
@@ -14,6 +14,8 @@ class TrayIcon(QObject):
 
     quit_requested = Signal()
     mute_toggled = Signal(bool)
+    mode_chosen = Signal(str)
+    """A listening mode from the "Listening mode" submenu: always | called | muted."""
 
     def __init__(self, window: QMainWindow) -> None:
         super().__init__(window)
@@ -23,6 +25,15 @@ class TrayIcon(QObject):
         self.mute_action = QAction("Mute microphone", self.menu, checkable=True)
         self.mute_action.toggled.connect(self.mute_toggled.emit)
         self.menu.addAction(self.mute_action)
+        self.listening_menu = self.menu.addMenu("Listening mode")
+        self.mode_actions: dict[str, QAction] = {}
+        modes = QActionGroup(self.listening_menu)
+        for label, mode in (("Always answer", "always"), ("When called", "called"), ("Muted", "muted")):
+            action = QAction(label, self.listening_menu, checkable=True)
+            action.triggered.connect(lambda _checked, mode=mode: self.mode_chosen.emit(mode))
+            modes.addAction(action)
+            self.listening_menu.addAction(action)
+            self.mode_actions[mode] = action
         self.menu.addSeparator()
         self.menu.addAction("Quit", self.quit_requested.emit)
         self.icon = QSystemTrayIcon(app_icon(), self)
@@ -45,6 +56,12 @@ class TrayIcon(QObject):
             self._window.raise_()
             self._window.activateWindow()
         self.show_action.setText("Hide window" if self._window.isVisible() else "Show window")
+
+    def show_mode(self, mode: str) -> None:
+        """Tick the listening mode in use (set from Settings, the Mute button or this menu)."""
+        action = self.mode_actions.get(mode)
+        if action is not None and not action.isChecked():
+            action.setChecked(True)
 
     def show_muted(self, muted: bool) -> None:
         if self.mute_action.isChecked() != muted:

@@ -196,6 +196,7 @@ class CompanionWindow(QMainWindow):
         bridge.error.connect(self.show_error)
         bridge.turn_finished.connect(self._turn_finished)
         bridge.work_changed.connect(self.show_work)
+        bridge.attention.connect(lambda attention, _how: self._update(attention=attention))
 
     # --- what the core tells us -----------------------------------------------------------
     @Slot(str)
@@ -294,6 +295,10 @@ class CompanionWindow(QMainWindow):
         self.mute_button.setText("Unmute mic" if muted else "Mute mic")
         self.mute_toggled.emit(muted)
         self._update(muted=muted)
+
+    def set_call_hint(self, hint: str) -> None:
+        """What calls her (“Mira” or “Okay Nabu”): the pill says it while she dozes."""
+        self._update(call_hint=hint)
 
     def set_muted(self, muted: bool) -> None:
         self.mute_button.setChecked(muted)

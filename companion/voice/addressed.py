@@ -23,9 +23,11 @@ import re
 from dataclasses import dataclass
 from enum import StrEnum
 
+import numpy as np
+
 __all__ = [
-    "CALL_S", "Attention", "Addressing", "AddressSettings", "Listening", "Verdict", "address_settings",
-    "starts_with_name",
+    "CALL_S", "CHIME_RATE", "Attention", "Addressing", "AddressSettings", "Listening", "Verdict", "address_settings",
+    "chime", "starts_with_name",
 ]
 
 CALL_S = 5.0
@@ -97,6 +99,18 @@ class Verdict:
     def called(self) -> bool:
         """She was called by it (a turn or a bare call): the face turns attentive."""
         return self.turn or self.reason == "bare-call"
+
+
+CHIME_RATE = 22_050
+
+
+def chime() -> np.ndarray:
+    """Her "I'm listening" cue: two soft rising notes, 0.25 s in all."""
+    notes = []
+    for pitch in (660.0, 880.0):
+        t = np.arange(int(0.12 * CHIME_RATE)) / CHIME_RATE
+        notes.append(0.2 * np.sin(2 * np.pi * pitch * t) * np.hanning(t.size))
+    return np.concatenate(notes).astype(np.float32)
 
 
 def address_settings(voice, names: tuple[str, ...] = ()) -> AddressSettings:
@@ -198,7 +212,7 @@ class Addressing:
         s = self.settings
         if s.mode == Listening.ALWAYS:
             return Verdict(True, "always")
-        by_call = self._called_at is not None and start - CALL_S <= self._called_at <= end + 0.5
+        by_call = self._by_call(start, end)
         named = s.name_wakes and starts_with_name(text, s.names)
         if s.mode == Listening.MUTED and not by_call:
             return Verdict(False, "muted")
@@ -217,6 +231,19 @@ class Addressing:
                 self._window_until = None
             return Verdict(False, "someone-else")
         return Verdict(False, "not-called")
+
+    def needs_words(self, start: float, end: float) -> bool:
+        """Must the utterance be transcribed to be judged? Not in When called with her name off,
+        unless a call or the follow-up window makes it hers: then only the wake word counts and
+        Whisper never runs on the room's voices."""
+        s = self.settings
+        if s.mode != Listening.CALLED or s.name_wakes:
+            return True
+        return self._by_call(start, end) or self._answering or (
+            self._window_until is not None and start <= self._window_until)
+
+    def _by_call(self, start: float, end: float) -> bool:
+        return self._called_at is not None and start - CALL_S <= self._called_at <= end + 0.5
 
     def _in_window(self, now: float) -> bool:
         return self._window_until is not None and now <= self._window_until

@@ -38,6 +38,8 @@ class Calling:
         self.on_called: list[Callable[[str], None]] = []
         """Told what called her (a cue: a chime or "Yes?"), the moment she is called."""
         self.verdicts: list[Verdict] = []
+        self.wakes: list[float] = []
+        """Stream times of the wake words that called her (not those ignored as her own voice)."""
         self.names: Callable[[], tuple[str, ...]] | None = None
         """Her name and aliases, read afresh for each utterance (a personality edit applies at once)."""
         self._attention: Attention | None = None
@@ -80,6 +82,7 @@ class Calling:
             # Without an echo canceller this may be her own voice saying the word.
             log.info("ignored a wake word heard while I was speaking")
             return
+        self.wakes.append(stream_s)
         self.policy.call(stream_s)
         self._called("wake word")
 
@@ -112,6 +115,14 @@ class Calling:
         else:
             self.report(verdict.reason)
         return verdict
+
+    async def wants_words(self, start_s: float, end_s: float) -> bool:
+        """Should the ear transcribe this utterance? (voice.addressed.Addressing.needs_words)"""
+        if self.policy.needs_words(start_s, end_s):
+            return True
+        if self.wake is not None:
+            await asyncio.to_thread(self.wake.wait_until, end_s)
+        return self.policy.needs_words(start_s, end_s)
 
     def peek(self, text: str, start_s: float, end_s: float) -> bool:
         """Would this (early) transcript start a turn? Nothing is used up."""

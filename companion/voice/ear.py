@@ -171,6 +171,13 @@ class Ear:
         self.turn_watch = TurnWatch(TurnJudge(turn_model)) if turn_model is not None else None
         """Asks the turn model at each pause; None: the silence alone ends a turn."""
         self._early: dict[int, asyncio.Task[str]] = {}
+        self.words_wanted: Callable[[float, float], Awaitable[bool]] | None = None
+        """Asked (start, end in stream seconds) before an utterance is transcribed: False when
+        nobody called her and only the wake word could (Whisper then never runs on it)."""
+        self.early_words: Callable[[float, float], bool] = lambda _start, _end: True
+        """The same question without waiting (for the early transcript at a pause)."""
+        self.skipped = 0
+        """Utterances not transcribed because words_wanted said no."""
         self._pause_speech_end_s = 0.0
         """Stream time the latest pause began (where its early transcript ends)."""
         self._recent: deque[tuple[bool, float]] = deque(maxlen=_frames_in(400))
@@ -249,6 +256,8 @@ class Ear:
                 watch.check(event, self._early.get(event.pause_id))
                 if not self.source.realtime:
                     # A file has no real time to keep up with: wait for the answer right here.
+                if self.words_wanted is not None and not self.early_words(self.speech_start_s, event.speech_end_s):
+                    continue  # nobody called her: no early transcript either
                     finished = await watch.answer(event.pause_id)
                     self._pause_ready(event.pause_id)
                     for ended in self.endpointer.conclude(event.pause_id) if finished else ():
@@ -335,6 +344,12 @@ class Ear:
 
     def close(self) -> None:
         self._closing = True
+        if self.words_wanted is not None and not await self.words_wanted(self.speech_start_s, event.speech_end_s):
+            if early is not None:
+                early.cancel()
+            self.skipped += 1
+            self._discard(event.pause_id)
+            return
         self.source.close()
         for task in self._early.values():
             task.cancel()

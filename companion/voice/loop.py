@@ -84,6 +84,8 @@ class VoiceLoop:
                                her_voice_playing=lambda: self.mouth.playing)
         """Who may start a turn (listening mode, her name, the wake word, the follow-up window)."""
         self.ear.hearers.append(self.calling.hear)
+        self.ear.words_wanted = self.calling.wants_words
+        self.ear.early_words = self.calling.policy.needs_words
         self._answer_open = False
         self.latencies: list[TurnLatency] = []
         self.heard: list[str] = []

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from dataclasses import replace
 
 from companion.config import VoiceSettings
 from companion.events import EventBus, Speak, SpeechKind, UserHeard
 from companion.supervisor import Watch
-from companion.voice.addressed import address_settings
+from companion.voice.addressed import CHIME_RATE, address_settings, chime
 from companion.voice.audio import AudioSink, AudioSource
 from companion.voice.brain_port import CompanionBrain
 from companion.voice.echo_canceller import EchoSettings
@@ -66,6 +67,7 @@ class VoiceSession:
         self.loop.on_busy.append(self.cache.set_busy)
         self.loop.calling.names = getattr(brain, "names", None)
         self.loop.calling.policy.apply(address_settings(voice))
+        self.loop.calling.on_called.append(self._cue)
         # Each turn re-reads the narration lines: a personality edit is synthesized in the
         # background before her next tool call (unchanged lines are kept).
         self._unsubscribe = bus.subscribe(self._on_event)
@@ -122,6 +124,15 @@ class VoiceSession:
         calling = self.loop.calling
         calling.echo_cancelled = self.echo is not None and self.echo.cancelling
         calling.apply(address_settings(voice, calling.settings.names), voice.wake_word)
+
+    def _cue(self, how: str) -> None:
+        """The moment the wake word or her name alone calls her: a chime or "Yes?" if chosen."""
+        if how not in ("wake word", "bare-call") or self.speaker.busy:
+            return
+        if self.voice.called_cue == "yes":
+            self.speaker.say("Yes?")
+        elif self.voice.called_cue == "chime":
+            asyncio.ensure_future(self.sink.play(chime(), CHIME_RATE))
 
     def _loop_settings(self, voice: VoiceSettings) -> LoopSettings:
         return LoopSettings.from_voice(voice, turn_model=self.turn_model is not None,

@@ -72,6 +72,8 @@ class WakeWordThread:
         self._progress = threading.Condition()
         self._best = 0.0
         self._last_wake = -REFRACTORY_S
+        self.detections: list[tuple[float, float]] = []
+        """(stream seconds, score) of every detection, her own voice's included."""
         self.cpu_s = 0.0
         """CPU seconds the detector's thread has used (the bench's measure)."""
         self._thread = threading.Thread(target=self._run, name=f"wake-word-{name}", daemon=True)
@@ -124,6 +126,7 @@ class WakeWordThread:
             self._best = max(self._best, score)
             if score > self._model.probability_cutoff and not 0 <= stream_s - self._last_wake < REFRACTORY_S:
                 self._last_wake = stream_s
+                self.detections.append((stream_s, score))
                 log.info("heard the wake word %s at %.2f s (score %.3f)", self.name, stream_s, score)
                 self._on_wake(stream_s, score)
 
