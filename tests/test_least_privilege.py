@@ -24,10 +24,11 @@ from companion.safety.approval import (
     AuditLog,
     Decision,
 )
+from companion.safety.cgroup import CallCgroup
 from companion.safety.door import ProcessDoor, ProcessRefused
 from companion.safety.gate import CODE_FAMILY, Gate
 from companion.safety.grants import GrantStore
-from companion.safety.limits import Limits, ProcessCap
+from companion.safety.limits import Limits
 from companion.tools.action import execute_code, shell
 from companion.tools.context import ToolContext
 
@@ -250,7 +251,7 @@ def _hard_process_cap_here() -> bool:
     """RLIMIT_NPROC holds a user's sandbox; root's needs a pids cgroup it can make."""
     if os.geteuid() != 0:
         return True
-    cap = ProcessCap.make(1)
+    cap = CallCgroup.make(1, 1 << 30)
     if cap is not None:
         cap.close()
     return cap is not None
@@ -273,7 +274,7 @@ async def test_where_no_cgroup_can_be_made_root_s_sandbox_is_still_stopped_at_th
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # A container with /sys/fs/cgroup read-only. Thirty sleepers, not a fork bomb: without a
     # hard cap a bomb takes every free PID on the machine before anything can look.
-    monkeypatch.setattr(ProcessCap, "make", classmethod(lambda cls, processes: None))
+    monkeypatch.setattr(CallCgroup, "make", classmethod(lambda cls, processes, memory_bytes: None))
     door = ProcessDoor(lambda: tmp_path, lambda: None, limits=Limits(processes=20))
     line = "for i in $(seq 30); do sleep 30 & done; wait"
     permit = door.issue(("bash", "-c", line), line, "shell", stdin=None, network=False, how="asked",
@@ -297,6 +298,23 @@ async def test_a_2_gb_write_approved_once_is_stopped_at_1_gb_with_a_sentence(gat
 async def test_code_that_allocates_past_the_memory_limit_gets_a_sentence(gate: Gate) -> None:
     text = await run_code(gate, "block = bytearray(6 * 2**30)")
     assert "It tried to use more than 4 GB of memory, so the sandbox stopped it." in text, text
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the whole call's memory is held by a cgroup only she may make as root")
+async def test_processes_that_together_use_more_than_the_memory_limit_are_stopped_with_a_sentence(
+        tmp_path: Path) -> None:
+    limits = Limits(memory_bytes=512 << 20)
+    probe = CallCgroup.make(8, limits.memory_bytes)
+    assert probe is not None and probe.close(), "no cgroup with a memory controller can be made here"
+    door = ProcessDoor(lambda: tmp_path, lambda: None, limits=limits)
+    # Three processes of 300 MB each: every one under the per-process limit, together over it.
+    hold = "import sys, time\nblock = b'x' * (300 << 20)\nprint('holding', flush=True)\ntime.sleep(600)"
+    line = f"for i in 1 2 3; do python3 -c \"{hold}\" & done; wait"
+    permit = door.issue(("bash", "-c", line), line, "shell", stdin=None, network=False, how="asked",
+                        access=ACCESS_WRITE)
+    result = await door.run(permit, risk="exec", timeout_s=60)
+    assert result.limit == "It tried to use more than 512 MB of memory, so the sandbox stopped it.", result.output
+    assert not result.timed_out  # stopped when the kernel ended one, not at the time limit
 
 
 async def test_the_private_tmp_and_shared_memory_have_size_limits(gate: Gate) -> None:

@@ -35,8 +35,9 @@ from companion.safety._runner import (
 )
 from companion.safety.approval import ACCESS_READ, ACCESS_WRITE, AuditLog
 from companion.safety.beneath import open_beneath
+from companion.safety.cgroup import CallCgroup
 from companion.safety.jail import JailError, ensure_workspace
-from companion.safety.limits import Limits, ProcessCap, ProcessCount, limit_sentence
+from companion.safety.limits import Limits, ProcessCount, limit_sentence
 from companion.safety.outbound import OutboundError
 from companion.safety.seccomp import SeccompUnavailable
 
@@ -164,7 +165,7 @@ class ProcessDoor:
             if outbound is not None:
                 await outbound.attach()
 
-        too_many = False
+        too_many = out_of_memory = False
         try:
             result = await run_process(
                 admitted.argv, cwd=admitted.workspace, timeout_s=timeout_s, grace_s=grace_s,
@@ -179,10 +180,12 @@ class ProcessDoor:
                 watcher.cancel()
             if prepared is not None:
                 too_many = prepared.cap is not None and prepared.cap.hit()
+                out_of_memory = isinstance(prepared.cap, CallCgroup) and prepared.cap.oom_killed()
                 await prepared.release()
         user_cancelled = cancel is not None and cancel.is_set()
         if prepared is not None and not user_cancelled:
-            sentence = limit_sentence(result.exit_code, result.output, self.limits, too_many_processes=too_many)
+            sentence = limit_sentence(result.exit_code, result.output, self.limits,
+                                      too_many_processes=too_many, out_of_memory=out_of_memory)
             if sentence:
                 result = replace(result, limit=sentence)
         self._record(permit, prepared is not None, exit_code=result.exit_code,
@@ -262,13 +265,16 @@ async def _relay(source: asyncio.Event, target: asyncio.Event) -> None:
     target.set()
 
 
-async def _watch_cap(cap: ProcessCap | ProcessCount, stop: asyncio.Event) -> None:
-    # The cgroup gives no event to wait on (v1): look every 50 ms; a cheap read of a tiny file.
+async def _watch_cap(cap: CallCgroup | ProcessCount, stop: asyncio.Event) -> None:
+    # The cgroup gives no event to wait on (v1): look every 50 ms; cheap reads of tiny files.
     # Counting a namespace's processes reads all of /proc: off the loop.
     while not stop.is_set():
         await asyncio.sleep(_LIMIT_CHECK_S)
         try:
-            hit = cap.hit() if isinstance(cap, ProcessCap) else await asyncio.to_thread(cap.hit)
+            if isinstance(cap, CallCgroup):
+                hit = cap.hit() or cap.oom_killed()
+            else:
+                hit = await asyncio.to_thread(cap.hit)
         except OSError:
             hit = False
         if hit:

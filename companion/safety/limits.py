@@ -3,25 +3,21 @@
 Each limit is set inside the sandbox by util-linux's `prlimit`, the first program there, so
 everything the command starts inherits it and nothing inside can raise it again. One gap:
 the kernel does not count processes against RLIMIT_NPROC for root's own user (and a sandbox
-started by root maps its user to root outside), so when she runs as root the process count
-is held by a pids cgroup of its own per call instead (`ProcessCap`), which the sandbox can't
-leave (/sys is read-only inside), and a call that reaches it is stopped at once; where no
-cgroup can be made, a watcher counts the sandbox's processes (`ProcessCount`).
+started by root maps its user to root outside), so when she runs as root a cgroup of its own
+per call holds them (cgroup.py, with the whole call's memory); where no cgroup can be made,
+a watcher counts the sandbox's processes (`ProcessCount`).
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
-import secrets
 import shutil
 import signal
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Limits", "ProcessCap", "ProcessCount", "limit_sentence", "prlimit_argv"]
+__all__ = ["Limits", "ProcessCount", "limit_sentence", "prlimit_argv"]
 
 GB = 1 << 30
 SIGXCPU, SIGXFSZ = signal.SIGXCPU.value, signal.SIGXFSZ.value
@@ -34,7 +30,8 @@ class Limits:
     processes: int = 512
     """Processes (and threads) at once, for the whole call."""
     memory_bytes: int = 4 * GB
-    """Memory one process may allocate (RLIMIT_DATA: heap and private mappings, not reservations)."""
+    """Memory one process may allocate (RLIMIT_DATA: heap and private mappings, not
+    reservations), and, where a cgroup holds the call (as root), the whole call's memory."""
     file_bytes: int = 1 * GB
     """The largest file it may write."""
     cpu_s: int = 3600
@@ -53,10 +50,14 @@ def prlimit_argv(limits: Limits) -> list[str]:
             f"--fsize={limits.file_bytes}", f"--cpu={limits.cpu_s}", "--core=0", "--"]
 
 
-def limit_sentence(exit_code: int, output: str, limits: Limits, *, too_many_processes: bool = False) -> str:
-    """What limit stopped a call that ended with `exit_code` and `output`, as a sentence ("" when none did)."""
+def limit_sentence(exit_code: int, output: str, limits: Limits, *, too_many_processes: bool = False,
+                   out_of_memory: bool = False) -> str:
+    """What limit stopped a call that ended with `exit_code` and `output`, as a sentence ("" when
+    none did); the flags are what its cgroup saw."""
     if too_many_processes:
         return "It tried to start too many processes, so the sandbox stopped it."
+    if out_of_memory:
+        return f"It tried to use more than {_size(limits.memory_bytes)} of memory, so the sandbox stopped it."
     code, text = exit_code, output
     # The shell reports a child the kernel stopped for a limit in these words, whatever it exits with.
     if code in (128 + SIGXFSZ, -SIGXFSZ) or "File size limit exceeded" in text or \
@@ -79,64 +80,6 @@ def limit_sentence(exit_code: int, output: str, limits: Limits, *, too_many_proc
 
 def _size(n: int) -> str:
     return f"{n / GB:g} GB" if n >= GB else f"{n >> 20} MB"
-
-
-class ProcessCap:
-    """A pids cgroup of its own for one call, where the machine lets her make one (she is root).
-
-    `wrap(argv)` makes the first process join it before anything else runs; `hit()` says
-    whether the call reached the cap; `close()` removes it once everything in it has ended.
-    """
-
-    def __init__(self, folder: Path) -> None:
-        self.folder = folder
-
-    @classmethod
-    def make(cls, processes: int) -> ProcessCap | None:
-        """A fresh cgroup capped at `processes`, or None where none can be made here."""
-        for parent in _pids_parents():
-            _sweep(parent)
-            folder = parent / f"{_PREFIX}{secrets.token_hex(6)}"
-            try:
-                folder.mkdir()
-            except OSError:
-                continue
-            try:
-                (folder / "pids.max").write_text(str(processes))
-            except OSError:
-                with contextlib.suppress(OSError):
-                    folder.rmdir()
-                continue
-            return cls(folder)
-        return None
-
-    def wrap(self, argv: list[str]) -> list[str]:
-        """`argv` started by a shell that first moves itself into the cgroup (its children follow)."""
-        return ["/bin/sh", "-c", 'echo $$ > "$0" && exec "$@"', str(self.folder / "cgroup.procs"), *argv]
-
-    def hit(self) -> bool:
-        """True once a fork in the call was refused for the cap."""
-        try:
-            events = (self.folder / "pids.events").read_text()
-        except OSError:
-            return False
-        return any(line.split()[:1] == ["max"] and line.split()[1] != "0" for line in events.splitlines())
-
-    def close(self) -> bool:
-        """Remove the cgroup; False while something in it has not ended yet."""
-        try:
-            self.folder.rmdir()
-        except FileNotFoundError:
-            return True
-        except OSError:
-            return False
-        return True
-
-    async def aclose(self, within_s: float = 5.0) -> None:
-        """Remove the cgroup once the killed sandbox's processes are gone (the kernel takes a moment)."""
-        deadline = time.monotonic() + within_s
-        while not self.close() and time.monotonic() < deadline:
-            await asyncio.sleep(0.02)
 
 
 class ProcessCount:
@@ -183,42 +126,3 @@ class ProcessCount:
 
     async def aclose(self, within_s: float = 0.0) -> None:
         return None
-
-
-_PREFIX = "companion-"
-_STALE_S = 600.0
-
-
-def _sweep(parent: Path) -> None:
-    """Remove caps left empty by a run that never cleaned up (she was killed): any older than
-    ten minutes (a running server's cap is not empty, so rmdir leaves it alone)."""
-    now = time.time()
-    with contextlib.suppress(OSError):
-        for entry in os.scandir(parent):
-            if entry.name.startswith(_PREFIX) and entry.is_dir(follow_symlinks=False):
-                with contextlib.suppress(OSError):
-                    if now - entry.stat(follow_symlinks=False).st_mtime > _STALE_S:
-                        os.rmdir(entry.path)
-
-
-def _pids_parents() -> list[Path]:
-    """Where a child pids cgroup of ours could go: cgroup v2 (unified) first, then v1's pids tree."""
-    try:
-        lines = Path("/proc/self/cgroup").read_text().splitlines()
-    except OSError:
-        return []
-    found = []
-    for line in lines:
-        number, controllers, where = line.split(":", 2)
-        where = where.lstrip("/")
-        if number == "0" and controllers == "":
-            for root in (Path("/sys/fs/cgroup"), Path("/sys/fs/cgroup/unified")):
-                folder = root / where
-                with contextlib.suppress(OSError):
-                    if "pids" in (folder / "cgroup.subtree_control").read_text().split():
-                        found.append(folder)
-        elif "pids" in controllers.split(","):
-            folder = Path("/sys/fs/cgroup/pids") / where
-            if folder.is_dir():
-                found.append(folder)
-    return [f for f in found if os.access(f, os.W_OK)]

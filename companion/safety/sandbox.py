@@ -36,7 +36,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from companion.safety.limits import Limits, ProcessCap, ProcessCount, prlimit_argv
+from companion.safety.cgroup import CallCgroup
+from companion.safety.limits import Limits, ProcessCount, prlimit_argv
 from companion.safety.outbound import RESOLV_CONF, Outbound, find_slirp
 from companion.safety.seccomp import SeccompUnavailable, filter_fd
 
@@ -106,7 +107,7 @@ class Prepared:
     argv: list[str]
     pass_fds: tuple[int, ...]
     outbound: Outbound | None = None
-    cap: ProcessCap | ProcessCount | None = None
+    cap: CallCgroup | ProcessCount | None = None
     """What holds the number of processes when she is root (RLIMIT_NPROC does otherwise)."""
 
     def hand_over(self) -> tuple[int, ...]:
@@ -219,11 +220,11 @@ def prepare(bwrap: str, policy: SandboxPolicy, argv: Sequence[str]) -> Prepared:
         for fd in fds:
             os.close(fd)
         raise
-    # Root's own processes are not counted against RLIMIT_NPROC: a pids cgroup holds them, or
+    # Root's own processes are not counted against RLIMIT_NPROC: a cgroup holds them, or
     # where none can be made, a count the door watches.
-    cap: ProcessCap | ProcessCount | None = None
+    cap: CallCgroup | ProcessCount | None = None
     if os.geteuid() == 0:
-        cap = ProcessCap.make(policy.limits.processes)
+        cap = CallCgroup.make(policy.limits.processes, policy.limits.memory_bytes)
         if cap is not None:
             args = cap.wrap(args)
         else:
