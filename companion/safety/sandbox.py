@@ -13,7 +13,8 @@ No privilege inside, even when she runs as root: a user namespace of its own in 
 command is the unprivileged user 65534 (or her own uid when she is not root), every
 capability dropped, no new privileges, no nested user namespaces, every mount nosuid, and a
 seccomp filter (seccomp.py) that refuses to make any file setuid or setgid. Resource limits
-per call (limits.py) hold processes, memory, file size and CPU time.
+per call hold processes, memory, file size and CPU time (limits.py; as root, a cgroup of
+its own per call, cgroup.py).
 
 No network unless a decision grants it, and then the internet only: a network namespace of
 its own behind slirp4netns (outbound.py), never hers.
