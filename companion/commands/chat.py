@@ -15,6 +15,8 @@ if TYPE_CHECKING:
     from companion.events import Event
 
 PROMPT = "you> "
+SAID_STAGES = ("brain", "work")
+"""Faults whose sentence she also says (printed as [say]): not printed twice as [error]."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -61,8 +63,9 @@ class Transcript:
             line = f"[face] {event.name} ({event.reason})" if event.reason else f"[face] {event.name}"
         elif isinstance(event, WorkChanged):
             line = f"[work] {event.status}: {event.task}"
-        elif isinstance(event, ErrorOccurred) and self.errors and event.stage != "brain":
-            # A brain error is also said as her reply ([say]); every other fault is one line here.
+        elif isinstance(event, ErrorOccurred) and self.errors and event.stage not in SAID_STAGES:
+            # A brain error is also said as her reply, a crashed job as her notice ([say]);
+            # every other fault is one line here.
             line = f"[error] {event.sentence}"
         elif isinstance(event, ToolFinished) and self.verbose:
             line = f"[tool] {event.name}: {event.outcome}" + (f" ({event.detail})" if event.detail else "")
