@@ -433,6 +433,21 @@ def check_push_to_talk(settings: Settings) -> Check:
     return Check("Push-to-talk", True, f"{key} works {status}", essential=False)
 
 
+def _check_listening(settings: Settings, paths: Paths) -> Check:
+    from companion.doctor_listening import check_listening
+
+    names: tuple[str, ...] = ()
+    try:
+        from companion.persona.document import parse_personality
+
+        chosen = Path(settings.personality) if settings.personality else paths.personality_file
+        personality, _ = parse_personality(chosen.read_text(encoding="utf-8"))
+        names = (personality.name, *personality.aliases)
+    except (OSError, ValueError):
+        pass  # the personality check says what is wrong with it
+    return check_listening(settings, names)
+
+
 def all_checks(config, *, include_brain: bool = True) -> list[CheckFn]:
     """Every check, in the order a person would fix things."""
     settings, paths = config.settings, config.paths
@@ -451,6 +466,7 @@ def all_checks(config, *, include_brain: bool = True) -> list[CheckFn]:
         lambda: check_voice_servers(settings, paths),
         lambda: check_turn_model(settings),
         lambda: check_push_to_talk(settings),
+        lambda: _check_listening(settings, paths),
     ]
     if include_brain:
         checks.append(lambda: check_brain(settings))

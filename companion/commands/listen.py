@@ -20,6 +20,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="where everything she says is written, with the silences between")
     parser.add_argument("--realtime", action="store_true",
                         help="play the file at speaking pace (you can interrupt her) instead of as fast as possible")
+    parser.add_argument("--listening", choices=("always", "called", "muted"),
+                        help="the listening mode for this run (default: the one in Settings); in "
+                             "'called' only her name, the wake word or a follow-up starts a turn")
     parser.add_argument("--latency", action="store_true",
                         help="print each turn's stage timings to stderr (meaningful with --realtime)")
 
@@ -82,7 +85,10 @@ async def _listen(args: argparse.Namespace, config: RunConfig) -> int:
         print(f"companion: I couldn't start: {exc}", file=sys.stderr, flush=True)
         return 1
     [sink] = sinks
-    session = VoiceSession.from_parts(parts, brain=CompanionBrain(companion), bus=bus, voice=config.settings.voice)
+    voice = config.settings.voice
+    if getattr(args, "listening", None):
+        voice = voice.with_mode(args.listening)
+    session = VoiceSession.from_parts(parts, brain=CompanionBrain(companion), bus=bus, voice=voice)
     for line in session.servers():
         print(f"companion: {line}", file=sys.stderr, flush=True)
     try:
@@ -98,6 +104,9 @@ async def _listen(args: argparse.Namespace, config: RunConfig) -> int:
     if args.latency:
         for turn in session.loop.latencies:
             print(f"[latency] {turn.heard}: {turn.summary()}", file=sys.stderr, flush=True)
-    if not session.loop.heard:
+    if not session.loop.heard and session.loop.calling.verdicts:
+        print(f"companion: nobody called me in that file ({voice.mode} mode): I answered nothing.",
+              file=sys.stderr, flush=True)
+    elif not session.loop.heard:
         print("companion: I didn't hear any speech in that file.", file=sys.stderr, flush=True)
     return 0
