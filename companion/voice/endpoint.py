@@ -146,6 +146,10 @@ class Endpointer:
         """True while a confirmed utterance is open."""
         return self._confirmed
 
+    def audio_so_far(self) -> np.ndarray | None:
+        """The open utterance's audio up to now (for partial transcripts), None outside one."""
+        return np.concatenate(self._frames_in) if self._confirmed and self._frames_in else None
+
     @property
     def pause_id(self) -> int | None:
         """The pause now under way, if any."""

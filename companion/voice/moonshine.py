@@ -6,6 +6,7 @@ import json
 import logging
 import threading
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -15,6 +16,9 @@ from companion.voice.model_thread import ModelThread
 from companion.voice.models import HearingModel, sha256_of, verify_files
 from companion.voice.moonshine_tokens import MoonshineTokens
 from companion.voice.stt import is_phantom
+
+if TYPE_CHECKING:
+    import onnxruntime as ort
 
 __all__ = ["MoonshineTranscriber"]
 
@@ -59,6 +63,8 @@ class MoonshineTranscriber:
         self._encoder = None
         self._decoder = None
         self._tokens: MoonshineTokens | None = None
+        self._partial_run = None
+        """The onnxruntime RunOptions of the latest partial transcript (to stop it)."""
         self._draft: list[int] = []
         """The tokens of the last transcription: the draft for the next one."""
         self.decoder_runs = 0
@@ -121,17 +127,41 @@ class MoonshineTranscriber:
         atomic_write_text(manifest, json.dumps({target.name: sha256_of(target)}))
         return target
 
-    def transcribe_sync(self, audio: np.ndarray) -> str:
+    def transcribe_sync(self, audio: np.ndarray, run_options: ort.RunOptions | None = None) -> str:
         if self._decoder is None:
             self.load()
         audio = np.asarray(audio, dtype=np.float32).ravel()
         if audio.size == 0 or float(np.sqrt(np.mean(audio * audio))) < QUIET_RMS:
             return ""
         with self._lock:
-            text = self._tokens.decode(self._decode_tokens(audio))
+            text = self._tokens.decode(self._decode_tokens(audio, run_options))
         return "" if is_phantom(text) else text
 
-    def _decode_tokens(self, audio: np.ndarray) -> list[int]:
+    async def partial(self, audio: np.ndarray) -> str | None:
+        """A transcript of the audio so far, while the user still talks (None when stopped).
+
+        It is never the conversation's text: it leaves its tokens as the draft of the next
+        transcription, which then costs a run or two for the words already heard. A
+        transcription asked for meanwhile (the pause has begun) stops it at once, so the end
+        of a turn never waits behind it.
+        """
+        import onnxruntime as ort
+
+        run = ort.RunOptions()
+        self._partial_run = run
+        return await self._thread.run(self._partial_sync, audio, run)
+
+    def _partial_sync(self, audio: np.ndarray, run: ort.RunOptions) -> str | None:
+        if run.terminate:
+            return None  # stopped before it began
+        try:
+            return self.transcribe_sync(audio, run)
+        except Exception:
+            if run.terminate:  # onnxruntime stopped the run it was in
+                return None
+            raise
+
+    def _decode_tokens(self, audio: np.ndarray, run_options: ort.RunOptions | None = None) -> list[int]:
         """Greedy decoding: the encoder once, then the decoder, with the last transcript as a draft.
 
         The first run takes the decoder's no-cache branch and returns the cross-attention keys
@@ -145,7 +175,7 @@ class MoonshineTranscriber:
         """
         if audio.size < MIN_SAMPLES:
             audio = np.pad(audio, (0, MIN_SAMPLES - audio.size))
-        hidden = self._encoder.run(None, {"input_values": audio[None]})[0]
+        hidden = self._encoder.run(None, {"input_values": audio[None]}, run_options)[0]
         limit = int(audio.size / RATE * TOKENS_PER_SECOND) + EXTRA_TOKENS
         empty = np.zeros((1, 8, 0, 52), dtype=np.float32)
         feeds = {"encoder_hidden_states": hidden}
@@ -163,7 +193,7 @@ class MoonshineTranscriber:
             feed = [last, *draft]
             feeds["input_ids"] = np.array([feed], dtype=np.int64)
             feeds["use_cache_branch"] = np.array([self.decoder_runs > 0])
-            outputs = self._decoder.run(None, feeds)
+            outputs = self._decoder.run(None, feeds, run_options)
             self.decoder_runs += 1
             chosen = np.argmax(outputs[0][0, :, :vocabulary], axis=-1)
             agreed = 0  # how many drafted tokens the decoder would have chosen itself
@@ -186,6 +216,8 @@ class MoonshineTranscriber:
         return self._draft
 
     async def transcribe(self, audio: np.ndarray) -> str:
+        if self._partial_run is not None:
+            self._partial_run.terminate = True  # a partial transcript in the way gives up its turn
         return await self._thread.run(self.transcribe_sync, audio)
 
 
