@@ -210,6 +210,16 @@ async def test_approved_code_cannot_open_kernel_knobs_for_writing_or_leave_a_set
         assert not path.stat().st_mode & (stat.S_ISUID | stat.S_ISGID), path
 
 
+async def test_an_approved_shell_line_cannot_open_core_pattern_or_leave_a_setuid_shell(gate: Gate) -> None:
+    # ">>" opens for appending and nothing is ever written: the open alone is the test.
+    text = await run_shell(gate, "exec 3>>/proc/sys/kernel/core_pattern && echo OPENED; "
+                                 "rm -f sh; cp /bin/sh sh && chmod 4755 sh; chmod g+s sh; ls -l sh")
+    assert len(gate.approver.asked) == 1 and gate.approver.asked[0].access == ACCESS_WRITE
+    assert "OPENED" not in text and "Read-only file system" in text, text
+    assert text.count("Operation not permitted") == 2, text
+    assert not (gate.workspace / "sh").stat().st_mode & (stat.S_ISUID | stat.S_ISGID)
+
+
 async def test_a_command_is_an_unprivileged_user_inside_even_when_she_is_root(gate: Gate) -> None:
     text = await run_shell(gate, "id -u; cat /proc/self/uid_map; grep CapEff /proc/self/status")
     inside_uid = int(text.split()[0])
