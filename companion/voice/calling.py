@@ -62,7 +62,8 @@ class Calling:
         if wanted and self.wake is None:
             from companion.voice.wake import WakeWordThread
 
-            self._loop = asyncio.get_running_loop()
+            with contextlib.suppress(RuntimeError):  # a Qt slot under qasync may see no running loop
+                self._loop = asyncio.get_running_loop()
             self.wake = WakeWordThread(wanted, self._heard_wake_word)
         self.report()
 
@@ -152,9 +153,12 @@ class Calling:
             self._timer.cancel()
             self._timer = None
         if attention == Attention.ATTENTIVE:
-            # No loop running (a unit test): nobody to tell later.
-            with contextlib.suppress(RuntimeError):
-                self._timer = asyncio.get_running_loop().call_later(1.0, self.report)
+            loop = self._loop
+            with contextlib.suppress(RuntimeError):  # no loop at all (a unit test): nobody to tell later
+                loop = asyncio.get_running_loop()
+            if loop is not None and not loop.is_closed():
+                self._loop = loop
+                self._timer = loop.call_later(1.0, self.report)
 
     def close(self) -> None:
         if self._timer is not None:
