@@ -415,6 +415,26 @@ async def test_a_server_marked_trusted_runs_its_tools_without_asking(workspace):
         await manager.close()
 
 
+async def test_a_trusted_servers_tool_that_says_it_deletes_still_asks_every_time(workspace):
+    note = workspace / "keep.md"
+    note.write_text("precious\n", encoding="utf-8")
+    approver = ScriptedApprover(Decision.DECLINED)
+    gate = sandbox_gate(workspace, approver)
+    manager, registry = await started_manager(workspace, notes_server(trusted=True), gate=gate)
+    try:
+        ctx = context(workspace, gate)
+        answer = await registry.dispatchable("delete_note").execute({"name": "keep.md"}, ctx)
+        assert ctx.refused and "didn't run it" in answer
+        assert note.read_text(encoding="utf-8") == "precious\n"
+        assert [not card.saveable for card in approver.asked] == [True]
+        # Trust still skips the question for the server's other tools.
+        answer = await registry.dispatchable("append_note").execute(
+            {"name": "keep.md", "text": "more"}, context(workspace, gate))
+        assert len(approver.asked) == 1 and "didn't run it" not in answer
+    finally:
+        await manager.close()
+
+
 async def test_the_card_shows_every_argument_of_a_long_call_uncut(workspace):
     (workspace / "victim.md").write_text("x\n", encoding="utf-8")
     approver = ScriptedApprover(Decision.DECLINED)

@@ -47,6 +47,8 @@ class ToolInfo:
     input_schema: dict[str, Any]
     read_only: bool = False
     destructive: bool = False
+    says_destructive: bool = False
+    """The server itself says so (destructiveHint true): asked even when the server is trusted."""
 
 
 @dataclass(frozen=True)
@@ -224,6 +226,7 @@ def _tool_info(tool: Any) -> ToolInfo:
         # The protocol's default: a tool that is not read-only may be destructive unless it
         # says otherwise.
         destructive=getattr(annotations, "destructive_hint", None) is not False,
+        says_destructive=getattr(annotations, "destructive_hint", None) is True,
     )
 
 

@@ -2,7 +2,7 @@
 
 Every call asks unless the user marked the server trusted in Settings. The server's own
 annotations can only make the card more cautious, never skip it: a destructive hint asks every
-time and is never saveable; a read-only hint is shown as the server's claim, not believed (a
+time and is never saveable, on a trusted server too; a read-only hint is shown as the server's claim, not believed (a
 server that says read-only may still write). RISK follows the annotations for the Toolsets
 list. The card shows the whole call, its arguments never cut. The narration lines are the
 generic ones unless the personality file names the tool; check() is False while the server is down.
@@ -40,7 +40,8 @@ def tool_spec(connection: McpConnection, tool: ToolInfo) -> ToolSpec:
     }
 
     async def execute(args: dict[str, Any], ctx: Any) -> str:
-        if not connection.server.trusted:
+        # Trust skips the question, but a tool that itself says it deletes still asks.
+        if not connection.server.trusted or tool.says_destructive:
             refusal = await _approval(ctx, server, tool, args)
             if refusal is not None:
                 return ctx.refuse(refusal)
