@@ -45,6 +45,7 @@ __all__ = ["ACCESS_READ", "ACCESS_WRITE", "LiveProcess", "Permit", "ProcessDoor"
            "RunResult"]
 
 MAX_PINNED_BYTES = 64 * 1024 * 1024
+"""The largest pinned file the door reads and shows as approved (as large as pins.py hashes)."""
 _LIMIT_CHECK_S = 0.05
 
 
@@ -251,7 +252,10 @@ def _snapshots(permit: Permit, workspace: Path) -> dict[str, sandbox.Snapshot]:
                 info = os.fstat(f.fileno())
                 if stat.S_ISREG(info.st_mode):
                     data, mode = f.read(MAX_PINNED_BYTES + 1), info.st_mode
-        digest = hashlib.sha256(data).hexdigest() if mode and len(data) <= MAX_PINNED_BYTES else ""
+        if len(data) > MAX_PINNED_BYTES:
+            raise ProcessRefused("too_big", f"{relative} is too big for me to hold to what you approved "
+                                 f"(over {MAX_PINNED_BYTES >> 20} MB), so I didn't run it.")
+        digest = hashlib.sha256(data).hexdigest() if mode else ""
         if digest != expected:
             raise ProcessRefused("changed", f"{relative} changed since you approved it, so I didn't run it; "
                                  "it needs your OK again.")
