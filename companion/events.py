@@ -145,6 +145,8 @@ class ApprovalNeeded:
     """A yes also gives it the internet."""
     once_only: str = ""
     """Why "always" is not offered (an interpreter running a workspace file, …), or ""."""
+    tool: str = ""
+    """Which tool asks (shell, execute_code, mcp:server/tool…): code is shown line by line."""
 
 
 @dataclass(frozen=True)

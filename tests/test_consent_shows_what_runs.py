@@ -137,3 +137,24 @@ def test_a_once_only_card_says_why_always_is_not_offered_and_is_not_treated_as_d
     danger = panel.add_request(ev.ApprovalNeeded("r2", "rm -rf sub", "That deletes folders.", False, 60,
                                                  ACCESS_WRITE))
     assert not danger.keyboard_approvable()
+
+
+CODE = "import os\nfor name in os.listdir('.'):\n    print(name)\u200b\n"
+
+
+def test_code_keeps_its_lines_on_the_card_and_the_terminal_but_hidden_characters_are_spelled_out(qtbot) -> None:
+    from companion.safety.approval import ApprovalRequest
+    from companion.safety.visible import shown_question
+
+    panel = ApprovalPanel()
+    qtbot.addWidget(panel)
+    card = panel.add_request(ev.ApprovalNeeded("c1", CODE, "I need your OK to run code.", True, 60,
+                                               ACCESS_WRITE, tool="execute_code"))
+    assert card.command_label.text() == "import os\nfor name in os.listdir('.'):\n    print(name)<U+200B>\n"
+    assert card.command_label.marked() == ["<U+200B>"]
+    # A shell line's newline is still a second command hiding below the first: spelled out.
+    line = panel.add_request(ev.ApprovalNeeded("c2", HIDING, "I need your OK.", True, 60, ACCESS_WRITE,
+                                               tool="shell"))
+    assert "\n" not in line.command_label.text()
+    printed = shown_question(ApprovalRequest(CODE, "I need your OK to run code.", True, 60, "execute_code"))
+    assert "    import os\n    for name in os.listdir('.'):\n        print(name)<U+200B>" in printed

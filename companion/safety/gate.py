@@ -391,7 +391,7 @@ class Gate:
             if self.bus is not None:
                 self.bus.emit(ApprovalNeeded(request.request_id, request.command, request.reason,
                                              request.saveable, request.timeout_s, request.access,
-                                             request.network, request.once_only))
+                                             request.network, request.once_only, request.tool))
             try:
                 answer = await self.approver.ask(request)
             except (OSError, RuntimeError, ValueError):

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from companion.safety.approval import ApprovalRequest, access_sentence
 
-__all__ = ["Visible", "hidden_note", "make_visible", "shown_question", "visible"]
+__all__ = ["Visible", "hidden_note", "is_code", "make_visible", "shown_question", "visible"]
 
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t", "\x1b": "\\x1b", "\x00": "\\0"}
 # Other (C*) and separator (Z*) categories: control, format (zero-width, bidi), surrogates,
@@ -49,13 +49,17 @@ def _escape(char: str) -> str | None:
     return None
 
 
-def make_visible(text: str) -> Visible:
-    """`text` with control, escape, zero-width, bidi and other invisible characters spelled out."""
+def make_visible(text: str, *, keep_newlines: bool = False) -> Visible:
+    """`text` with control, escape, zero-width, bidi and other invisible characters spelled out.
+
+    `keep_newlines` keeps line breaks as they are, for Python code, where a new line is the
+    code's own shape rather than a second command hiding below the first one.
+    """
     out: list[str] = []
     spans: list[tuple[int, int]] = []
     length = 0
     for char in text:
-        escape = _escape(char)
+        escape = None if keep_newlines and char == "\n" else _escape(char)
         piece = char if escape is None else escape
         if escape is not None:
             spans.append((length, length + len(piece)))
@@ -78,11 +82,18 @@ def hidden_note(count: int) -> str:
             "(\\n, \\x1b, <U+…>): what runs is exactly this.")
 
 
+def is_code(request: object) -> bool:
+    """The request (an ApprovalRequest or ApprovalNeeded) is Python code, shown line by line,
+    not a command line."""
+    return getattr(request, "tool", "") == "execute_code"
+
+
 def shown_question(request: ApprovalRequest) -> str:
     """The question as the terminal prints it: the command spelled out (no escape sequence
     reaches the terminal), why she asks, what a yes lets it touch, and why only once."""
-    shown = make_visible(request.command)
-    lines = [f"\n[approval] She wants to run ({visible(request.tool)}):", f"    {shown.text}"]
+    shown = make_visible(request.command, keep_newlines=is_code(request))
+    body = shown.text.replace("\n", "\n    ")
+    lines = [f"\n[approval] She wants to run ({visible(request.tool)}):", f"    {body}"]
     for extra in (hidden_note(shown.hidden), visible(request.reason),
                   access_sentence(request.access, request.network), visible(request.once_only)):
         if extra:

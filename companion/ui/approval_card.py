@@ -44,7 +44,7 @@ from PySide6.QtWidgets import (
 from companion.events import ApprovalNeeded
 from companion.safety.answers import spoken_answer, typed_answer
 from companion.safety.approval import access_sentence
-from companion.safety.visible import hidden_note, make_visible, visible
+from companion.safety.visible import hidden_note, is_code, make_visible, visible
 
 Answer = Callable[[str, str, bool], bool]
 """answer(request_id, decision, always) -> False when the question is no longer open."""
@@ -78,8 +78,8 @@ class CommandView(QPlainTextEdit):
     """The exact command, selectable, wrapped anywhere to the card's width (never wider), with
     hidden characters spelled out and highlighted."""
 
-    def __init__(self, command: str, parent: QWidget | None = None) -> None:
-        shown = make_visible(command)
+    def __init__(self, command: str, parent: QWidget | None = None, *, code: bool = False) -> None:
+        shown = make_visible(command, keep_newlines=code)
         super().__init__(shown.text, parent)
         self.hidden = shown.hidden
         """How many characters were spelled out."""
@@ -171,7 +171,8 @@ class ApprovalCard(QFrame):
         title.setTextFormat(Qt.TextFormat.PlainText)
         title.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         layout.addWidget(title)
-        self.command_label = CommandView(request.command)  # exactly what will run
+        # exactly what will run; Python code keeps its lines
+        self.command_label = CommandView(request.command, code=is_code(request))
         layout.addWidget(self.command_label)
         self.details = QLabel("\n".join(line for line in (
             hidden_note(self.command_label.hidden),
