@@ -294,6 +294,14 @@ async def test_where_no_cgroup_can_be_made_root_s_sandbox_is_still_stopped_at_th
     assert not result.timed_out
 
 
+async def test_code_stopped_by_a_limit_is_a_failed_run_with_the_sentence(gate: Gate) -> None:
+    assert _hard_process_cap_here(), "root without a writable pids cgroup: the fork loop is not let loose"
+    ctx = ctx_for(gate, execute_code)
+    text = await execute_code.execute({"code": "import os, time\nwhile True:\n    os.fork()\n"}, ctx)
+    assert ctx.failed  # her face shows it failed; it was not the user's cancel
+    assert "It tried to start too many processes, so the sandbox stopped it." in text, text[-300:]
+
+
 async def test_a_2_gb_write_approved_once_is_stopped_at_1_gb_with_a_sentence(gate: Gate) -> None:
     big = gate.workspace / "big"
     try:

@@ -188,7 +188,8 @@ class ProcessDoor:
             sentence = limit_sentence(result.exit_code, result.output, self.limits,
                                       too_many_processes=too_many, out_of_memory=out_of_memory)
             if sentence:
-                result = replace(result, limit=sentence)
+                # Stopped by a limit is a failure of the command, not the user's cancel.
+                result = replace(result, limit=sentence, cancelled=False)
         self._record(permit, prepared is not None, exit_code=result.exit_code,
                      seconds=round(result.duration_s, 3), timed_out=result.timed_out,
                      cancelled=user_cancelled, limit=result.limit or None)
