@@ -14,7 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from companion import __version__
-from companion.commands import app, chat, doctor, face, listen, voice
+from companion.commands import app, chat, doctor, face, install_desktop, listen, voice
 from companion.config import LoadedSettings, Paths, RunConfig, load_settings, with_overrides
 from companion.logs import setup_logging
 from companion.memory import limit_heap_arenas
@@ -25,6 +25,7 @@ COMMANDS = {
     "voice": (voice, "run the voice loop on the audio devices with no window"),
     "doctor": (doctor, "check that everything she needs is here, and say how to fix what is not"),
     "face": (face, "render her face to a PNG"),
+    "install-desktop": (install_desktop, "put her launcher in the applications menu (and autostart); --uninstall removes it"),
 }
 
 

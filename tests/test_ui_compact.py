@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 from PySide6.QtCore import QPoint, Qt
-from PySide6.QtGui import QGuiApplication
+from PySide6.QtGui import QGuiApplication, QImage
 from PySide6.QtTest import QTest
 from ui_loop import qt_gc_fixture, qt_loop_fixture, signal_future  # noqa: F401
 
@@ -13,13 +13,13 @@ from companion.config import Paths, RunConfig, Settings, load_settings, with_ove
 from companion.ui.app import CompanionApp
 
 
-@pytest.fixture(autouse=True)
-def _collect_garbage_on_the_qt_thread(qt_gc):
+@pytest.fixture(autouse=True, name="_collect_garbage_on_the_qt_thread")
+def collect_garbage_on_the_qt_thread(qt_gc):
     """As in the app: no widget is ever collected in the middle of Qt's work."""
 
 
-@pytest.fixture
-def make_app(qtbot, qt_loop, tmp_path):
+@pytest.fixture(name="make_app")
+def make_app_fixture(qtbot, qt_loop, tmp_path):
     made: list[CompanionApp] = []
 
     def make(**ui) -> CompanionApp:
@@ -53,18 +53,20 @@ def test_the_compact_face_is_frameless_on_top_and_holds_only_her_face_and_a_capt
     assert compact.caption.text() == app.window.state_label.text()
     assert compact.width() < 260 and compact.height() < 320
     assert _saved(app).compact is True
-    # Her face is the big one's: one animator, so the same expression and lip sync.
-    app.window.face.set_expression("happy")
-    assert compact.face.animator is app.window.face.animator and compact.face.expression == "happy"
     # A pixel where nothing is painted is see-through: the mask leaves it out.
     qtbot.waitUntil(lambda: compact.face.frames > 0, timeout=3000)
     face = compact.face.geometry()
     assert compact.mask().contains(face.center())
     assert not compact.mask().contains(QPoint(1, 1))
     assert not compact.mask().contains(QPoint(face.right() - 1, face.top() + 1))
-    image = compact.grab().toImage()
+    image = QImage(compact.face.size(), QImage.Format.Format_ARGB32_Premultiplied)
+    image.fill(Qt.GlobalColor.transparent)
+    compact.face.render(image)  # what she paints: nothing in the corners, her face in the middle
     assert image.pixelColor(1, 1).alpha() == 0
     assert image.pixelColor(face.center()).alpha() == 255
+    # Her face is the big one's: one animator, so the same expression and lip sync.
+    app.window.face.set_expression("happy")
+    assert compact.face.animator is app.window.face.animator and compact.face.expression == "happy"
 
 
 def test_a_click_opens_the_full_window_and_a_drag_moves_her_and_is_kept_for_that_screen(make_app, qtbot, qt_loop):

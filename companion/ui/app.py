@@ -565,11 +565,17 @@ def run(config, *, with_voice: bool = True) -> int:
 
     from companion.ui.gc_guard import MainThreadCollector
     from companion.ui.pictures import app_icon
+    from companion.ui.single_instance import SingleInstance, server_name
     from companion.ui.theme import apply_theme
 
     launched = time.perf_counter()
     app = QApplication.instance() or QApplication(sys.argv)
     app.setApplicationName("Companion")
+    app.setDesktopFileName("companion")  # her launcher's name: Wayland matches the window to its icon
+    instance = SingleInstance(server_name(config.paths.config_dir))
+    if instance.hand_over():  # one companion per user: a second launch shows the first
+        print("companion: she is already running; I asked her to show her window.", file=sys.stderr)
+        return 0
     app.setWindowIcon(app_icon())
     apply_theme(app)
     app.setQuitOnLastWindowClosed(False)  # closing goes through CompanionApp.close()
@@ -583,6 +589,7 @@ def run(config, *, with_voice: bool = True) -> int:
         quit_on_signals(loop, companion.request_quit)
         companion.show()
         companion.desktop.start()
+        companion.desktop.take_handovers(instance)
         await companion.start()
         await companion.closed.wait()
 

@@ -11,7 +11,8 @@ from dataclasses import replace
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QAction, QGuiApplication, QKeySequence, QShortcut
 
-from companion.config import Settings
+from companion.config import Settings, default_config_dir
+from companion.desktop_entry import Places, launch_command, set_autostart
 from companion.ui.compact import NO_TRANSLUCENCY, CompactWindow, translucency_available
 from companion.ui.global_keys import GlobalPushToTalk
 
@@ -26,6 +27,10 @@ class DesktopPresence(QObject):
         self.global_keys = GlobalPushToTalk(self, environ=environ)
         self.global_keys.changed.connect(app.window.global_push_to_talk)
         self._started = False
+        self._instance = None
+        self.places = Places.for_user()
+        """Where the launcher and autostart entries go (tests point it at a folder of theirs)."""
+        self._start_at_login = app.keeper.settings.ui.start_at_login
         self.compact: CompactWindow | None = None
         """The small face, made the first time she goes compact."""
         self.compact_action = QAction("Compact face", self, checkable=True)
@@ -59,6 +64,36 @@ class DesktopPresence(QObject):
             self.app._spawn(self._apply_keys(settings))
         for shortcut in self._shortcuts:
             shortcut.setKey(QKeySequence(settings.ui.compact_shortcut))
+        if settings.ui.start_at_login != self._start_at_login:
+            self._start_at_login = settings.ui.start_at_login
+            try:
+                set_autostart(self.places, self._launch_command(), settings.ui.start_at_login)
+            except OSError as exc:
+                self.app.window.banners.show_banner(
+                    "autostart", f"I couldn't change starting at login: {exc.strerror or exc} ({exc.filename}).",
+                    kind="warning")
+        if settings.ui.compact != self.compact_action.isChecked():
+            self.set_compact(settings.ui.compact)  # Settings → Desktop
+
+    def _launch_command(self) -> list[str]:
+        config_dir = self.app.config.paths.config_dir
+        return launch_command(None if config_dir == default_config_dir() else config_dir)
+
+    # --- one instance ---------------------------------------------------------------------
+    def take_handovers(self, instance) -> None:
+        """A second launch (ui.single_instance) shows her instead of opening another window."""
+        self._instance = instance
+        instance.raise_requested.connect(self.show_her)
+        instance.listen()  # after her window is up and Ctrl-C / SIGTERM quit her properly
+
+    def show_her(self) -> None:
+        """Bring her forward as she is: the small face, or the full window."""
+        target = self.compact if self.compact_action.isChecked() and self.compact is not None else self.app.window
+        target.show()
+        if target.isMinimized():
+            target.showNormal()
+        target.raise_()
+        target.activateWindow()
 
     # --- the compact face -----------------------------------------------------------------
     def set_compact(self, on: bool) -> None:
@@ -137,5 +172,7 @@ class DesktopPresence(QObject):
 
     def close(self) -> None:
         self.global_keys.close()
+        if self._instance is not None:
+            self._instance.close()
         if self.compact is not None:
             self.compact.hide()

@@ -41,19 +41,30 @@ def contact_sheet(width: int = 1400, character: str = "mira") -> QImage:
     return image
 
 
+def icon_image(size: int) -> QImage:
+    """Her happy face filling a `size` x `size` square with a see-through background."""
+    image = QImage(size, size, QImage.Format.Format_ARGB32_Premultiplied)
+    image.fill(Qt.GlobalColor.transparent)
+    painter = QPainter(image)
+    paint_face(painter, QRectF(0, 0, size, size).adjusted(-size * 0.19, -size * 0.19,
+                                                           size * 0.19, size * 0.19),
+               FaceFrame(shape=shape_for("happy")), background=False)
+    painter.end()
+    return image
+
+
 def app_icon() -> QIcon:
     """Her happy face at the sizes trays and task bars ask for."""
     icon = QIcon()
     for size in (16, 22, 32, 48, 64, 128, 256):
-        pixmap = QPixmap(size, size)
-        pixmap.fill(Qt.GlobalColor.transparent)
-        painter = QPainter(pixmap)
-        paint_face(painter, QRectF(0, 0, size, size).adjusted(-size * 0.19, -size * 0.19,
-                                                               size * 0.19, size * 0.19),
-                   FaceFrame(shape=shape_for("happy")), background=False)
-        painter.end()
-        icon.addPixmap(pixmap)
+        icon.addPixmap(QPixmap.fromImage(icon_image(size)))
     return icon
+
+
+def save_icon_png(size: int, out: Path) -> bool:
+    """Her launcher icon at `size` pixels as a PNG (for the applications menu)."""
+    _app = QGuiApplication.instance() or QGuiApplication([])  # noqa: F841 (painting needs one)
+    return icon_image(size).save(str(out), "PNG")
 
 
 def save_face_png(name: str, width: int, height: int, out: Path, character: str = "mira") -> tuple[int, int] | None:

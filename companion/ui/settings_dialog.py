@@ -29,6 +29,7 @@ from companion.config import McpServerSettings, McpSettings, Settings
 from companion.safety.grants import Grants
 from companion.tools.registry import Registry
 from companion.ui.mcp_server_form import McpServerForm, McpTrustSwitches
+from companion.ui.settings_desktop import DesktopTab
 from companion.ui.settings_echo import EchoControls, SpeakerTest
 from companion.ui.settings_keeper import SettingsKeeper
 from companion.ui.settings_tabs import BrainTab, PersonalityTab, VoiceTab
@@ -64,9 +65,11 @@ class SettingsDialog(QDialog):
         self.personality = PersonalityTab(settings, keeper.paths, templates or {}, on_edit_personality)
         self.approvals = ApprovalsTab(grants, grants_notice,
                                       run_without_sandbox=settings.tools.run_without_sandbox)
+        self.desktop = DesktopTab(settings.ui)
         self.tabs = QTabWidget()
         for widget, title in ((self.brain, "Brain"), (self.voice, "Voice"), (self._toolsets_page(), "Toolsets"),
-                              (self.personality, "Personality"), (self.approvals, "Approvals")):
+                              (self.personality, "Personality"), (self.approvals, "Approvals"),
+                              (self.desktop, "Desktop")):
             self.tabs.addTab(widget, title)
         self.error = QLabel()
         self.error.setObjectName("settingsError")
@@ -121,7 +124,7 @@ class SettingsDialog(QDialog):
         brain = self.brain.values()
         if store_api_key(brain.base_url, brain.api_key):
             brain = replace(brain, api_key="")  # it lives in the keyring, not the file
-        ui = replace(current.ui, **self.voice.shortcuts.values())  # the push-to-talk key among them
+        ui = replace(current.ui, **self.voice.shortcuts.values(), **self.desktop.values())
         tools = replace(current.tools, disabled_toolsets=self.toolsets.disabled(),
                         enabled_plugins=self.toolsets.enabled_plugins(),
                         run_without_sandbox=self.approvals.run_without_sandbox())

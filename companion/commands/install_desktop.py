@@ -1,0 +1,53 @@
+"""`companion install-desktop`: her launcher in the applications menu (and autostart), or --uninstall."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--uninstall", action="store_true", help="remove the launcher, its icons and autostart")
+    parser.add_argument("--autostart", action=argparse.BooleanOptionalAction, default=None,
+                        help="also start her when you log in (saved, as Settings → Desktop does)")
+
+
+def run(args: argparse.Namespace, config) -> int:
+    from companion import desktop_entry
+    from companion.config import save_settings
+
+    places = desktop_entry.Places.for_user()
+    if args.uninstall:
+        removed = desktop_entry.uninstall(places)
+        print(f"Removed {len(removed)} files: the launcher, its icons and autostart." if removed
+              else "There was no launcher to remove.")
+        return 0
+    settings = config.settings
+    autostart = settings.ui.start_at_login if args.autostart is None else args.autostart
+    if autostart != settings.ui.start_at_login:
+        save_settings(config.paths, replace(config.saved or settings,
+                                            ui=replace((config.saved or settings).ui, start_at_login=autostart)))
+    custom = getattr(args, "config_dir", None)
+    command = desktop_entry.launch_command(Path(custom) if custom else None)
+    try:
+        written = desktop_entry.install(places, command, _render_icon, autostart=autostart)
+    except OSError as exc:
+        print(f"companion: I couldn't write the launcher ({exc.strerror or exc}: {exc.filename}).",
+              file=sys.stderr)
+        return 1
+    print(f"Her launcher is in your applications menu: {places.entry}")
+    print(f"Icons: {len(desktop_entry.ICON_SIZES)} sizes under {places.icons}")
+    print(f"Start at login: {'yes, ' + str(places.autostart_entry) if autostart else 'no'}")
+    return 0 if written else 1
+
+
+def _render_icon(size: int, path: Path) -> None:
+    import os
+
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # painting needs no screen
+    from companion.ui.pictures import save_icon_png
+
+    if not save_icon_png(size, path):
+        raise OSError(f"the icon could not be saved at {path}")

@@ -1,0 +1,136 @@
+"""Her launcher: a freedesktop .desktop entry in the applications menu, her icon at the standard
+sizes, and (when chosen) the same entry in autostart. No Qt here: the icons are drawn by a
+`render(size, path)` the caller passes (the command renders her face)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from companion.paths import atomic_write_text
+
+APP_ID = "companion"
+"""The entry's file name and icon name (companion.desktop, companion.png)."""
+ICON_SIZES = (16, 22, 24, 32, 48, 64, 128, 256, 512)
+"""The hicolor theme's usual app icon sizes."""
+
+
+@dataclass(frozen=True)
+class Places:
+    applications: Path
+    autostart: Path
+    icons: Path
+    """The hicolor theme folder (icons/hicolor)."""
+
+    @classmethod
+    def for_user(cls, environ: dict[str, str] | None = None) -> Places:
+        env = os.environ if environ is None else environ
+        home = Path(env.get("HOME") or Path.home())
+        data = Path(env.get("XDG_DATA_HOME") or home / ".local" / "share")
+        config = Path(env.get("XDG_CONFIG_HOME") or home / ".config")
+        return cls(data / "applications", config / "autostart", data / "icons" / "hicolor")
+
+    @property
+    def entry(self) -> Path:
+        return self.applications / f"{APP_ID}.desktop"
+
+    @property
+    def autostart_entry(self) -> Path:
+        return self.autostart / f"{APP_ID}.desktop"
+
+    def icon(self, size: int) -> Path:
+        return self.icons / f"{size}x{size}" / "apps" / f"{APP_ID}.png"
+
+
+def launch_command(config_dir: Path | None = None) -> list[str]:
+    """How the launcher starts her: the installed `companion` script, else this Python with -m."""
+    beside = Path(sys.executable).parent / "companion"  # the script of the venv she runs from
+    script = str(beside) if beside.is_file() else shutil.which("companion") or ""
+    command = [script] if script else [sys.executable, "-m", "companion.cli"]
+    if config_dir is not None:
+        command += ["--config-dir", str(Path(config_dir).resolve())]
+    return command
+
+
+def entry_text(command: list[str], *, autostart: bool = False) -> str:
+    """The .desktop file (Desktop Entry Specification 1.4, which desktop-file-validate knows)."""
+    exec_line = " ".join(_quote(arg) for arg in command)
+    lines = [
+        "[Desktop Entry]",
+        "Type=Application",
+        "Version=1.4",
+        "Name=Companion",
+        "GenericName=Voice companion",
+        "Comment=Talk to her: she listens, answers out loud and uses tools",
+        f"Exec={exec_line}",
+        f"TryExec={_quote(command[0])}",
+        f"Icon={APP_ID}",
+        "Terminal=false",
+        "Categories=Utility;",
+        "Keywords=assistant;voice;talk;chat;",
+        "StartupNotify=true",
+        f"StartupWMClass={APP_ID}",
+    ]
+    if autostart:
+        lines.append("X-GNOME-Autostart-enabled=true")
+    return "\n".join(lines) + "\n"
+
+
+def _quote(arg: str) -> str:
+    # The spec's quoting: double quotes around an argument with reserved characters, and
+    # backslash before ", `, $ and \ inside them; '%' is doubled (field codes).
+    arg = arg.replace("%", "%%")
+    if arg and not any(c in arg for c in ' \t\n"\'\\><~|&;$*?#()`'):
+        return arg
+    escaped = "".join("\\" + c if c in '"`$\\' else c for c in arg)
+    return f'"{escaped}"'
+
+
+def install(places: Places, command: list[str], render: Callable[[int, Path], None], *,
+            autostart: bool = False) -> list[Path]:
+    """Write the icons, the entry and (or remove) the autostart entry; the files written."""
+    written = []
+    for size in ICON_SIZES:
+        path = places.icon(size)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        render(size, path)
+        written.append(path)
+    atomic_write_text(places.entry, entry_text(command))
+    written.append(places.entry)
+    set_autostart(places, command, autostart)
+    if autostart:
+        written.append(places.autostart_entry)
+    _refresh(places)
+    return written
+
+
+def set_autostart(places: Places, command: list[str], on: bool) -> None:
+    """Start her at login (an entry in the autostart folder), or not."""
+    if on:
+        atomic_write_text(places.autostart_entry, entry_text(command, autostart=True))
+    else:
+        places.autostart_entry.unlink(missing_ok=True)
+
+
+def uninstall(places: Places) -> list[Path]:
+    """Remove everything install wrote; the files removed."""
+    removed = []
+    for path in (places.entry, places.autostart_entry, *(places.icon(size) for size in ICON_SIZES)):
+        if path.exists():
+            path.unlink()
+            removed.append(path)
+    _refresh(places)
+    return removed
+
+
+def _refresh(places: Places) -> None:
+    """Menus notice new entries by themselves; these caches only make it quicker (if present)."""
+    for command in (["update-desktop-database", "-q", str(places.applications)],
+                    ["gtk-update-icon-cache", "-q", "-t", str(places.icons)]):
+        if shutil.which(command[0]) and Path(command[-1]).is_dir():
+            subprocess.run(command, check=False, capture_output=True, timeout=30)

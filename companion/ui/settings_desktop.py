@@ -1,0 +1,28 @@
+"""Settings → Desktop: start her at login, and come up as the compact face."""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import QCheckBox, QFormLayout, QLabel, QVBoxLayout, QWidget
+
+from companion.config import UiSettings
+
+
+class DesktopTab(QWidget):
+    def __init__(self, ui: UiSettings) -> None:
+        super().__init__()
+        self.start_at_login = QCheckBox("Start her when I log in")
+        self.start_at_login.setChecked(ui.start_at_login)
+        self.compact = QCheckBox("Show only her small face, on top of other windows")
+        self.compact.setChecked(ui.compact)
+        hint = QLabel("Her launcher in the applications menu: run <code>companion install-desktop</code> once.")
+        hint.setWordWrap(True)
+        form = QFormLayout()
+        form.addRow("At login", self.start_at_login)
+        form.addRow("Compact face", self.compact)
+        column = QVBoxLayout(self)
+        column.addLayout(form)
+        column.addWidget(hint)
+        column.addStretch(1)
+
+    def values(self) -> dict:
+        return {"start_at_login": self.start_at_login.isChecked(), "compact": self.compact.isChecked()}
