@@ -37,7 +37,7 @@ from brain_harness import PLAIN_PERSONALITY, make_config  # noqa: E402
 from scripted_brain import ScriptedBrain  # noqa: E402
 
 from companion.config import VoiceSettings  # noqa: E402
-from companion.events import EventBus  # noqa: E402
+from companion.events import EventBus, UserHeard  # noqa: E402
 from companion.runtime import Companion  # noqa: E402
 from companion.voice.audio import WavSink, WavSource, read_wav, resample, write_wav  # noqa: E402
 from companion.voice.brain_port import CompanionBrain  # noqa: E402
@@ -133,6 +133,8 @@ async def run_file(wav: Path, brain: ScriptedBrain, folder: Path, piper, hearing
     personality.write_text(PLAIN_PERSONALITY.format(patterns="").replace("name: Testa", "name: Mira"))
     companion = Companion(make_config(folder, brain.url, personality=personality), EventBus())
     await companion.start()
+    turns: list[str] = []
+    companion.bus.subscribe(lambda e: turns.append(e.text) if isinstance(e, UserHeard) else None)
     source = WavSource(wav, realtime=False)
     sink = WavSink(lambda: source.position_s, rate=piper.sample_rate)
     session = VoiceSession(brain=CompanionBrain(companion), bus=companion.bus, source=source, sink=sink,
@@ -154,7 +156,7 @@ async def run_file(wav: Path, brain: ScriptedBrain, folder: Path, piper, hearing
     return {"audio_s": round(source.duration_s, 1), "wall_s": round(time.perf_counter() - started, 1),
             "turns": sum(v.turn for v in verdicts), "bare_calls": sum(v.reason == "bare-call" for v in verdicts),
             "utterances": len(verdicts), "wake_detections": detections, "detector_cpu_s": round(cpu_s, 3),
-            "reasons": [v.reason for v in verdicts]}
+            "reasons": [v.reason for v in verdicts], "turn_texts": turns}
 
 
 def synthetic_scores(piper: PiperSynthesizer, folder: Path) -> dict:
@@ -200,6 +202,7 @@ async def main() -> None:
             "minutes": round(run["audio_s"] / 60, 1), "utterances": run["utterances"],
             "false_activations": false, "false_activations_per_hour": round(false / hours, 2),
             "wake_detections": run["wake_detections"], "brain_requests": len(brain.requests),
+            "false_turns": run["turn_texts"],
             "wall_s": run["wall_s"]}
         result["detector_cpu_percent_of_a_core"] = round(100 * run["detector_cpu_s"] / run["audio_s"], 2)
         requests_wav = folder / "called.wav"

@@ -54,6 +54,11 @@ def test_a_word_that_only_rhymes_with_her_name_does_not_call_her(text: str) -> N
     assert not called().judge(text, 0.0, 2.0).turn
 
 
+def test_a_sentence_about_her_is_not_a_call() -> None:
+    assert not called().judge("Mira and I went to the cinema on Sunday.", 0.0, 2.0).turn
+    assert called().judge("Mira? Are you there?", 0.0, 2.0).turn
+
+
 def test_her_name_later_in_the_sentence_does_not_call_her() -> None:
     assert not called().judge("I told Mira about the weather.", 0.0, 2.0).turn
     assert not starts_with_name("Miracle on 34th street is on", NAMES)

@@ -148,14 +148,20 @@ def sounds_like(word: str, name: str) -> bool:
 
 def starts_with_name(text: str, names: tuple[str, ...]) -> bool:
     """The transcript's first word(s), after an optional greeting, are one of `names` or
-    sound like it (a name of several words matches word for word)."""
-    words = _words(text)
-    while words and words[0] in GREETINGS:
-        words = words[1:]
+    sound like it (a name of several words matches word for word), said *to* her: a greeting
+    before it ("Hey Mira …"), or a comma, stop, "?" or "!" right after it ("Mira, …", as
+    Whisper writes a name called out). "Mira and I went to the cinema" is about her, not to her."""
+    spans = [(m.group().lower().strip("'"), m.end()) for m in _WORD.finditer(text)]
+    greeted = False
+    while spans and spans[0][0] in GREETINGS:
+        spans, greeted = spans[1:], True
     for name in names:
         parts = _words(name)
-        heard = words[: len(parts)]
-        if parts and len(heard) == len(parts) and all(map(sounds_like, heard, parts)):
+        heard = spans[: len(parts)]
+        if not parts or len(heard) < len(parts) or not all(sounds_like(w, p) for (w, _), p in zip(heard, parts, strict=True)):
+            continue
+        after = text[heard[-1][1]:].lstrip()
+        if greeted or not after or after[0] in ",.!?;:":
             return True
     return False
 
