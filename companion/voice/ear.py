@@ -248,6 +248,8 @@ class Ear:
                 self._spoke_from = self._captured_at(event.at_s)
                 self.speech_start_s = event.at_s
             elif isinstance(event, PauseStarted):
+                if self.words_wanted is not None and not self.early_words(self.speech_start_s, event.speech_end_s):
+                    continue  # nobody called her: no early transcript either
                 early = asyncio.create_task(self.transcriber.transcribe(event.audio))
                 self._early[event.pause_id] = early
                 self._pause_speech_end_s = event.speech_end_s
@@ -256,8 +258,6 @@ class Ear:
                 watch.check(event, self._early.get(event.pause_id))
                 if not self.source.realtime:
                     # A file has no real time to keep up with: wait for the answer right here.
-                if self.words_wanted is not None and not self.early_words(self.speech_start_s, event.speech_end_s):
-                    continue  # nobody called her: no early transcript either
                     finished = await watch.answer(event.pause_id)
                     self._pause_ready(event.pause_id)
                     for ended in self.endpointer.conclude(event.pause_id) if finished else ():
@@ -309,6 +309,12 @@ class Ear:
         for task in self._early.values():
             task.cancel()
         self._early.clear()
+        if self.words_wanted is not None and not await self.words_wanted(self.speech_start_s, event.speech_end_s):
+            if early is not None:
+                early.cancel()
+            self.skipped += 1
+            self._discard(event.pause_id)
+            return
         if early is not None:
             latency.early_transcript_ready = early.done()
             text = await early
@@ -344,12 +350,6 @@ class Ear:
 
     def close(self) -> None:
         self._closing = True
-        if self.words_wanted is not None and not await self.words_wanted(self.speech_start_s, event.speech_end_s):
-            if early is not None:
-                early.cancel()
-            self.skipped += 1
-            self._discard(event.pause_id)
-            return
         self.source.close()
         for task in self._early.values():
             task.cancel()
