@@ -3,6 +3,7 @@ and how to fix it, and the full trace goes only to her log file, which the line 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import select
 import subprocess
@@ -95,10 +96,11 @@ GARBAGE = {
 }
 
 
-@pytest.fixture
-def garbage_server(request) -> Iterator[str]:
-    """A real HTTP server on loopback that answers every request with 200 and not a chat reply."""
-    content_type, body, _ = GARBAGE[request.param]
+@contextlib.contextmanager
+def answering_garbage(kind: str) -> Iterator[str]:
+    """A real HTTP server on loopback that answers every request with 200 and not a chat reply;
+    yields its base URL (…/v1)."""
+    content_type, body, _ = GARBAGE[kind]
 
     class Handler(BaseHTTPRequestHandler):
         def _answer(self) -> None:
@@ -117,9 +119,17 @@ def garbage_server(request) -> Iterator[str]:
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    server.shutdown()
-    server.server_close()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture
+def garbage_server(request) -> Iterator[str]:
+    with answering_garbage(request.param) as url:
+        yield url
 
 
 @pytest.mark.parametrize("garbage_server", sorted(GARBAGE), indirect=True)

@@ -91,17 +91,27 @@ async def test_while_chat_reads_the_terminal_itself_a_line_it_offers_answers_the
     assert (await question).decision is Decision.APPROVED
 
 
-async def test_a_second_question_waits_visibly_and_is_shown_once_the_first_is_answered(terminal) -> None:
+async def asked(terminal, *requests: ApprovalRequest):
+    """An approver whose lines come from chat's reader (as in `companion chat`), with `requests`
+    pending on it in order: (approver, what it printed, the questions)."""
     import asyncio
 
     _, slave = terminal
     out = io.StringIO()
     approver = TerminalApprover(slave, out)
     approver.reading_elsewhere = True
-    first = asyncio.ensure_future(approver.ask(ApprovalRequest("touch one", "Writes.", True, 30.0)))
-    second = asyncio.ensure_future(approver.ask(ApprovalRequest("touch two", "Writes.", True, 30.0)))
-    while approver.waiting < 2:
-        await asyncio.sleep(0)  # let both questions reach their wait
+    questions = [asyncio.ensure_future(approver.ask(r)) for r in requests]
+    while approver.waiting < len(requests):
+        await asyncio.sleep(0)  # let every question reach its wait
+    return approver, out, questions
+
+
+def writes(command: str) -> ApprovalRequest:
+    return ApprovalRequest(command, "Writes.", True, 30.0)
+
+
+async def test_a_second_question_waits_visibly_and_is_shown_once_the_first_is_answered(terminal) -> None:
+    approver, out, (first, second) = await asked(terminal, writes("touch one"), writes("touch two"))
     assert "1 more question waiting" in out.getvalue()
     assert "touch two" not in out.getvalue()  # only the first is shown
     assert approver.offer("n\n")
@@ -113,15 +123,7 @@ async def test_a_second_question_waits_visibly_and_is_shown_once_the_first_is_an
 
 
 async def test_while_a_question_is_pending_every_line_goes_to_it_and_is_never_a_message(terminal) -> None:
-    import asyncio
-
-    _, slave = terminal
-    out = io.StringIO()
-    approver = TerminalApprover(slave, out)
-    approver.reading_elsewhere = True
-    question = asyncio.ensure_future(approver.ask(request()))
-    while not approver.waiting:
-        await asyncio.sleep(0)
+    approver, out, (question,) = await asked(terminal, request())
     assert approver.offer("what's the weather?\n") is True
     assert "Please answer y, n or a." in out.getvalue() and not question.done()
     approver.offer("a\n")
@@ -131,14 +133,7 @@ async def test_while_a_question_is_pending_every_line_goes_to_it_and_is_never_a_
 async def test_a_question_whose_asker_went_away_makes_way_for_the_next(terminal) -> None:
     import asyncio
 
-    _, slave = terminal
-    out = io.StringIO()
-    approver = TerminalApprover(slave, out)
-    approver.reading_elsewhere = True
-    first = asyncio.ensure_future(approver.ask(ApprovalRequest("touch one", "Writes.", True, 30.0)))
-    second = asyncio.ensure_future(approver.ask(ApprovalRequest("touch two", "Writes.", True, 30.0)))
-    while approver.waiting < 2:
-        await asyncio.sleep(0)
+    approver, out, (first, second) = await asked(terminal, writes("touch one"), writes("touch two"))
     first.cancel()  # e.g. the background job was stopped
     await asyncio.gather(first, return_exceptions=True)
     assert "touch two" in out.getvalue() and approver.waiting == 1
@@ -147,15 +142,7 @@ async def test_a_question_whose_asker_went_away_makes_way_for_the_next(terminal)
 
 
 async def test_a_question_covered_by_other_output_is_printed_again(terminal) -> None:
-    import asyncio
-
-    _, slave = terminal
-    out = io.StringIO()
-    approver = TerminalApprover(slave, out)
-    approver.reading_elsewhere = True
-    question = asyncio.ensure_future(approver.ask(request()))
-    while not approver.waiting:
-        await asyncio.sleep(0)
+    approver, out, (question,) = await asked(terminal, request())
     assert approver.show_again() and out.getvalue().count("rm -rf build") == 1  # still on screen
     approver.written_over()
     out.write("[say] Here is a long reply.\n")

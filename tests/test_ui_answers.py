@@ -7,10 +7,9 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from PySide6.QtCore import Qt
+from test_ui_app import _config, _type, make_app  # noqa: F401 (fixture)
 from ui_loop import qt_gc_fixture, qt_loop_fixture, signal_future  # noqa: F401 (fixtures)
 
-from companion.config import Paths, RunConfig, Settings, with_overrides
 from companion.events import ReplyDone, TurnFinished, WorkChanged
 from companion.ui.app import CompanionApp
 
@@ -21,27 +20,10 @@ def _collect_garbage_on_the_qt_thread(qt_gc):
 
 
 @pytest.fixture
-def make_app(qtbot, qt_loop, tmp_path):
-    made: list[CompanionApp] = []
+def start_app(make_app, tmp_path):  # noqa: F811 (the fixture imported above)
+    """The window app (--no-voice) against the brain at `url`, its workspace in tmp_path."""
     (tmp_path / "workspace").mkdir()
-
-    def make(url: str) -> CompanionApp:
-        settings = with_overrides(Settings(), brain={"base_url": url},
-                                  tools={"workspace": str(tmp_path / "workspace")})
-        app = CompanionApp(RunConfig(Paths.default(tmp_path / "config"), settings), with_voice=False)
-        qtbot.addWidget(app.window)
-        app.show()
-        made.append(app)
-        return app
-
-    yield make
-    for app in made:
-        qt_loop(app.close())
-
-
-def _type(qtbot, app: CompanionApp, text: str) -> None:
-    qtbot.keyClicks(app.window.text_box, text)
-    qtbot.keyClick(app.window.text_box, Qt.Key.Key_Return)
+    return lambda url: make_app(_config(tmp_path, url))
 
 
 def _event(app: CompanionApp, wanted) -> asyncio.Future:
@@ -60,7 +42,7 @@ def _users(scripted_brain) -> list[str]:
 
 
 def test_a_y_typed_after_her_reply_covered_a_jobs_card_answers_it_and_never_reaches_the_brain(
-        qtbot, tmp_path, scripted_brain, make_app, qt_loop):
+        qtbot, tmp_path, scripted_brain, start_app, qt_loop):
     scripted_brain.push(
         {"for": "tidy", "tool_calls": [{"name": "start_work", "arguments": {"task": "JOB: make a file"}}]},
         {"for": "tidy", "text": "[happy] On it, in the background, while we keep talking.",
@@ -68,7 +50,7 @@ def test_a_y_typed_after_her_reply_covered_a_jobs_card_answers_it_and_never_reac
         {"for": "JOB:", "tool_calls": [{"name": "shell", "arguments": {"command": "touch made-by-job"}}]},
         {"for": "JOB:", "text": "[happy] Made the file."},
     )
-    app = make_app(scripted_brain.url)
+    app = start_app(scripted_brain.url)
 
     async def scenario():
         await app.start()
@@ -94,13 +76,13 @@ def test_a_y_typed_after_her_reply_covered_a_jobs_card_answers_it_and_never_reac
 
 
 def test_a_typed_a_never_approves_a_card_that_cannot_be_remembered(
-        qtbot, tmp_path, scripted_brain, make_app, qt_loop):
+        qtbot, tmp_path, scripted_brain, start_app, qt_loop):
     (tmp_path / "workspace" / "old").mkdir(parents=True)
     scripted_brain.push(
         {"tool_calls": [{"name": "shell", "arguments": {"command": "rm -r old"}}]},
         {"text": "[neutral] Left it."},
     )
-    app = make_app(scripted_brain.url)
+    app = start_app(scripted_brain.url)
 
     async def scenario():
         await app.start()
@@ -143,8 +125,8 @@ def _destructive_card(qtbot, app, scripted_brain, tmp_path):
 
 
 def test_a_typed_yes_never_approves_a_destructive_card_and_says_to_click_and_a_click_does(
-        qtbot, tmp_path, scripted_brain, make_app, qt_loop):
-    app = make_app(scripted_brain.url)  # --no-voice: nothing to say, only to click
+        qtbot, tmp_path, scripted_brain, start_app, qt_loop):
+    app = start_app(scripted_brain.url)  # --no-voice: nothing to say, only to click
 
     async def scenario():
         card = await _destructive_card(qtbot, app, scripted_brain, tmp_path)
@@ -185,5 +167,5 @@ def test_hints_offer_spoken_answers_only_when_she_can_hear_them(qtbot, spoken, s
     assert card.hint.text() == hint
 
 
-def test_under_no_voice_the_window_offers_no_spoken_answers(scripted_brain, make_app):
-    assert make_app(scripted_brain.url).window.approvals.spoken_answers is False
+def test_under_no_voice_the_window_offers_no_spoken_answers(scripted_brain, start_app):
+    assert start_app(scripted_brain.url).window.approvals.spoken_answers is False

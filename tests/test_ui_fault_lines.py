@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import sys
-import threading
 from pathlib import Path
 
 import pytest
@@ -73,26 +72,13 @@ def test_mcp_servers_that_fail_at_start_are_one_banner_each_saying_what_and_how_
 
 def test_a_brain_that_answers_with_a_web_page_is_a_banner_with_the_fix_and_the_pill_says_so(
         qtbot, tmp_path, qt_loop):
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+    from test_fault_lines import answering_garbage
 
-    class WebPage(BaseHTTPRequestHandler):
-        def _answer(self) -> None:
-            self.rfile.read(int(self.headers.get("Content-Length") or 0))
-            body = b"<html><body>It works!</body></html>"
-            self.send_response(200)
-            self.send_header("Content-Type", "text/html")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+    with answering_garbage("html") as url:
+        _a_turn_against_a_garbage_brain(qtbot, tmp_path, qt_loop, url)
 
-        do_GET = do_POST = _answer
 
-        def log_message(self, *_args) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), WebPage)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+def _a_turn_against_a_garbage_brain(qtbot, tmp_path, qt_loop, url: str) -> None:
     (tmp_path / "workspace").mkdir()
     settings = with_overrides(Settings(), brain={"base_url": url}, tools={"workspace": str(tmp_path / "workspace")})
     app = CompanionApp(RunConfig(Paths.default(tmp_path / "config"), settings), with_voice=False)
@@ -115,8 +101,6 @@ def test_a_brain_that_answers_with_a_web_page_is_a_banner_with_the_fix_and_the_p
         assert f"My brain at {url} answered with a web page, not a chat reply." in app.window.captions.toPlainText()
     finally:
         qt_loop(app.close())
-        server.shutdown()
-        server.server_close()
 
 
 def test_a_damaged_voice_file_is_one_banner_naming_it_and_the_fix_and_typing_still_works(
