@@ -145,6 +145,7 @@ class CompanionApp(QObject):
         self.window.set_started(True)
         self.window.captions.load(self.companion.transcript())
         self.window.show_state("idle")
+        self._follow_personality()  # her face is the chosen personality's from the first frame
         self.times["core_ready"] = time.perf_counter()
         if self._waiting_text:
             self.send_text("\n".join(self._waiting_text))
@@ -445,6 +446,7 @@ class CompanionApp(QObject):
             self.companion.apply_settings(replace(settings, brain=self.companion.settings.brain))
         else:
             self._unkeyed_brain = settings.brain
+            self.window.brain_changed(settings.brain)  # the old address's Offline and banner go now
             self._spawn(self._apply_brain_with_key(settings.brain))
         self.window.face.set_character(self.companion.personality.current.face)
         old_voice, self._applied_voice = self._applied_voice, settings.voice
@@ -464,6 +466,7 @@ class CompanionApp(QObject):
         keyed = await asyncio.to_thread(with_api_key, replace(self.keeper.settings, brain=brain))
         if self.companion is not None and self._unkeyed_brain == brain:  # not superseded meanwhile
             self.companion.apply_settings(replace(self.keeper.settings, brain=keyed.brain))
+            await self._probe_brain()  # the new brain is asked now, not at the next message
 
     def _save(self, settings: Settings) -> None:
         try:

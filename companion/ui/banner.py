@@ -66,6 +66,9 @@ class Banner(QFrame):
         self.buttons: dict[str, QPushButton] = {}
         for title, callback in actions:
             button = QPushButton(title)
+            # Clicked, never tabbed to: Tab from her text box then Space opened Settings and
+            # the words being typed were lost (the window's own buttons are the same).
+            button.setFocusPolicy(Qt.FocusPolicy.NoFocus)
             button.clicked.connect(lambda _checked=False, cb=callback: cb())
             row.addWidget(button)
             self.buttons[title] = button
@@ -73,6 +76,7 @@ class Banner(QFrame):
         close.setText("✕")
         close.setToolTip("Dismiss")
         close.setAutoRaise(True)
+        close.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         close.clicked.connect(self.dismiss)
         row.addWidget(close)
         outer.addLayout(row)

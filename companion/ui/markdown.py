@@ -85,6 +85,10 @@ def _style_code_block(block, mono: QFont, color: QColor | None) -> None:
     fmt = QTextBlockFormat(block.blockFormat())
     fmt.setBackground(CODE_BACKGROUND)
     fmt.setLeftMargin(4)
+    # The reader marks code lines unbreakable: a long one ran past the bubble, cut off (the
+    # transcript never scrolls sideways). Wrapped, every character stays in sight; Copy copies
+    # the lines as they were.
+    fmt.setNonBreakableLines(False)
     cursor.setBlockFormat(fmt)
     cursor.movePosition(QTextCursor.MoveOperation.EndOfBlock, QTextCursor.MoveMode.KeepAnchor)
     char = QTextCharFormat()

@@ -30,6 +30,7 @@ from PySide6.QtGui import (
     QTextCursor,
     QTextDocument,
     QTextDocumentFragment,
+    QTextOption,
 )
 from PySide6.QtWidgets import QTextBrowser, QToolTip, QWidget
 
@@ -84,6 +85,9 @@ class TranscriptView(QTextBrowser):
         self.setOpenLinks(False)
         self.anchorClicked.connect(self._link)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        # Nothing scrolls sideways, so a long word or path in code wraps anywhere rather than
+        # running out of the bubble.
+        self.setWordWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
         self.setStyleSheet("QTextBrowser#transcript { background: #262a44; border: none; }")
         self._doc = self._new_document()
         self.setDocument(self._doc)

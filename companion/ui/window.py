@@ -281,7 +281,16 @@ class CompanionWindow(QMainWindow):
         if not interrupted and not self._brain_failed:
             self.banners.clear("brain")  # she reached her brain again
             self._update(offline="")
+        if interrupted:
+            self._core_expression = "neutral"  # stopped: no reply tag will replace the turn's face
         self._update(replying=False, tool="")
+
+    def brain_changed(self, brain: BrainSettings) -> None:
+        """New brain settings were saved: the old address's trouble is no longer known."""
+        self.brain = brain
+        self._brain_failed = False
+        self.banners.clear("brain")
+        self._update(offline="")
 
     # --- what the user does ---------------------------------------------------------------
     def _submit(self) -> None:

@@ -1,0 +1,133 @@
+"""The window's rough edges from issue 28, each as the user met it: long code in a reply, Tab from
+the text box, the face after Stop, the pill and banner after fixing the brain, the face at start."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+from dataclasses import replace
+
+import pytest
+from PySide6.QtCore import Qt
+from ui_loop import qt_gc_fixture, qt_loop_fixture, signal_future  # noqa: F401
+
+from companion import events as ev
+from companion.config import Paths, RunConfig, Settings, with_overrides
+from companion.persona.store import shipped_templates
+from companion.ui.app import CompanionApp
+from companion.ui.bridge import EventBridge
+from companion.ui.transcript import TranscriptView
+from companion.ui.window import CompanionWindow
+
+
+@pytest.fixture(autouse=True)
+def _collect_garbage_on_the_qt_thread(qt_gc):
+    """As in the app: no widget is ever collected in the middle of Qt's work."""
+
+
+@pytest.fixture
+def window(qtbot, qapp):
+    window = CompanionWindow()
+    qtbot.addWidget(window)
+    bridge = EventBridge()
+    bus = ev.EventBus()
+    bridge.attach(bus)
+    window.connect_bridge(bridge)
+    window.install_push_to_talk(qapp)
+    window.show()
+    window.activateWindow()
+    qtbot.waitUntil(window.isActiveWindow, timeout=2000)
+    window.bus, window.bridge = bus, bridge
+    return window
+
+
+def _emit(qtbot, window, *events) -> None:
+    with qtbot.waitSignal(window.bridge.event, timeout=2000, check_params_cb=lambda e: e is events[-1]):
+        for event in events:
+            window.bus.emit(event)
+
+
+def test_a_long_code_line_wraps_inside_the_bubble_and_copy_keeps_it_whole(qtbot):
+    view = TranscriptView()
+    qtbot.addWidget(view)
+    view.resize(320, 400)
+    view.show()
+    code = "print('" + "word " * 40 + "')\n" + "path = '/" + "x" * 160 + "'"
+    view.finish_reply(f"Here it is:\n\n```python\n{code}\n```")
+    qtbot.waitUntil(lambda: view.document().size().width() > 0, timeout=2000)
+    assert view.document().size().width() <= view.viewport().width() + 1  # nothing runs past the edge
+    assert "x" * 160 in view.toPlainText().replace("\u2028", "").replace("\n", "")
+    assert list(view._code.values()) == [code]  # Copy gives the lines as written
+
+
+def test_tab_from_the_text_box_never_lands_on_a_banner_and_space_keeps_typing(window, qtbot):
+    opened: list[str] = []
+    window.settings_requested.connect(opened.append)
+    window.show_error("brain", "unreachable", "I can't reach my brain.")
+    banner = window.banners.banner("brain")
+    assert banner is not None and banner.buttons
+    qtbot.keyClicks(window.text_box, "hello")
+    qtbot.keyClick(window.text_box, Qt.Key.Key_Tab)
+    focused = window.focusWidget()
+    assert focused not in (*banner.buttons.values(), *banner.findChildren(type(banner.buttons["Open Settings"])))
+    qtbot.keyClick(focused, Qt.Key.Key_Space)
+    assert opened == []
+    assert window.text_box.text().startswith("hello")
+
+
+def test_after_stop_her_face_leaves_the_turn_look(window, qtbot):
+    _emit(qtbot, window, ev.StateChanged("thinking"))
+    assert window.face.expression == "thinking"
+    _emit(qtbot, window, ev.TurnFinished("", "", interrupted=True), ev.StateChanged("idle"))
+    assert window.face.expression == "neutral"
+
+
+def _app(qtbot, tmp_path, **settings) -> CompanionApp:
+    base = with_overrides(Settings(), tools={"workspace": str(tmp_path / "workspace")},
+                          **{k: v for k, v in settings.items() if k != "personality"})
+    if "personality" in settings:
+        base = replace(base, personality=settings["personality"])
+    app = CompanionApp(RunConfig(Paths.default(tmp_path / "config"), base), with_voice=False)
+    qtbot.addWidget(app.window)
+    app.show()
+    return app
+
+
+def test_a_brain_fixed_in_settings_clears_offline_and_the_old_banner_at_once(qtbot, qt_loop, tmp_path,
+                                                                              scripted_brain, unused_port):
+    app = _app(qtbot, tmp_path, brain={"base_url": f"http://127.0.0.1:{unused_port}/v1"})
+    window = app.window
+
+    async def scenario():
+        await app.start()
+        await _background_work(app)  # the start-up probe of the brain
+        assert window.state_label.text().startswith("Offline")
+        assert str(unused_port) in window.banners.banner("brain").text()
+        settings = app.keeper.settings
+        app.keeper.apply(replace(settings, brain=replace(settings.brain, base_url=scripted_brain.url)))
+        # At once: the old address's banner and the Offline pill go with the save...
+        assert window.banners.banner("brain") is None
+        assert not window.state_label.text().startswith("Offline")
+        await _background_work(app)  # ...and the new brain is asked (key lookup, probe)
+        assert window.state_label.text() == "Ready" and window.banners.banner("brain") is None
+
+    try:
+        qt_loop(scenario())
+    finally:
+        qt_loop(app.close())
+
+
+async def _background_work(app: CompanionApp) -> None:
+    while pending := [t for t in app._tasks if not t.done()]:
+        await asyncio.gather(*pending, return_exceptions=True)
+
+
+def test_her_face_at_start_is_the_chosen_personalitys(qtbot, qt_loop, tmp_path, scripted_brain):
+    pip = tmp_path / "pip.md"
+    shutil.copy(shipped_templates()["gremlin"], pip)
+    app = _app(qtbot, tmp_path, brain={"base_url": scripted_brain.url}, personality=str(pip))
+    try:
+        qt_loop(app.start())
+        assert app.window.face.character.name == "pip"
+    finally:
+        qt_loop(app.close())
