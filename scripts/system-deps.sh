@@ -9,6 +9,7 @@ PACKAGES=(
   espeak-ng sox                                   # test speech
   bubblewrap                                      # the kernel sandbox every command runs in
   libseccomp2 slirp4netns                         # its seccomp filter; the internet (only) for approved commands
+  iproute2                                        # tests wire a stand-in internet (a veth into a network namespace)
   xvfb xauth libxcb-icccm4 libxcb-keysyms1 libxcb-cursor0 libxkbcommon-x11-0
   libegl1 libgl1 libxkbcommon0 libfontconfig1 libdbus-1-3  # Qt
   fonts-noto-color-emoji                          # emoji in the transcript

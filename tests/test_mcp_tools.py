@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from brain_harness import Recorder, make_config, registry_with, start_companion, tool
+from fake_internet import PUBLIC, fake_internet
 
 from companion.config import McpServerSettings, Settings, settings_from_dict, settings_to_dict
 from companion.events import ApprovalNeeded, EventBus, WorkChanged
@@ -260,28 +261,21 @@ async def test_a_server_runs_in_the_sandbox_writing_only_in_the_workspace_and_of
     finally:
         await manager.close()
 
-    # With the network it reaches the internet (here: this machine's own outside address, through
-    # the sandbox's slirp4netns), never her loopback.
-    outside_listener = socket.create_server((_own_address(), 0))
-    host, outside_port = outside_listener.getsockname()[:2]
+    # With the network it reaches the internet (here: a stand-in host in a network namespace of
+    # its own, through the sandbox's slirp4netns), never her loopback.
     online_server = notes_server(network=True, trusted=True)
     manager, registry = await started_manager(workspace, online_server)
     try:
         connect = registry.dispatchable("connect")
-        assert await connect.execute({"port": outside_port, "host": host}, context(workspace)) == "connected"
+        if os.geteuid() == 0:  # only root may wire up the stand-in internet
+            with fake_internet() as internet:
+                reached = await connect.execute({"port": internet.port, "host": PUBLIC}, context(workspace))
+                assert reached == "connected" and internet.accepted() == [PUBLIC]
         assert (await connect.execute({"port": port}, context(workspace))).startswith("no connection")
     finally:
         await manager.close()
         listener.close()
-        outside_listener.close()
     assert answer  # the refusal came back as a sentence for the model
-
-
-def _own_address() -> str:
-    """This machine's first non-loopback IPv4 address (no packet is sent to find it)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
-        probe.connect(("192.0.2.1", 9))
-        return probe.getsockname()[0]
 
 
 # --- failure ------------------------------------------------------------------------------

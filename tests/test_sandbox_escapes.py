@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from fake_internet import PUBLIC, fake_internet
 
 from companion.safety import sandbox
 from companion.safety.approval import Answer, ApprovalRequest, AuditLog, Decision
@@ -243,28 +244,6 @@ async def test_approved_code_and_commands_have_no_network_by_default(gate: Gate,
     assert not _connected(listener)
 
 
-def _own_address() -> str:
-    """This machine's first non-loopback IPv4 address (slirp reaches it like any other host)."""
-    probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    try:
-        probe.connect(("192.0.2.1", 9))  # no packet is sent: this only picks the outgoing address
-        address = probe.getsockname()[0]
-    finally:
-        probe.close()
-    assert not address.startswith("127."), "this machine has no non-loopback address to test with"
-    return address
-
-
-@pytest.fixture
-def outside_listener():
-    server = socket.socket()
-    server.bind((_own_address(), 0))
-    server.listen(8)
-    server.setblocking(False)
-    yield server
-    server.close()
-
-
 @pytest.fixture
 def abstract_listener():
     server = socket.socket(socket.AF_UNIX)
@@ -276,16 +255,16 @@ def abstract_listener():
     server.close()
 
 
-async def test_a_command_approved_with_the_internet_card_reaches_the_network_through_slirp(
-        gate: Gate, outside_listener: socket.socket) -> None:
-    host, port = outside_listener.getsockname()
+@pytest.mark.skipif(os.geteuid() != 0, reason="the stand-in internet is a network namespace only root may wire up")
+async def test_a_command_approved_with_the_internet_card_reaches_the_network_through_slirp(gate: Gate) -> None:
     ctx = ctx_for(gate, shell)
-    text = await shell.execute({"command": f"exec 3<>/dev/tcp/{host}/{port} && echo connected; "
-                                           "cat /etc/resolv.conf", "network": True}, ctx)
+    with fake_internet() as internet:
+        text = await shell.execute({"command": f"exec 3<>/dev/tcp/{PUBLIC}/{internet.port} && echo connected; "
+                                               "cat /etc/resolv.conf", "network": True}, ctx)
+        assert internet.accepted() == [PUBLIC]
     asked = gate.approver.asked[-1]
     assert "This needs the internet." in asked.reason and asked.saveable is False
     assert "connected" in text and "nameserver 10.0.2.3" in text, text
-    assert _connected(outside_listener)
     assert gate.audit.runs()[-1]["ran"]["network"] is True
 
 

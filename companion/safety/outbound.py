@@ -21,7 +21,10 @@ import fcntl
 import json
 import os
 import shutil
+import sys
 import time
+
+from companion.safety import fence
 
 __all__ = ["RESOLV_CONF", "Outbound", "OutboundError", "find_slirp"]
 
@@ -101,6 +104,7 @@ class Outbound:
         if ready != b"1":
             said = await self._said()
             raise OutboundError(f"The sandbox's internet connection could not be set up ({said}).")
+        await _fence(pid)
         # The command may run now.
         os.write(self._block_w, b"1")
         self._close_fd("_block_w")
@@ -135,6 +139,31 @@ class Outbound:
             with contextlib.suppress(OSError):
                 os.close(fd)
             setattr(self, name, None)
+
+
+async def _fence(pid: int) -> None:
+    """Put this computer and the local network out of the sandbox's reach (fence.py) before
+    its command runs; raises OutboundError when that can't be done (the call is then refused)."""
+    net = f"/proc/{pid}/ns/net"
+    try:
+        owner = _foreign_owner(net)
+    except OSError as exc:
+        raise OutboundError("The sandbox ended before its network could be set up.") from exc
+    argv = [sys.executable, "-I", fence.__file__, net, *([str(owner)] if owner is not None else [])]
+    try:
+        process = await asyncio.create_subprocess_exec(
+            *argv, pass_fds=(owner,) if owner is not None else (), stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE)
+    except OSError as exc:
+        raise OutboundError(f"I couldn't keep this computer out of the command's reach ({exc.strerror or exc}).") from exc
+    finally:
+        if owner is not None:
+            os.close(owner)
+    _out, said = await process.communicate("\n".join(fence.fenced_prefixes()).encode())
+    if process.returncode != 0:
+        detail = said.decode(errors="replace").strip().splitlines()
+        raise OutboundError("I couldn't keep this computer and its network out of the command's reach "
+                            f"({detail[-1] if detail else f'exit {process.returncode}'}).")
 
 
 async def _loopback_up(pid: int) -> None:

@@ -206,7 +206,7 @@ def prepare(bwrap: str, policy: SandboxPolicy, argv: Sequence[str]) -> Prepared:
             args += outbound.bwrap_args()
         # Always a network namespace of its own: with the internet, slirp4netns is its only way out.
         args.append("--unshare-net")
-        seccomp = filter_fd()
+        seccomp = filter_fd(read_only=not policy.writable)
         fds.append(seccomp)
         uid = SANDBOX_UID if os.geteuid() == 0 else os.geteuid()
         gid = SANDBOX_UID if os.geteuid() == 0 else os.getegid()

@@ -21,6 +21,7 @@ from __future__ import annotations
 import errno
 import functools
 import os
+import socket
 import stat
 import tempfile
 
@@ -50,8 +51,14 @@ class SeccompUnavailable(RuntimeError):
 
 
 @functools.cache
-def filter_program() -> bytes:
-    """The compiled BPF program (what bwrap's --seccomp reads), built once per process."""
+def filter_program(read_only: bool = False) -> bytes:
+    """The compiled BPF program (what bwrap's --seccomp reads), built once per process.
+
+    `read_only`: for a command that may only read (the workspace is mounted read-only), also
+    refuse to make a UNIX socket: a socket file's mode, not the mount, decides who may
+    connect, so a read-only mount still lets a process talk to whatever listens on a socket in
+    the workspace (a gpg-agent or ssh-agent in a home workspace, a language server), which can
+    change things for it. socketpair(2) stays: it only connects a process to itself."""
     try:
         import pyseccomp as sc
     except (ImportError, OSError) as exc:  # OSError: libseccomp.so.2 itself is missing
@@ -75,6 +82,8 @@ def filter_program() -> bytes:
             name = _number(sc, call)
             if name is not None:
                 rules.add_rule(sc.ERRNO(errno.ENOSYS), name)
+        if read_only:
+            rules.add_rule(sc.ERRNO(errno.EACCES), "socket", sc.Arg(0, sc.EQ, socket.AF_UNIX))
         with tempfile.TemporaryFile() as out:
             rules.export_bpf(out)
             out.seek(0)
@@ -83,10 +92,10 @@ def filter_program() -> bytes:
         raise SeccompUnavailable(f"the seccomp filter could not be built ({exc})") from exc
 
 
-def filter_fd() -> int:
+def filter_fd(read_only: bool = False) -> int:
     """A fresh file descriptor holding the program, positioned at its start, for bwrap to read."""
     fd = os.memfd_create("companion-seccomp", os.MFD_CLOEXEC)
-    os.write(fd, filter_program())
+    os.write(fd, filter_program(read_only))
     os.lseek(fd, 0, os.SEEK_SET)
     return fd
 

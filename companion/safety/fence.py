@@ -1,0 +1,110 @@
+"""Keep this computer and its local network out of a networked sandbox's reach: prohibit routes.
+
+slirp4netns carries a connection to any address the sandbox names, including this computer's
+own outside address (where a service listening on 0.0.0.0 answers) and the machines on the
+local network (a router's admin page, a printer, a NAS). "The internet only" means those are
+out of reach, so before the command runs, its network namespace gets a `prohibit` route for
+every address of this computer and for the private, link-local, shared and multicast
+ranges; a connection there fails with "Permission denied". slirp's own 10.0.2.0/24 (its
+gateway, which `--disable-host-loopback` already refuses, and its DNS forwarder) keeps its
+more specific route. The command can't remove the routes: it has no capabilities in its
+namespaces and may not make new ones.
+
+Run as a program (`python -I fence.py NETNS [USERNS_FD] < prefixes`), stdlib only, because
+entering another user namespace (needed when she is not root) is refused to a process with
+threads. It speaks rtnetlink itself: iproute2 is not on every machine that has slirp4netns.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ipaddress
+import os
+import socket
+import struct
+import sys
+
+__all__ = ["FENCED_RANGES", "fenced_prefixes", "host_addresses", "main"]
+
+FENCED_RANGES = ("0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16",
+                 "172.16.0.0/12", "192.168.0.0/16", "224.0.0.0/3")
+"""This host, private networks (RFC 1918), shared address space (CGNAT), link-local (cloud
+metadata at 169.254.169.254), multicast and the reserved block above it."""
+
+_CLONE_NEWUSER = 0x10000000
+_CLONE_NEWNET = 0x40000000
+_RTM_NEWROUTE = 24
+_NLM_F_REQUEST, _NLM_F_ACK, _NLM_F_EXCL, _NLM_F_CREATE = 0x1, 0x4, 0x200, 0x400
+_NLMSG_ERROR = 2
+_RT_TABLE_MAIN, _RTPROT_STATIC, _RT_SCOPE_UNIVERSE, _RTN_PROHIBIT = 254, 4, 0, 8
+_RTA_DST = 1
+
+
+def host_addresses(fib_trie: str = "/proc/net/fib_trie") -> list[str]:
+    """Every IPv4 address of this computer (the kernel's LOCAL /32 entries), loopback aside."""
+    found: list[str] = []
+    last = ""
+    try:
+        with open(fib_trie, encoding="ascii", errors="replace") as table:
+            for line in table:
+                text = line.strip()
+                if text.startswith(("|--", "+--")):
+                    last = text.split()[1]
+                elif text == "/32 host LOCAL" and last and not last.startswith("127.") and last not in found:
+                    found.append(last)
+    except OSError:
+        pass
+    return found
+
+
+def fenced_prefixes() -> list[str]:
+    """The ranges above and this computer's own addresses, each as a prefix."""
+    prefixes = list(FENCED_RANGES)
+    for address in host_addresses():
+        if not any(ipaddress.ip_address(address) in ipaddress.ip_network(net) for net in FENCED_RANGES):
+            prefixes.append(f"{address}/32")
+    return prefixes
+
+
+def _route(prefix: str, sequence: int) -> bytes:
+    network = ipaddress.IPv4Network(prefix)
+    # struct rtmsg: family, dst_len, src_len, tos, table, protocol, scope, type, flags
+    body = struct.pack("=BBBBBBBBI", socket.AF_INET, network.prefixlen, 0, 0, _RT_TABLE_MAIN,
+                       _RTPROT_STATIC, _RT_SCOPE_UNIVERSE, _RTN_PROHIBIT, 0)
+    body += struct.pack("=HH", 8, _RTA_DST) + network.network_address.packed
+    flags = _NLM_F_REQUEST | _NLM_F_ACK | _NLM_F_CREATE | _NLM_F_EXCL
+    return struct.pack("=IHHII", 16 + len(body), _RTM_NEWROUTE, flags, sequence, 0) + body
+
+
+def _setns(fd: int, kind: int) -> None:
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.setns(fd, kind) != 0:
+        number = ctypes.get_errno()
+        raise OSError(number, os.strerror(number))
+
+
+def main(argv: list[str]) -> int:
+    """Enter the namespace at argv[0] (through the user namespace on descriptor argv[1], if
+    given) and add a prohibit route for each prefix read from stdin; exit 0 when all are in."""
+    if len(argv) > 1:
+        _setns(int(argv[1]), _CLONE_NEWUSER)  # a user is no one in the sandbox's network otherwise
+    net = os.open(argv[0], os.O_RDONLY | os.O_CLOEXEC)
+    _setns(net, _CLONE_NEWNET)
+    with socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, socket.NETLINK_ROUTE) as link:
+        for sequence, prefix in enumerate(sys.stdin.read().split(), start=1):
+            link.send(_route(prefix, sequence))
+            reply = link.recv(4096)
+            _length, kind, _flags, _seq, _pid = struct.unpack_from("=IHHII", reply)
+            code = struct.unpack_from("=i", reply, 16)[0] if kind == _NLMSG_ERROR else 0
+            if code != 0:
+                print(f"route to {prefix}: {os.strerror(-code)}", file=sys.stderr)
+                return 1
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main(sys.argv[1:]))
+    except OSError as exc:
+        print(exc.strerror or str(exc), file=sys.stderr)
+        sys.exit(1)

@@ -1,0 +1,76 @@
+"""A host "on the internet" for networked-sandbox tests: a network namespace behind a veth pair.
+
+There is no internet in CI, and this machine's own addresses are (rightly) out of a networked
+sandbox's reach, so "the internet" is another network namespace holding a public-looking
+address (203.0.113.2, TEST-NET-3) and a private one (192.168.77.2, a machine on the LAN), with
+a TCP listener on both. Needs root and iproute2 (scripts/system-deps.sh).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+PUBLIC = "203.0.113.2"
+"""An address slirp should carry a networked command to."""
+LAN = "192.168.77.2"
+"""A machine on the local network: out of reach."""
+HOST_SIDE = "203.0.113.1"
+"""This computer's own address on the link: out of reach too (it is this computer)."""
+
+_SERVER = r"""
+import socket, sys
+sys.stdin.readline()  # the addresses are up
+server = socket.create_server(("0.0.0.0", 0))
+print(server.getsockname()[1], flush=True)
+while True:
+    conn, peer = server.accept()
+    print("ACCEPTED", conn.getsockname()[0], flush=True)
+    conn.close()
+"""
+
+
+@dataclass
+class Internet:
+    port: int
+    process: subprocess.Popen[str]
+
+    def accepted(self) -> list[str]:
+        """The addresses a connection arrived at (ends the listener; call once, at the end)."""
+        self.process.kill()
+        out, _ = self.process.communicate(timeout=5)
+        return [line.split()[1] for line in out.splitlines() if line.startswith("ACCEPTED")]
+
+
+def _ip(*args: str) -> None:
+    subprocess.run(["ip", *args], check=True, capture_output=True, text=True)
+
+
+@contextmanager
+def fake_internet() -> Iterator[Internet]:
+    """Start the far side and wire it to this computer; everything is removed on the way out."""
+    process = subprocess.Popen(["unshare", "--net", sys.executable, "-c", _SERVER], stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, text=True)
+    here = f"rt{os.getpid() % 100000}h"
+    try:
+        _ip("link", "add", here, "type", "veth", "peer", "name", "far", "netns", str(process.pid))
+        _ip("addr", "add", f"{HOST_SIDE}/24", "dev", here)
+        _ip("addr", "add", "192.168.77.1/24", "dev", here)
+        _ip("link", "set", here, "up")
+        inside = ["nsenter", f"--net=/proc/{process.pid}/ns/net", "ip"]
+        for args in (["addr", "add", f"{PUBLIC}/24", "dev", "far"], ["addr", "add", f"{LAN}/24", "dev", "far"],
+                     ["link", "set", "far", "up"], ["link", "set", "lo", "up"]):
+            subprocess.run([*inside, *args], check=True, capture_output=True)
+        assert process.stdin is not None and process.stdout is not None
+        process.stdin.write("go\n")
+        process.stdin.flush()
+        yield Internet(int(process.stdout.readline()), process)
+    finally:
+        subprocess.run(["ip", "link", "del", here], capture_output=True)
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
