@@ -1,0 +1,68 @@
+"""The window with her real voice, When called: the tray's menu starts the wake-word detector in
+the running voice, a question nobody called her for reaches no brain, and the same kind of
+question said while push-to-talk is held is answered (private PulseAudio, real models)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from audio_env import espeak_wav, speech_wav
+from ui_loop import qt_gc_fixture, qt_loop_fixture  # noqa: F401 (fixtures)
+
+from companion.config import Paths, RunConfig, Settings, with_overrides
+from companion.ui.app import CompanionApp
+
+
+@pytest.fixture(autouse=True)
+def _collect_garbage_on_the_qt_thread(qt_gc):
+    """As in the app: no widget is ever collected in the middle of Qt's work."""
+
+
+async def until(condition, timeout: float = 40.0) -> None:
+    async def poll() -> None:
+        while not condition():
+            await asyncio.sleep(0.05)
+
+    await asyncio.wait_for(poll(), timeout)
+
+
+def test_when_called_in_the_window_only_push_to_talk_or_a_call_reaches_her(
+        qtbot, tmp_path, scripted_brain, pulse_audio, piper_voice, qt_loop):
+    scripted_brain.push({"text": "Paris."})
+    settings = with_overrides(Settings(), brain={"base_url": scripted_brain.url},
+                              tools={"workspace": str(tmp_path / "workspace")})
+    app = CompanionApp(RunConfig(Paths.default(tmp_path / "config"), settings))
+    qtbot.addWidget(app.window)
+    app.show()
+    room = espeak_wav(tmp_path / "room.wav", "What is the capital of Spain?")
+    question = speech_wav(tmp_path / "q.wav", piper_voice, "What is the capital of France?", tail_s=1.0)
+
+    async def scenario():
+        await app.start()
+        await app.voice_started.wait()
+        voice = app.voice
+        calling = voice.loop.calling
+        assert calling.wake is None  # Always answer: no detector runs
+        app.tray.mode_actions["called"].trigger()
+        assert app.voice is voice and calling.wake is not None and calling.wake.name == "okay_nabu"
+        await until(lambda: app.window.state_label.text().startswith("Dozing: say"), 10)
+        assert app.window.state_label.text() == "Dozing: say \u201cMira\u201d or \u201cOkay Nabu\u201d"
+
+        player = pulse_audio.play_into_mic(room)
+        await asyncio.to_thread(player.wait, 30)
+        await until(lambda: len(calling.verdicts) >= 1)
+        assert scripted_brain.requests == [] and calling.verdicts[-1].reason == "not-called"
+
+        app.window.push_to_talk.emit(True)
+        player = pulse_audio.play_into_mic(question)
+        await asyncio.to_thread(player.wait, 30)
+        app.window.push_to_talk.emit(False)
+        await until(lambda: len(scripted_brain.requests) == 1)
+        return [v.reason for v in calling.verdicts]
+
+    try:
+        reasons = qt_loop(scenario(), timeout=120)
+    finally:
+        qt_loop(app.close())
+    assert reasons == ["not-called", "called"]
