@@ -131,3 +131,28 @@ def test_her_face_at_start_is_the_chosen_personalitys(qtbot, qt_loop, tmp_path, 
         assert app.window.face.character.name == "pip"
     finally:
         qt_loop(app.close())
+
+
+def test_after_a_card_is_approved_the_pill_names_the_tool_again(window, qtbot):
+    _emit(qtbot, window, ev.StateChanged("thinking"), ev.ToolStarted("run_command", "c1", {}),
+          ev.StateChanged("working"))
+    assert window.state_label.text() == "Working: run_command"
+    _emit(qtbot, window, ev.StateChanged("waiting"))
+    assert window.state_label.text() == "Waiting for your OK"
+    _emit(qtbot, window, ev.StateChanged("working"))  # the yes: the command runs
+    assert window.state_label.text() == "Working: run_command"
+
+
+def test_the_template_list_shows_who_each_template_is(qtbot, tmp_path):
+    from companion.config import Paths
+    from companion.tools.registry import Registry
+    from companion.ui.settings_dialog import SettingsDialog
+    from companion.ui.settings_keeper import SettingsKeeper
+
+    dialog = SettingsDialog(SettingsKeeper(Paths.default(tmp_path), Settings()), Registry(),
+                            templates=shipped_templates())
+    qtbot.addWidget(dialog)
+    box = dialog.personality.template
+    shown = {box.itemData(i): box.itemText(i) for i in range(box.count())}
+    assert shown == {"butler": "Jeeves (butler)", "default": "Mira (default)", "gremlin": "Pip (gremlin)"}
+    assert box.currentData() == "default"

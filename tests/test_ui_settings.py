@@ -187,7 +187,7 @@ def test_switching_to_a_template_uses_a_copy_of_it(qtbot, paths, registry):
     templates = shipped_templates()
     dialog = _dialog(qtbot, paths, registry, templates=templates)
     other = next(name for name in templates if name != "default")
-    dialog.personality.template.setCurrentText(other)
+    dialog.personality.template.setCurrentIndex(dialog.personality.template.findData(other))
     dialog.personality.use_template()
     dialog.accept()
     chosen = load_settings(paths).settings.personality

@@ -163,10 +163,11 @@ def test_the_personality_tab_preselects_the_template_in_use_and_copies_only_on_s
     other = next(name for name in templates if name != "default")
     copy = tmp_path / f"personality-{other}.md"
     dialog = dialog_for(templates=templates, settings=Settings(personality=str(copy)))
-    assert dialog.personality.template.currentText() == other
-    dialog.personality.template.setCurrentText("default")
+    box = dialog.personality.template
+    assert box.currentData() == other
+    box.setCurrentIndex(box.findData("default"))
     dialog.personality.use_template()
-    dialog.personality.template.setCurrentText(other)
+    box.setCurrentIndex(box.findData(other))
     dialog.personality.use_template()
     assert not copy.exists()  # nothing is written before Save
     dialog.reject()

@@ -268,6 +268,17 @@ class VoiceTab(QWidget):
         return self.push_to_talk.key_text() or DEFAULT_KEY
 
 
+def _character_name(path: Path) -> str:
+    """The `name:` a personality template gives her ("" when it can't be read)."""
+    from companion.persona import parse_personality
+
+    try:
+        personality, _problems = parse_personality(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return ""
+    return getattr(personality, "name", "") or ""
+
+
 def hearing_engines() -> list[tuple[str, str]]:
     """Hearing engines installed besides Whisper, as (label, voice.hearing_model value)."""
     from companion.voice.models import MOONSHINE, moonshine_installed
@@ -300,11 +311,13 @@ class PersonalityTab(QWidget):
         self.file_label.setWordWrap(True)
         self.file_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.template = QComboBox()
-        for name in templates:
-            self.template.addItem(name)
+        for name, path in templates.items():
+            # Who she becomes, with the file it comes from ("Pip (gremlin)"); the item's data
+            # is the template's name.
+            self.template.addItem(f"{_character_name(path) or name} ({name})", name)
         current = self._template_in_use()
         if current is not None:
-            self.template.setCurrentText(current)
+            self.template.setCurrentIndex(self.template.findData(current))
         self._pending: str | None = None
         """A template chosen but not yet copied (that happens on Save)."""
         use = QPushButton("Use this template")
@@ -345,7 +358,7 @@ class PersonalityTab(QWidget):
         "default" means her usual personality.md; other templates get their own file, so
         switching never overwrites edits the user made to another personality.
         """
-        name = self.template.currentText()
+        name = self.template.currentData()
         self._pending = None if name == "default" else name
         self._chosen = "" if name == "default" else str(self._copy_path(name))
         self.file_label.setText(self._file_text())

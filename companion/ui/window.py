@@ -207,7 +207,8 @@ class CompanionWindow(QMainWindow):
             # A new turn: the last reply's face (happy, sad…) is over.
             self._show_expression("thinking")
         changes: dict = {"core": state}
-        if state not in BUSY:
+        # Waiting for an OK is inside the tool's run: its name must still be there after the yes.
+        if state not in (*BUSY, "waiting"):
             changes.update(replying=False, tool="")
         self._update(**changes)
 
