@@ -220,3 +220,18 @@ async def test_a_bare_wake_word_gets_yes_and_the_question_after_it_is_answered(
     her_voice = hearing.transcribe_sync(resample(session.sink.audio(), session.sink.rate, 16_000)).lower()
     assert her_voice.index("yes") < her_voice.index("paris"), her_voice
     assert attention[:2] == ["dozing", "attentive"]
+
+
+async def test_a_bare_wake_word_gets_a_chime_when_chosen(tmp_path, scripted_brain, piper_voice, hearing):
+    wav = conversation(tmp_path / "q.wav", said(piper_voice, "Okay Nabu."), 3.0)
+
+    session, _companion, _ = await run_file(tmp_path, scripted_brain, piper_voice, hearing, wav,
+                                            voice=replace(CALLED, called_cue="chime"))
+
+    played = session.sink.audio()
+    sounding = np.flatnonzero(np.abs(played) > 0.01)
+    assert sounding.size, "nothing was played"
+    cue = played[sounding[0]: sounding[0] + int(0.1 * session.sink.rate)]
+    peak_hz = np.argmax(np.abs(np.fft.rfft(cue))) * session.sink.rate / cue.size
+    assert abs(peak_hz - 660) < 30, peak_hz
+    assert scripted_brain.requests == []
