@@ -4,6 +4,7 @@ saves the mode, the wake word, the window and the cue, and the tray's menu sets 
 from __future__ import annotations
 
 import tomllib
+from dataclasses import replace
 
 import pytest
 from PySide6.QtWidgets import QGroupBox
@@ -107,6 +108,11 @@ def test_the_tray_menu_sets_the_mode_and_follows_the_mute_button(qtbot, tmp_path
         assert app.window.mute_button.isChecked() and app.keeper.settings.voice.mode == "muted"
         app.window.mute_button.click()  # unmuted: back to When called
         assert app.keeper.settings.voice.mode == "called" and tray.mode_actions["called"].isChecked()
+        # Muted chosen in Settings: the Mute button follows.
+        app.keeper.apply(replace(app.keeper.settings, voice=app.keeper.settings.voice.with_mode("muted")))
+        assert app.window.mute_button.isChecked() and tray.mode_actions["muted"].isChecked()
+        app.keeper.apply(replace(app.keeper.settings, voice=app.keeper.settings.voice.with_mode("called")))
+        assert not app.window.mute_button.isChecked() and tray.mode_actions["called"].isChecked()
     finally:
         qt_loop(app.close())
     assert load_settings(paths).settings.voice.listening == "called"

@@ -43,6 +43,9 @@ class ListeningControls:
         app = self.app
         settings = app.keeper.settings
         app.tray.show_mode(settings.voice.mode)
+        if app.window.mute_button.isChecked() != settings.voice.muted:
+            # "Muted" chosen in Settings: the Mute button (and her microphone) follow.
+            app.window.set_muted(settings.voice.muted)
         companion = getattr(app, "companion", None)
         store = getattr(companion, "personality", None)
         name = store.current.name if store is not None else ""
