@@ -52,6 +52,7 @@ def test_a_yes_typed_after_her_reply_streamed_over_a_jobs_question_answers_it(tm
         assert "touch made-by-job" in again and "you> " not in again
         os.write(master, b"y\n")
         read_until(master, "Made the file")
+        read_until(master, "you> ")  # after the job's output, the prompt is the last line again
         os.write(master, b"/quit\n")
         assert child.wait(timeout=30) == 0
     finally:
@@ -87,7 +88,7 @@ def test_two_pending_questions_queue_visibly_and_each_answer_goes_to_the_one_sho
         shown += read_until(master, "Allow?")
         assert f"touch made-by-{second}" in shown
         os.write(master, b"n\n")
-        seen = ""
+        seen += shown  # the first answer's results may have been printed already
         while "Job finished." not in seen or "Both handled." not in seen:
             seen += read_until(master, "[say]")
         os.write(master, b"/quit\n")

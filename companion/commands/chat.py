@@ -15,6 +15,8 @@ if TYPE_CHECKING:
     from companion.events import Event
 
 PROMPT = "you> "
+REPROMPT_AFTER_S = 0.3
+"""Quiet after output between turns before the prompt is printed again (a burst prints it once)."""
 SAID_STAGES = ("brain", "work")
 """Faults whose sentence she also says (printed as [say]): not printed twice as [error]."""
 
@@ -122,14 +124,32 @@ async def _interactive(companion, transcript: Transcript) -> bool:
     answers = approver if hasattr(approver, "offer") else None
     if answers is not None:
         answers.reading_elsewhere = True
-        transcript.on_print = answers.written_over
     lines = TerminalLines(sys.stdin)
-    state = {"idle": True}
+    loop = asyncio.get_running_loop()
+    state: dict = {"idle": True, "at_prompt": False, "again": None}
 
     def prompt() -> None:
         # A pending question takes the prompt's place (re-printed if her reply covered it).
+        state["at_prompt"] = False
         if interactive and not (answers is not None and answers.show_again()):
             print(PROMPT, end="", flush=True)
+            state["at_prompt"] = True
+
+    def printed() -> None:
+        """Before the transcript prints a line."""
+        if answers is not None:
+            answers.written_over()
+        if state["at_prompt"]:
+            print(flush=True)  # her line starts on a line of its own, not after `you> `
+            state["at_prompt"] = False
+        if state["idle"] and interactive:
+            # Output between turns (a background job, a reminder): once it settles, the
+            # prompt (or the pending question) is the last line again.
+            if state["again"] is not None:
+                state["again"].cancel()
+            state["again"] = loop.call_later(REPROMPT_AFTER_S, prompt)
+
+    transcript.on_print = printed
 
     def route(line: str | None) -> bool:
         if answers is None or not answers.offer(line):
@@ -138,7 +158,7 @@ async def _interactive(companion, transcript: Transcript) -> bool:
             prompt()  # the last question was answered while chat sat at its prompt
         return True
 
-    lines.start(asyncio.get_running_loop(), route)
+    lines.start(loop, route)
     try:
         prompt()
         while True:
@@ -150,6 +170,8 @@ async def _interactive(companion, transcript: Transcript) -> bool:
                 break
             if text:
                 state["idle"] = False
+                if state["again"] is not None:
+                    state["again"].cancel()
                 try:
                     result = await companion.ask(text, Channel.TEXT)
                 finally:
@@ -157,8 +179,9 @@ async def _interactive(companion, transcript: Transcript) -> bool:
                 failed = failed or result.error is not None
             prompt()
     finally:
-        if answers is not None:
-            transcript.on_print = None
+        transcript.on_print = None
+        if state["again"] is not None:
+            state["again"].cancel()
     return failed
 
 
