@@ -23,10 +23,10 @@ from companion.config import Settings
 from companion.errors import CompanionError, could_not_save
 from companion.events import ErrorOccurred, EventBus
 from companion.logs import details_hint
-from companion.safety.answers import how_to_consent, typed_answer
 from companion.tools.context import Channel
 from companion.ui.app_listening import ListeningControls
 from companion.ui.bridge import EventBridge
+from companion.ui.card_answers import answer_card
 from companion.ui.desktop import DesktopPresence
 from companion.ui.settings_keeper import SettingsKeeper
 from companion.ui.tray import TrayIcon
@@ -35,8 +35,6 @@ from companion.voice.controller import VoiceController
 
 log = logging.getLogger(__name__)
 
-TYPED_LETTERS = {"y": "yes", "n": "no", "a": "always"}
-"""The one-letter answers `companion chat` takes, read the same way in the text box."""
 RESTART_VOICE_FIELDS = ("input_device", "output_device", "hearing", "speaking", "hearing_model", "voice")
 
 
@@ -291,30 +289,8 @@ class CompanionApp(QObject):
 
     def _answers_a_card(self, text: str, *, typed: bool = False) -> bool:
         """A "yes" or "no" (typed, or heard by the voice loop) while a card is open answers the
-        card: it must not start a new turn, which would cancel the one waiting for the answer.
-        A typed message counts only when it is nothing but the answer; the terminal's y / n / a
-        work here too."""
-        words = text
-        card = self.window.approvals.newest_open()
-        letter = text.strip().lower()
-        if typed and card is not None and letter in TYPED_LETTERS:
-            if letter == "a" and not card.request.saveable:
-                self.window.captions.add_heard(text, spoken=False)
-                self.window.captions.add_notice("I can't remember this one; it always asks. "
-                                                "Answer yes or no on the card.")
-                return True
-            words = TYPED_LETTERS[letter]
-        reply = typed_answer(words) if typed and card is not None else None
-        if reply is not None and reply[0] == "approved" and card.destructive and card.is_armed():
-            # A typed yes never runs a command that can destroy data: a click does (or the
-            # explicit phrase, said aloud). The text box may hold words meant for something else.
-            self.window.captions.add_heard(text, spoken=False)
-            self.window.captions.add_notice(how_to_consent(voice=self.window.approvals.spoken_answers))
-            return True
-        if not self.window.approvals.answer_words(words, typed=typed):
-            return False
-        self.window.captions.add_heard(text, spoken=not typed)
-        return True
+        card: it must not start a new turn, which would cancel the one waiting for the answer."""
+        return answer_card(self.window.approvals, self.window.captions, text, typed=typed)
 
     def set_muted(self, muted: bool) -> None:
         if self.voice is not None:
