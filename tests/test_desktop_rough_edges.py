@@ -156,3 +156,41 @@ def test_the_template_list_shows_who_each_template_is(qtbot, tmp_path):
     shown = {box.itemData(i): box.itemText(i) for i in range(box.count())}
     assert shown == {"butler": "Jeeves (butler)", "default": "Mira (default)", "gremlin": "Pip (gremlin)"}
     assert box.currentData() == "default"
+
+
+@pytest.mark.parametrize("text_scale", [1.0, 1.25])
+def test_no_setting_is_clipped_at_the_default_size_and_at_125_percent_text(qtbot, qapp, tmp_path, text_scale):
+    from PySide6.QtWidgets import QAbstractButton, QLabel
+
+    from companion.config import Paths
+    from companion.tools.registry import discover
+    from companion.ui.settings_dialog import SettingsDialog
+    from companion.ui.settings_keeper import SettingsKeeper
+
+    font = qapp.font()
+    bigger = qapp.font()
+    bigger.setPointSizeF(font.pointSizeF() * text_scale)  # as a desktop set to 125 % text
+    qapp.setFont(bigger)
+    try:
+        dialog = SettingsDialog(SettingsKeeper(Paths.default(tmp_path), Settings()), discover(),
+                                templates=shipped_templates(), devices=[])
+        qtbot.addWidget(dialog)
+        dialog.show()  # at its own default size
+        clipped = []
+        for index in range(dialog.tabs.count()):
+            dialog.tabs.setCurrentIndex(index)
+            page = dialog.tabs.widget(index)
+            qtbot.waitExposed(dialog)
+            for widget in (*page.findChildren(QLabel), *page.findChildren(QAbstractButton)):
+                if not widget.isVisible() or (isinstance(widget, QLabel) and widget.wordWrap()):
+                    continue
+                if widget.width() < widget.sizeHint().width():
+                    clipped.append((dialog.tabs.tabText(index), widget.text(), widget.width(), widget.sizeHint().width()))
+        assert clipped == []
+        assert dialog.height() <= 720  # fits a laptop screen: the Voice tab scrolls instead
+        tree = dialog.toolsets
+        for column in (0, 2):  # names and risks whole; what a tool does wraps
+            assert tree.columnWidth(column) >= tree.sizeHintForColumn(column)
+        assert tree.wordWrap()
+    finally:
+        qapp.setFont(font)

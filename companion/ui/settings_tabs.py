@@ -17,12 +17,14 @@ from PySide6.QtWidgets import (
     QComboBox,
     QDoubleSpinBox,
     QFormLayout,
+    QFrame,
     QGroupBox,
     QHBoxLayout,
     QLabel,
     QLineEdit,
     QProgressBar,
     QPushButton,
+    QScrollArea,
     QSpinBox,
     QVBoxLayout,
     QWidget,
@@ -132,8 +134,19 @@ class VoiceTab(QWidget):
         voice = settings.voice
         self._voice = voice
         self._sections: dict[str, QFormLayout] = {}
-        self._column = QVBoxLayout(self)
+        # The sections scroll: stacked in the dialog they were taller than a laptop screen, and
+        # squeezed to fit they clipped their labels.
+        sections = QWidget()
+        self._column = QVBoxLayout(sections)
         self._column.addStretch(1)
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.Shape.NoFrame)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        scroll.setWidget(sections)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.addWidget(scroll)
         self.input = self._device_box(devices, "max_input_channels", voice.input_device)
         self.output = self._device_box(devices, "max_output_channels", voice.output_device)
         self.level = QProgressBar()

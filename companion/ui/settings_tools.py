@@ -12,6 +12,7 @@ from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import (
     QCheckBox,
     QHBoxLayout,
+    QHeaderView,
     QLabel,
     QPushButton,
     QScrollArea,
@@ -76,8 +77,15 @@ class ToolsetsTab(QTreeWidget):
                 child.setFlags(Qt.ItemFlag.ItemIsEnabled)
                 item.addChild(child)
         self.expandAll()
-        self.setColumnWidth(0, 150)
-        self.setColumnWidth(1, 300)
+        # Names and risks get the width they need (they were cut at 150 px and at larger text);
+        # what a tool does takes the rest and wraps onto more lines.
+        header = self.header()
+        header.setStretchLastSection(False)
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(2, QHeaderView.ResizeMode.ResizeToContents)
+        self.setWordWrap(True)
+        self.setUniformRowHeights(False)
 
     def add_family(self, family: str, note: str, *, on: bool = True) -> QTreeWidgetItem:
         """A family row (a switch) with a line about it; its tools go under it."""
