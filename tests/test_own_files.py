@@ -156,16 +156,17 @@ async def test_an_approved_command_in_a_home_workspace_sees_none_of_her_folders(
     state.mkdir(parents=True)
     cache.mkdir(parents=True)
     (state / "companion.log").write_text("a secret in her log\n")
+    (home / "Documents").mkdir()  # the home's own top is read-only to commands (sandbox.py)
     config, data = home / ".config" / "companion", home / ".local" / "share" / "companion"
     gate = build_gate(home, config / "approvals.toml", data, approver=Approves())
     ctx = ToolContext(workspace=home, data_dir=data, budget_s=30, services={"gate": gate},
                       tool="shell", risk=shell.RISK)
     text = await shell.execute({"command": "cat .local/state/companion/companion.log; "
-                                           "echo x > .cache/companion/planted; echo mine > note.txt"}, ctx)
+                                           "echo x > .cache/companion/planted; echo mine > Documents/note.txt"}, ctx)
     await gate.close()
     assert "a secret in her log" not in text, text
     assert not (cache / "planted").exists()
-    assert (home / "note.txt").read_text() == "mine\n"
+    assert (home / "Documents" / "note.txt").read_text() == "mine\n"
 
 
 def _chat(home: Path, url: str, *args: str, stdin: str = "") -> subprocess.CompletedProcess:

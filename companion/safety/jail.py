@@ -27,6 +27,7 @@ __all__ = [
     "JailError",
     "JailedPath",
     "check_workspace",
+    "check_writable",
     "ensure_workspace",
     "jailed",
     "resolve_in_workspace",
@@ -125,6 +126,28 @@ def resolve_in_workspace(workspace: Path, raw: object, *, allow_root: bool = Tru
         # which can leave a link (even one pointing out) in the "resolved" path. Refuse it.
         raise JailError("path_loop", "That path goes round a symlink loop, so I can't use it.")
     return resolved
+
+
+HOME_SETTINGS_SENTENCE = ("That's one of the hidden settings files in your home folder, which your programs "
+                          "read and run (at login, in every terminal), so I don't change those from here.")
+GIT_SENTENCE = ("That's inside a .git folder, where git keeps the settings and hooks it runs for you, "
+                "so I don't change it from here.")
+
+
+def check_writable(root: Path, resolved: Path) -> None:
+    """Refuse a write that would plant something the user runs later without asking.
+
+    In a workspace that holds the home folder: the home's hidden files and folders (~/.bashrc,
+    ~/.profile, ~/.config/autostart, ~/.ssh, ~/.gitconfig); anywhere: a `.git` folder's
+    insides (its hooks and config run at the user's next `git commit`). The sandbox holds
+    commands to the same rule in the home (sandbox.py); `resolved` is inside `root`.
+    """
+    home = Path(os.path.realpath(Path.home()))
+    if home != Path("/") and resolved != home and resolved.is_relative_to(home) and \
+            (home == root or home.is_relative_to(root)) and resolved.relative_to(home).parts[0].startswith("."):
+        raise JailError("path_is_home_settings", HOME_SETTINGS_SENTENCE)
+    if ".git" in resolved.relative_to(root).parts:
+        raise JailError("path_in_git", GIT_SENTENCE)
 
 
 def _check_lengths(path: Path) -> None:

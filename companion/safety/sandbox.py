@@ -275,6 +275,9 @@ def _mounts(policy: SandboxPolicy, fds: list[int], *, sizes: bool = True) -> lis
             args += ["--ro-bind", hosts, hosts]
     if workspace != "/":
         args += ["--bind" if policy.writable else "--ro-bind", workspace, workspace]
+    if policy.writable:
+        args += _home_settings_read_only(workspace, home)
+        args += _pinned_ancestors(workspace, policy.hidden, home)
     for extra in policy.read_only:
         # Her own code inside the workspace: what a command changed there would run in her next start.
         text = os.path.realpath(extra)
@@ -299,6 +302,49 @@ def _mounts(policy: SandboxPolicy, fds: list[int], *, sizes: bool = True) -> lis
         # Empty and read-only (a workspace bound inside stays as bound); /tmp stays private scratch.
         if folder != "/tmp":
             args += ["--remount-ro", folder]
+    return args
+
+
+def _home_settings_read_only(workspace: str, home: str) -> list[str]:
+    """In a workspace that holds the home: the home read-only but for its visible entries.
+
+    What the user runs later without asking lives in the home's hidden files and folders
+    (~/.bashrc, ~/.profile, ~/.config/autostart, ~/.ssh/authorized_keys, ~/.gitconfig, her own
+    folders' parents) or is created at its top (a ~/.bash_profile that bash would read instead
+    of ~/.profile). So the home itself is bound read-only, and only its existing visible
+    entries (Documents, projects, notes.txt) are bound writable again; a link among them stays
+    read-only (what it points to outside is out of sight anyway)."""
+    if home == "/" or not _under(home, [workspace]) or not os.path.isdir(home):
+        return []
+    args = ["--ro-bind", home, home]
+    with contextlib.suppress(OSError):
+        for name in sorted(os.listdir(home)):
+            path = os.path.join(home, name)
+            if not name.startswith(".") and not os.path.islink(path):
+                args += ["--bind", path, path]
+    return args
+
+
+def _pinned_ancestors(workspace: str, hidden: Sequence[Path], home: str) -> list[str]:
+    """Each folder between the workspace and one of her hidden folders, bound onto itself.
+
+    Her folders are covered by mounts, but a writable command could rename a folder above one
+    (`mv .config .config_old`) and make a new one where she looks at her next start. A mount
+    point can't be renamed or removed, so each folder on the way becomes one (as writable as
+    it was: the home's hidden folders stay read-only)."""
+    settings = _under(home, [workspace]) and home != "/"
+    args: list[str] = []
+    for extra in hidden:
+        text = os.path.realpath(extra)
+        if not _under(text, [workspace]) or text == workspace:
+            continue
+        parts = Path(text).relative_to(workspace).parts[:-1]
+        for depth in range(1, len(parts) + 1):
+            folder = os.path.join(workspace, *parts[:depth])
+            if os.path.isdir(folder) and not os.path.islink(folder) and folder not in args:
+                hidden_in_home = settings and _under(folder, [home]) and folder != home and \
+                    Path(folder).relative_to(home).parts[0].startswith(".")
+                args += ["--ro-bind" if hidden_in_home else "--bind", folder, folder]
     return args
 
 

@@ -6,7 +6,13 @@ import errno
 from pathlib import Path
 from typing import Any
 
-from companion.safety.jail import NAME_TOO_LONG_SENTENCE, OWN_PATHS_SERVICE, JailedPath, jailed
+from companion.safety.jail import (
+    NAME_TOO_LONG_SENTENCE,
+    OWN_PATHS_SERVICE,
+    JailedPath,
+    check_writable,
+    jailed,
+)
 
 MAX_WRITE_BYTES = 5 * 1024 * 1024
 """The largest file write_file writes and patch changes."""
@@ -18,8 +24,12 @@ def own_paths(ctx: Any) -> tuple[Path, ...]:
 
 
 def jail(ctx: Any, raw: object, *, allow_root: bool = True, writing: bool = True) -> JailedPath:
-    """The checked path `raw` names in ctx's workspace, never one of her own; raises JailError."""
-    return jailed(ctx.workspace, raw, allow_root=allow_root, own=own_paths(ctx), writing=writing)
+    """The checked path `raw` names in ctx's workspace, never one of her own (and, `writing`,
+    never what the user runs later: jail.check_writable); raises JailError."""
+    where = jailed(ctx.workspace, raw, allow_root=allow_root, own=own_paths(ctx), writing=writing)
+    if writing:
+        check_writable(where.root, where.path)
+    return where
 
 
 def file_error_sentence(exc: OSError, name: str, verb: str) -> str:
