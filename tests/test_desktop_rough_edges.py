@@ -194,3 +194,28 @@ def test_no_setting_is_clipped_at_the_default_size_and_at_125_percent_text(qtbot
         assert tree.wordWrap()
     finally:
         qapp.setFont(font)
+
+
+def test_approved_and_declined_lines_are_still_there_after_a_restart(qtbot, tmp_path):
+    from companion.conversations.recorder import TurnRecorder
+    from companion.conversations.store import ConversationStore
+
+    store = ConversationStore(tmp_path / "conversations.sqlite3")
+    conversation = store.new_conversation()
+    recorder = TurnRecorder(store, conversation)
+    for event in (ev.UserHeard("tidy my notes", spoken=False),
+                  ev.ApprovalNeeded("r1", "rm -r notes_copy", "deletes files", False, 60.0),
+                  ev.ApprovalResolved("r1", "approved"),
+                  ev.ApprovalNeeded("r2", "rm -r notes", "deletes files", False, 60.0),
+                  ev.ApprovalResolved("r2", "declined"),
+                  ev.TurnFinished("tidy my notes", "", interrupted=False)):
+        recorder(event)
+    store.close()
+    reopened = ConversationStore(tmp_path / "conversations.sqlite3")  # her next start
+    entries = [entry for turn in reopened.turns(conversation) for entry in turn.entries]
+    view = TranscriptView()
+    qtbot.addWidget(view)
+    view.load(entries)
+    assert ("notice", "Approved `rm -r notes_copy`") in view.entries()
+    assert ("notice", "Declined `rm -r notes`") in view.entries()
+    reopened.close()

@@ -15,6 +15,7 @@ from typing import Any
 
 from companion import events as ev
 from companion.conversations.store import ConversationStore, Entry
+from companion.safety.visible import visible
 
 log = logging.getLogger(__name__)
 
@@ -33,6 +34,8 @@ class TurnRecorder:
         self._messages: list[dict[str, Any]] | None = None
         self._announced: dict[str, str] = {}
         self._running: dict[str, int] = {}
+        self._asked: dict[str, str] = {}
+        """Open approval questions: request id -> the command asked about."""
 
     def switch_to(self, conversation_id: int) -> None:
         """Record into another conversation from now on (New conversation, reopening one)."""
@@ -85,6 +88,15 @@ class TurnRecorder:
                 self._tool_finished(name, call_id, str(outcome), detail)
             case ev.TurnFinished(emotion=emotion, interrupted=interrupted) if self._turn_id is not None:
                 self._finish(emotion, interrupted)
+            case ev.ApprovalNeeded(request_id=request_id, command=command):
+                self._asked[request_id] = command
+            case ev.ApprovalResolved(request_id=request_id, decision=decision) if request_id in self._asked:
+                # How a question ended stays in the transcript after a restart, as it was shown.
+                entry = Entry("notice", decision_line(self._asked.pop(request_id), decision), at=time.time())
+                if self._turn_id is not None:
+                    self._entries.append(entry)
+                else:  # a background job's question
+                    self.store.add_aside(self.conversation_id, entry)
 
     def _tool_finished(self, name: str, call_id: str, outcome: str, detail: str) -> None:
         index = self._running.pop(call_id, None)
@@ -117,3 +129,15 @@ class TurnRecorder:
         if said:
             messages.append({"role": "assistant", "content": said})
         return messages
+
+
+def decision_line(command: str, decision: str) -> str:
+    """The transcript's record of how an approval question ended ("Declined `rm -r notes`")."""
+    command = visible(command)
+    if decision == "approved":
+        return f"Approved `{command}`"
+    if decision == "declined":
+        return f"Declined `{command}`"
+    if decision == "expired":
+        return f"Nobody answered in time, so I didn't run `{command}`"
+    return f"Nobody could answer, so I didn't run `{command}`"
