@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 import time
 from dataclasses import replace
@@ -17,6 +18,7 @@ from companion.tools.registry import Registry
 from companion.voice.audio import WavSink, WavSource, resample, write_wav
 from companion.voice.brain_port import CompanionBrain
 from companion.voice.session import VoiceSession
+from companion.voice.vad import FRAME_S, FRAME_SAMPLES
 
 
 def words(text: str) -> str:
@@ -98,6 +100,51 @@ STORY = ("Once upon a time there was a small red fox. The fox lived in a deep gr
          "it met a very old turtle who knew the secrets of the whole valley. The turtle told it many stories.")
 
 
+class CuedMicrophone:
+    """A microphone in real time: the user's `first` words, silence until `cue` is set, then
+    `then`. The user waits for her to start talking, however long that takes on a busy
+    machine, before talking over her; a fixed gap in one WAV (5.5 s) sometimes ran out before
+    her first word under load, and the "stop" became a question of its own (no barge-in)."""
+
+    realtime = True
+
+    def __init__(self, first: np.ndarray, then: np.ndarray, cue: asyncio.Event, *, tail_s: float = 1.5) -> None:
+        self._first, self._cue = first, cue
+        self._then = np.concatenate([then, np.zeros(int(tail_s * 16_000), dtype=np.float32)])
+        self._cued_at: int | None = None
+        """The frame at which `then` began."""
+        self._index = 0
+        self._start: float | None = None
+        self._closed = False
+
+    async def read(self) -> np.ndarray | None:
+        if self._closed:
+            return None
+        if self._start is None:
+            self._start = time.monotonic()
+        delay = self._start + (self._index + 1) * FRAME_S - time.monotonic()
+        if delay > 0:
+            await asyncio.sleep(delay)  # the pace of speech, not a wait for anything
+        at = self._index * FRAME_SAMPLES
+        self._index += 1
+        if at < self._first.size:
+            return _frame(self._first, at)
+        if self._cued_at is None:
+            if not self._cue.is_set():
+                return np.zeros(FRAME_SAMPLES, dtype=np.float32)
+            self._cued_at = self._index - 1
+        at = (self._index - 1 - self._cued_at) * FRAME_SAMPLES
+        return _frame(self._then, at) if at < self._then.size else None
+
+    def close(self) -> None:
+        self._closed = True
+
+
+def _frame(audio: np.ndarray, at: int) -> np.ndarray:
+    frame = audio[at:at + FRAME_SAMPLES]
+    return np.pad(frame, (0, FRAME_SAMPLES - frame.size)) if frame.size < FRAME_SAMPLES else frame
+
+
 def barge_in_wav(tmp_path, piper_voice, loud: float = 1.0):
     question = speech(piper_voice, "Tell me a story.", tail_s=5.5)
     interruption = speech(piper_voice, "Stop, that is enough.", lead_s=0.0, tail_s=0.5) * loud
@@ -111,9 +158,17 @@ async def test_talking_over_her_stops_playback_and_the_history_keeps_only_what_w
 ):
     scripted_brain.push({"text": STORY}, {"text": "Okay."})
     companion = await start_companion(tmp_path, scripted_brain)
-    # The user a little louder than her playback, as a voice near the microphone is.
-    session, sink = session_for(companion, barge_in_wav(tmp_path, piper_voice, loud=1.5), hearing, piper_voice,
-                                realtime=True)
+    her_first_word = asyncio.Event()
+    # The user a little louder than her playback, as a voice near the microphone is, talks
+    # over her 3.5 s after her first word (through her first sentence).
+    microphone = CuedMicrophone(speech(piper_voice, "Tell me a story.", tail_s=0.3),
+                                speech(piper_voice, "Stop, that is enough.", lead_s=3.5, tail_s=0.5) * 1.5,
+                                her_first_word)
+    started = time.monotonic()
+    sink = WavSink(lambda: time.monotonic() - started, rate=piper_voice.sample_rate, realtime=True)
+    sink.add_start_listener(lambda _when: her_first_word.set())
+    session = VoiceSession(brain=CompanionBrain(companion), bus=companion.bus, source=microphone, sink=sink,
+                           transcriber=hearing, synthesizer=piper_voice, voice=VoiceSettings())
     try:
         await session.run()
     finally:
