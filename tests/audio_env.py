@@ -37,6 +37,31 @@ set-default-source mic
 """
 
 
+RECORD_LATENCY = "--latency-msec=50"
+"""parecord at its default latency got its audio in ~2 s fragments (nothing on disk for the
+first 1.75 s here), so a recording stopped soon after she fell quiet could miss her last words
+("she did not finish"); in 50 ms fragments the file keeps up, and wait_until_recorded can tell."""
+
+
+def recorded_s(wav: Path, *, channels: int = 1, rate: int = 16_000) -> float:
+    """Seconds of 16-bit audio a recorder has written to `wav` so far (its header not yet final)."""
+    try:
+        size = wav.stat().st_size
+    except FileNotFoundError:
+        return 0.0
+    return max(0, size - 44) / (2 * channels) / rate
+
+
+def wait_until_recorded(wav: Path, seconds: float, *, channels: int = 1, timeout_s: float = 30.0) -> None:
+    """Until the recorder writing `wav` has written `seconds` of audio (blocking: call in a thread).
+    A recorder started at t0 and `seconds` long covers everything played before t0 + seconds."""
+    deadline = time.monotonic() + timeout_s
+    while recorded_s(wav, channels=channels) < seconds:
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{wav.name}: only {recorded_s(wav, channels=channels):.2f} of {seconds:.2f} s recorded")
+        time.sleep(0.02)  # another process's progress on disk: nothing to wait on but the file
+
+
 class PrivatePulseAudio:
     """A PulseAudio daemon of our own in `folder`; `env` is what a client process needs."""
 
@@ -83,7 +108,7 @@ class PrivatePulseAudio:
     def record_speaker(self, wav: Path) -> subprocess.Popen:
         """Start recording the virtual speaker to `wav`; stop it with .send_signal(SIGINT)."""
         return subprocess.Popen(
-            ["parecord", "--device=speaker.monitor", "--rate=16000", "--channels=1",
+            ["parecord", "--device=speaker.monitor", "--rate=16000", "--channels=1", RECORD_LATENCY,
              "--format=s16le", "--file-format=wav", str(wav)], env=self.client_env(),
         )
 

@@ -12,11 +12,12 @@ from __future__ import annotations
 import asyncio
 import io
 import signal
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from audio_env import speech_wav
+from audio_env import speech_wav, wait_until_recorded
 from brain_harness import make_config
 from e2e_support import find_in_order, heard_parts, voiced_spans, words
 from open_speakers import Room, read_witness
@@ -115,6 +116,7 @@ class OpenSpeakerTalk:
         echo = self.session.echo
         echo_before = echo.stats() if echo is not None else None
         witness = self.folder / f"{name}-witness.wav"
+        recording_began = time.monotonic()
         recording = self.room.record(witness)
         players = []
         try:
@@ -131,9 +133,11 @@ class OpenSpeakerTalk:
                 await asyncio.wait_for(self._finished.get(), 60)
             await asyncio.wait_for(self._finished.get(), 90)
             await asyncio.wait_for(self.session.loop.wait_until_quiet(), 90)
-            # Half a second of silence pushes the last of her words through PulseAudio's buffers.
+            # Half a second of silence pushes the last of her words through PulseAudio's buffers,
+            # and the witness is stopped only once it has written everything up to now.
             sink = self.session.sink
             await sink.play(np.zeros(sink.rate // 2, dtype=np.float32), sink.rate)
+            await asyncio.to_thread(wait_until_recorded, witness, time.monotonic() - recording_began, channels=3)
         finally:
             recording.send_signal(signal.SIGINT)
             await asyncio.to_thread(recording.wait, 10)

@@ -16,6 +16,7 @@ import wave
 from pathlib import Path
 
 import numpy as np
+from audio_env import RECORD_LATENCY
 
 ROOM_MODULES = (
     "module-null-sink sink_name=room rate=16000 channels=3 "
@@ -88,7 +89,7 @@ class Room:
         """Start the witness recording; stop it with .send_signal(SIGINT)."""
         return subprocess.Popen(
             ["parecord", "--device=room.monitor", "--rate=16000", "--channels=3", "--format=s16le",
-             "--file-format=wav", str(wav)], env=self.pulse.client_env())
+             RECORD_LATENCY, "--file-format=wav", str(wav)], env=self.pulse.client_env())
 
 
 def read_witness(path: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
