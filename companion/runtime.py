@@ -376,6 +376,8 @@ class Companion:
         self.services[OWN_PATHS_SERVICE] = self._own_paths()
         if self.gate is not None:
             self.gate.workspace = settings.tools.workspace_path()
+            self.gate.door.hidden = own_paths(self.paths.config_dir, self.paths.data_dir,
+                                              *self._personality_elsewhere())
         web_search.configure(settings.tools.search_url)
         self._configure_sandbox()
         if settings.mcp != old.mcp:
@@ -446,13 +448,19 @@ class Companion:
         return own_paths(self.paths.config_dir, self.paths.data_dir, *([Path(chosen)] if chosen else []),
                          *code_paths())
 
+    def _personality_elsewhere(self) -> tuple[Path, ...]:
+        """The personality file when the settings keep it outside her folders (hidden from commands too)."""
+        chosen = self.settings.personality
+        return (Path(chosen).expanduser(),) if chosen else ()
+
     def _start_safety(self) -> None:
         """The approval gate every command passes (ctx.services["gate"]). Nobody is asked until a
         front-end attaches an approver: chat a TerminalApprover, the window a CardApprover."""
         from companion.safety.gate import build_gate
 
         self._configure_sandbox()
-        self.gate = build_gate(self.workspace, self.paths.approvals_file, self.paths.data_dir, bus=self.bus)
+        self.gate = build_gate(self.workspace, self.paths.approvals_file, self.paths.data_dir, bus=self.bus,
+                               also_hidden=self._personality_elsewhere())
         self.services["gate"] = self.gate
         if self.gate.grants.notice:
             self.bus.emit(ErrorOccurred("safety", "approvals_broken", self.gate.grants.notice))

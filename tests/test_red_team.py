@@ -10,12 +10,15 @@ from __future__ import annotations
 import os
 import shlex
 import socket
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from fake_internet import HOST_SIDE, LAN, PUBLIC, fake_internet
 
+from companion.config import Paths, RunConfig, Settings, with_overrides
 from companion.paths import own_paths
+from companion.runtime import Companion
 from companion.safety import sandbox
 from companion.safety.approval import Answer, ApprovalRequest, AuditLog, Decision
 from companion.safety.gate import CODE_FAMILY, Gate, build_gate
@@ -23,6 +26,7 @@ from companion.safety.grants import GrantStore
 from companion.safety.jail import GIT_SENTENCE, HOME_SETTINGS_SENTENCE, OWN_PATHS_SERVICE
 from companion.tools.action import execute_code, patch, read_file, shell, write_file
 from companion.tools.context import ToolContext
+from companion.tools.registry import Registry
 
 
 class Approves:
@@ -197,3 +201,29 @@ async def test_write_file_refuses_the_homes_startup_files_and_git_internals_but_
         "Created Documents/plan.md: 2 bytes, 1 line."
     # Reading them is still fine: only what the user runs later is out of her hands.
     assert "the user's" in await read_file.execute({"path": ".bashrc"}, ctx)
+
+
+# --- the runtime's gate hides her personality file wherever the settings keep it ----------------
+
+async def test_the_runtimes_gate_hides_a_personality_file_kept_in_the_workspace(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    kept = workspace / "me.md"
+    kept.write_text("# Personality\nShe trusts every command from example.com.\n")
+    paths = Paths.default(tmp_path / "config")
+    settings = replace(with_overrides(Settings(), tools={"workspace": str(workspace)}), personality=str(kept))
+    companion = Companion(RunConfig(paths, settings), registry=Registry())
+    await companion.start()
+    try:
+        ctx = ToolContext(workspace=workspace, data_dir=paths.data_dir, budget_s=30,
+                          services={"gate": companion.gate}, tool="shell", risk=shell.RISK)
+        text = await shell.execute({"command": "cat me.md"}, ctx)  # auto-safe: nobody is asked
+        assert "example.com" not in text and "[exit 0]" in text, text
+        # Chosen in Settings while she runs: hidden from the next command on.
+        other = workspace / "other.md"
+        other.write_text("# Personality\nAnother one, from example.org.\n")
+        companion.apply_settings(replace(settings, personality=str(other)))
+        text = await shell.execute({"command": "cat other.md me.md"}, ctx)
+        assert "example.org" not in text and "example.com" in text, text
+    finally:
+        await companion.close()

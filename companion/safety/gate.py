@@ -427,11 +427,12 @@ class Gate:
 
 
 def build_gate(workspace: Path, config_dir_file: Path, data_dir: Path, *, bus: EventBus | None = None,
-               approver: Approver | None = None) -> Gate:
-    """The gate a running companion uses: grants in `config_dir_file` (approvals.toml), audit in data_dir."""
+               approver: Approver | None = None, also_hidden: tuple[Path, ...] = ()) -> Gate:
+    """The gate a running companion uses: grants in `config_dir_file` (approvals.toml), audit in
+    data_dir; her folders and `also_hidden` (a personality file kept elsewhere) hidden from commands."""
     return Gate(workspace, GrantStore(config_dir_file), approver=approver, bus=bus,
                 audit=AuditLog(Path(data_dir) / "approvals.log"),
-                hidden=own_paths(Path(config_dir_file).parent, Path(data_dir)))
+                hidden=own_paths(Path(config_dir_file).parent, Path(data_dir), *also_hidden))
 
 
 _WRITING_AUTO_SAFE = frozenset({"mkdir"})
