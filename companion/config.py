@@ -174,7 +174,7 @@ class UiSettings:
     """Saved window geometry (base64 of Qt's saveGeometry)."""
     global_push_to_talk: bool = True
     """Push-to-talk works from any window (the desktop's shortcuts portal, or an X11 key grab)."""
-    compact_shortcut: str = "Ctrl+Alt+F9"
+    compact_shortcut: str = "Ctrl+Shift+F9"
     """Switches between the full window and the small face (in her window, and from any window
     where the desktop allows)."""
     compact: bool = False

@@ -124,7 +124,7 @@ def test_menu_tray_and_the_compact_key_switch_modes_and_she_comes_back_compact(m
     app.window.activateWindow()
     qtbot.waitUntil(app.window.isActiveWindow, timeout=2000)
     qtbot.keyClick(app.window.text_box, Qt.Key.Key_F9,
-                   Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.AltModifier)
+                   Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
     compact = app.desktop.compact
     assert compact is not None and compact.isVisible() and not app.window.isVisible()
     app.desktop.compact_action.trigger()  # the tray's and the menu's entry

@@ -37,6 +37,7 @@ def recorder(qtbot):
     (Qt.Key.Key_A, CTRL, "shortcut you use while typing"),
     (Qt.Key.Key_Return, CTRL, "needed for editing"),
     (Qt.Key.Key_Q, Qt.KeyboardModifier.NoModifier, "types text"),
+    (Qt.Key.Key_F9, CTRL | Qt.KeyboardModifier.AltModifier, "text console"),
 ])
 def test_the_recorder_refuses_keys_that_typing_needs_and_keeps_the_old_key(recorder, qtbot, key, modifiers, why):
     qtbot.keyClick(recorder, key, modifiers)
@@ -52,7 +53,7 @@ def test_a_modifier_alone_is_not_a_combination_and_a_real_one_is_recorded(record
     assert not recorder.recording and recorder.key_text() == "Ctrl+Alt+P"
 
 
-@pytest.mark.parametrize("saved", ["Backspace", "Ctrl+V", "Ctrl", "Left"])
+@pytest.mark.parametrize("saved", ["Backspace", "Ctrl+V", "Ctrl", "Left", "Ctrl+Alt+F2"])
 def test_a_saved_editing_key_reads_as_f9_and_the_text_box_still_edits(qtbot, qapp, saved):
     assert PushToTalkKey.parse(saved).text() == "F9"
     window = CompanionWindow(push_to_talk_key=saved)

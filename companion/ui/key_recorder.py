@@ -71,6 +71,9 @@ class PushToTalkKey:
         name = self.text()
         if self.types_text():
             return f"{name} types text, so it would be taken from what you type. Pick a key like F9, or add Ctrl or Alt."
+        ctrl_alt = int((Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.AltModifier).value)
+        if self.modifiers & ctrl_alt == ctrl_alt and Qt.Key.Key_F1.value <= self.key <= Qt.Key.Key_F12.value:
+            return f"{name} switches to a text console on Linux, so it can't be a shortcut. Pick a key like F9."
         if Qt.Key(self.key) in _EDITING_KEYS:
             return f"{name} is needed for editing text, so it can't be the push-to-talk key. Pick a key like F9."
         sequence = QKeySequence(QKeyCombination(Qt.KeyboardModifier(self.modifiers), Qt.Key(self.key)))

@@ -9,7 +9,7 @@ from companion.config import UiSettings
 from companion.ui.key_recorder import KeyRecorder
 
 SECTION = "Push-to-talk and shortcuts"
-DEFAULT_COMPACT_KEY = "Ctrl+Alt+F9"
+DEFAULT_COMPACT_KEY = "Ctrl+Shift+F9"
 
 
 class ShortcutRows:
