@@ -45,7 +45,7 @@ from companion.voice.models import resolve_hearing_model, resolve_voice  # noqa:
 from companion.voice.session import VoiceSession  # noqa: E402
 from companion.voice.stt import WhisperTranscriber  # noqa: E402
 from companion.voice.tts import PiperSynthesizer  # noqa: E402
-from companion.voice.wake import BUNDLED_WAKE_WORDS  # noqa: E402
+from companion.voice.wake import BUNDLED_WAKE_WORDS, CUTOFF_FLOOR  # noqa: E402
 
 ROOM_LINES = [
     "Did you see the game last night?", "No, I was at my sister's place. Who won?",
@@ -139,14 +139,14 @@ async def run_file(wav: Path, brain: ScriptedBrain, folder: Path, piper, hearing
     sink = WavSink(lambda: source.position_s, rate=piper.sample_rate)
     session = VoiceSession(brain=CompanionBrain(companion), bus=companion.bus, source=source, sink=sink,
                            transcriber=hearing, synthesizer=piper, voice=voice)
-    cpu_s = detections = 0
+    cpu_s, detections = 0.0, []
     started = time.perf_counter()
     try:
         runner = asyncio.create_task(session.run())
         while not runner.done():
             wake = session.loop.calling.wake
             if wake is not None:
-                cpu_s, detections = wake.cpu_s, len(wake.detections)
+                cpu_s, detections = wake.cpu_s, list(wake.detections)
             await asyncio.sleep(0.2)  # sampling the thread's totals before close() drops it
         await runner
     finally:
@@ -155,7 +155,8 @@ async def run_file(wav: Path, brain: ScriptedBrain, folder: Path, piper, hearing
     verdicts = session.loop.calling.verdicts
     return {"audio_s": round(source.duration_s, 1), "wall_s": round(time.perf_counter() - started, 1),
             "turns": sum(v.turn for v in verdicts), "bare_calls": sum(v.reason == "bare-call" for v in verdicts),
-            "utterances": len(verdicts), "wake_detections": detections, "detector_cpu_s": round(cpu_s, 3),
+            "utterances": len(verdicts), "wake_detections": len(detections),
+            "wake_scores": [round(score, 3) for _, score in detections], "detector_cpu_s": round(cpu_s, 3),
             "reasons": [v.reason for v in verdicts], "turn_texts": turns}
 
 
@@ -174,8 +175,8 @@ def synthetic_scores(piper: PiperSynthesizer, folder: Path) -> dict:
                 for feature in features.process_streaming(pcm[i:i + 512].tobytes()):
                     best = max(best, model.process_streaming_prob(feature) or 0.0)
             row[voice] = round(best, 3)
-        table[name] = {"cutoff": model.probability_cutoff, "scores": row,
-                       "accepted": [v for v, s in row.items() if s > model.probability_cutoff]}
+        cutoff = max(model.probability_cutoff, CUTOFF_FLOOR)
+        table[name] = {"cutoff": cutoff, "scores": row, "accepted": [v for v, s in row.items() if s > cutoff]}
     return table
 
 
@@ -201,7 +202,8 @@ async def main() -> None:
         result["background"] = {
             "minutes": round(run["audio_s"] / 60, 1), "utterances": run["utterances"],
             "false_activations": false, "false_activations_per_hour": round(false / hours, 2),
-            "wake_detections": run["wake_detections"], "brain_requests": len(brain.requests),
+            "wake_detections": run["wake_detections"], "wake_scores": run["wake_scores"],
+            "brain_requests": len(brain.requests),
             "false_turns": run["turn_texts"],
             "wall_s": run["wall_s"]}
         result["detector_cpu_percent_of_a_core"] = round(100 * run["detector_cpu_s"] / run["audio_s"], 2)

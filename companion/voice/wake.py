@@ -36,6 +36,13 @@ BUNDLED_WAKE_WORDS: dict[str, str] = {
 
 DEFAULT_WAKE_WORD = "okay_nabu"
 
+CUTOFF_FLOOR = 0.92
+"""The averaged score a detection needs, at least (each model also has its own cut-off:
+okay_nabu 0.85, alexa 0.9, hey_mycroft 0.95, hey_jarvis 0.97). At okay_nabu's 0.85, "Okay,
+okay, I'll do the dishes" in espeak-ng voices scored 0.84-0.87 and woke her 3 times in 30
+minutes of room talk (bench/addressed.py), while "Okay Nabu" scored 0.97-1.0 in every voice
+the model accepts at all."""
+
 REFRACTORY_S = 2.0
 """One wake word is one detection: the model's averaged score stays above its cut-off for
 a few windows after the word."""
@@ -81,7 +88,7 @@ class WakeWordThread:
 
     @property
     def cutoff(self) -> float:
-        return float(self._model.probability_cutoff)
+        return max(float(self._model.probability_cutoff), CUTOFF_FLOOR)
 
     def feed(self, frame: np.ndarray, stream_s: float) -> None:
         self._queue.put((frame, stream_s))
@@ -124,7 +131,7 @@ class WakeWordThread:
             if score is None:
                 continue
             self._best = max(self._best, score)
-            if score > self._model.probability_cutoff and not 0 <= stream_s - self._last_wake < REFRACTORY_S:
+            if score > self.cutoff and not 0 <= stream_s - self._last_wake < REFRACTORY_S:
                 self._last_wake = stream_s
                 self.detections.append((stream_s, score))
                 log.info("heard the wake word %s at %.2f s (score %.3f)", self.name, stream_s, score)
