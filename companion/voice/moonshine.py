@@ -39,7 +39,7 @@ output and reads words into a quiet room's hiss."""
 FILES = ("encoder_model", "decoder_model_merged")
 INT8 = {"decoder_model_merged"}
 """The networks whose matrix products run in int8."""
-PREPARED = "v2"
+PREPARED = "v3"
 """Names the translation (companion.voice.ort_format) the cache holds; change it with the translation."""
 
 

@@ -176,8 +176,9 @@ def _fold_dequantized_weights(graph, *, int8: bool):
 
     With `int8`, a MatMul that multiplies by such a weight (or by its transpose) becomes a
     MatMulNBits holding the same int8 values (8 bits, accuracy level 4: int8 arithmetic),
-    which reads a quarter of the memory per step; anything else that still reads the weight
-    (the embedding's Gather) gets the float weight, computed once here.
+    which reads a quarter of the memory per step, and a Gather from one (the token embedding)
+    dequantizes only the rows it takes; anything else that still reads the weight gets the
+    float weight, computed once here.
     """
     from onnx import numpy_helper
 
@@ -223,18 +224,37 @@ def _fold_dequantized_weights(graph, *, int8: bool):
 
 
 def _int8_matmuls(graph, weights: dict[str, _Dequantized], packed: dict[str, list]) -> None:
-    """Turn MatMuls by a folded weight, in this graph and its subgraphs, into MatMulNBits."""
+    """In this graph and its subgraphs, a MatMul by a folded weight becomes a MatMulNBits, and a
+    Gather from one (the token embedding) reads the int8 rows and dequantizes only those."""
     import onnx
     from onnx import numpy_helper
 
     transposed = {node.output[0]: node.input[0] for node in graph.node
                   if node.op_type == "Transpose" and node.input[0] in weights
                   and list(next((a.ints for a in node.attribute if a.name == "perm"), [1, 0])) == [1, 0]}
-    for index, node in enumerate(list(graph.node)):
+    nodes = []
+    for node in graph.node:
         for attr in node.attribute:
             for sub in ([attr.g] if attr.HasField("g") else []) + list(attr.graphs):
                 _int8_matmuls(sub, weights, packed)
+        if node.op_type == "Gather" and node.input[0] in weights and not any(
+                a.name == "axis" and a.i != 0 for a in node.attribute):
+            key, weight = node.input[0], weights[node.input[0]]
+            if key + "_rows" not in packed:
+                packed[key + "_rows"] = [numpy_helper.from_array(weight.q, key + "_int8"),
+                                         numpy_helper.from_array(weight.scale, key + "_scale"),
+                                         numpy_helper.from_array(weight.offset, key + "_offset")]
+            out = node.output[0]
+            step = node.name or out
+            nodes += [
+                onnx.helper.make_node("Gather", [key + "_int8", node.input[1]], [step + "_q"], name=step + "_q"),
+                onnx.helper.make_node("Cast", [step + "_q"], [step + "_f"], name=step + "_f", to=onnx.TensorProto.FLOAT),
+                onnx.helper.make_node("Mul", [step + "_f", key + "_scale"], [step + "_m"], name=step + "_m"),
+                onnx.helper.make_node("Add", [step + "_m", key + "_offset"], [out], name=step + "_a"),
+            ]
+            continue
         if node.op_type != "MatMul":
+            nodes.append(node)
             continue
         name = node.input[1]
         if name in weights:  # B is [K, N]; MatMulNBits keeps it as [N, K]
@@ -242,10 +262,12 @@ def _int8_matmuls(graph, weights: dict[str, _Dequantized], packed: dict[str, lis
         elif name in transposed:  # B is the transpose of a [N, K] weight (a tied output layer)
             weight, by_row, key = weights[transposed[name]], False, transposed[name] + "_T"
         else:
+            nodes.append(node)
             continue
         zero = weight.zero_point()
         rows = weight.q.T if by_row else weight.q
         if zero is None or rows.shape[1] % BLOCK:
+            nodes.append(node)
             continue
         n, k = rows.shape
         blocks = k // BLOCK
@@ -256,12 +278,13 @@ def _int8_matmuls(graph, weights: dict[str, _Dequantized], packed: dict[str, lis
                 numpy_helper.from_array(np.full(n * blocks, weight.scale.ravel()[0], np.float32), key + "_scales"),
                 numpy_helper.from_array(np.full(n * blocks, zero, np.uint8), key + "_zero_points"),
             ]
-        graph.node.remove(node)
-        graph.node.insert(index, onnx.helper.make_node(
+        nodes.append(onnx.helper.make_node(
             "MatMulNBits", [node.input[0], key + "_q8", key + "_scales", key + "_zero_points"], list(node.output),
             name=node.name + "_int8", domain="com.microsoft", K=k, N=n, bits=8, block_size=BLOCK,
             accuracy_level=4,
         ))
+    del graph.node[:]
+    graph.node.extend(nodes)
 
 
 def _drop_dead_nodes(graph) -> None:
