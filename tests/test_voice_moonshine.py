@@ -197,3 +197,54 @@ def test_the_translated_encoder_computes_what_the_original_file_computes(tmp_pat
                                       providers=["CPUExecutionProvider"])
     expected = original.run(None, {"input_values": audio})[0]
     np.testing.assert_allclose(translated.run(None, {"input_values": audio})[0], expected, atol=2e-3, rtol=1e-3)
+
+
+class _Quiet:
+    """Her voice, silent all along (the ear only asks whether she is playing)."""
+
+    playing = False
+    busy = False
+
+    def __init__(self) -> None:
+        from collections import deque
+
+        self.recent_played = deque()
+
+
+async def test_while_the_user_talks_partial_transcripts_come_and_only_the_final_text_is_heard(
+        moonshine, piper_voice, tmp_path):
+    from audio_env import speech_wav
+
+    from companion.voice.audio import WavSource
+    from companion.voice.ear import Ear
+    from companion.voice.factory import make_vad
+
+    sentence = "I would like to book a table for four people at the Italian restaurant on Friday evening."
+    wav = speech_wav(tmp_path / "long.wav", piper_voice, sentence, lead_s=0.5)
+    heard = []
+
+    async def hear(utterance) -> None:
+        heard.append(utterance.text)
+
+    ear = Ear(source=WavSource(wav, realtime=True, tail_s=1.0), vad=make_vad(), transcriber=moonshine,
+              her_voice=_Quiet(), heard=hear, barged_in=lambda: None)
+    await ear.run()
+    seen = (heard, ear.partials, moonshine.decoder_runs)
+    assert [words(text) for text in heard] == [words(sentence)], seen  # one turn, the full final text
+    assert len(ear.partials) >= 2, seen  # a steady pace through a ~5 s sentence (5 when quiet)
+    assert all(len(words(p).split()) < len(words(sentence).split()) for p in ear.partials), seen
+    assert len({words(p) for p in ear.partials}) >= 2, seen  # each replaced by a longer one
+    # Only the words after the last partial needed a run each (one per token would be 20 or more).
+    new_words = len(words(sentence).split()) - len(words(ear.partials[-1]).split())
+    assert moonshine.decoder_runs <= 2 * new_words + 3, seen
+
+
+async def test_a_transcript_asked_for_stops_a_partial_one_under_way(moonshine, piper_voice):
+    import asyncio
+
+    audio = speech(piper_voice, "Tell me about the history of the Roman empire and its emperors.")
+    partial = asyncio.ensure_future(moonshine.partial(audio))
+    await asyncio.sleep(0)  # one turn of the loop: the partial has handed its work to the model thread
+    text = await moonshine.transcribe(audio[: audio.size // 2])
+    assert await partial is None  # stopped, before or during its run
+    assert words(text).startswith("tell me about")

@@ -47,6 +47,9 @@ __all__ = ["Ear", "EarSettings", "FrameProcessor", "HerVoice", "PauseListener", 
 
 log = logging.getLogger(__name__)
 
+PARTIAL_EVERY_S = 0.48
+"""While the user talks, how often an engine that offers partial transcripts (Moonshine)
+transcribes the audio so far: its words then need only checking when the pause begins."""
 PREPARE_AFTER_MS = TURN_CHECK_MS
 """A reply is prepared once a pause is this long: shorter gaps between words would waste requests."""
 
@@ -171,6 +174,10 @@ class Ear:
         self.turn_watch = TurnWatch(TurnJudge(turn_model)) if turn_model is not None else None
         """Asks the turn model at each pause; None: the silence alone ends a turn."""
         self._early: dict[int, asyncio.Task[str]] = {}
+        self._partial: asyncio.Task[str | None] | None = None
+        self._partial_at_s = 0.0
+        self.partials: list[str] = []
+        """The partial transcripts of the utterance under way (never heard as what was said)."""
         self.words_wanted: Callable[[float, float], Awaitable[bool]] | None = None
         """Asked (start, end in stream seconds) before an utterance is transcribed: False when
         nobody called her and only the wake word could (Whisper then never runs on it)."""
@@ -246,6 +253,7 @@ class Ear:
         for event in self.endpointer.push(frame, probability):
             if isinstance(event, SpeechStarted):
                 self._spoke_from = self._captured_at(event.at_s)
+                self.partials, self._partial_at_s = [], self.endpointer.stream_s
                 self.speech_start_s = event.at_s
             elif isinstance(event, PauseStarted):
                 if self.words_wanted is not None and not self.early_words(self.speech_start_s, event.speech_end_s):
@@ -274,6 +282,33 @@ class Ear:
                 await self._utterance_ended(event)
         if self.endpointer.pause_id is not None:
             self._pause_ready(self.endpointer.pause_id)
+        self._transcribe_so_far()
+
+    def _transcribe_so_far(self) -> None:
+        """While the user talks, a partial transcript every PARTIAL_EVERY_S, by an engine that
+        offers them. Under load they come less often, never queued: the next waits for the
+        last to finish, and the transcript the pause asks for stops one under way."""
+        partial = getattr(self.transcriber, "partial", None)
+        if partial is None or not self.source.realtime or self.endpointer.pause_id is not None:
+            return
+        if self._partial is not None and not self._partial.done():
+            return
+        if self.endpointer.stream_s - self._partial_at_s < PARTIAL_EVERY_S:
+            return
+        audio = self.endpointer.audio_so_far()
+        if audio is None:
+            return
+        self._partial_at_s = self.endpointer.stream_s
+        self._partial = asyncio.create_task(partial(audio))
+        self._partial.add_done_callback(self._partial_done)
+
+    def _partial_done(self, task: asyncio.Task[str | None]) -> None:
+        if task.cancelled() or task.exception() is not None:
+            if not task.cancelled():
+                log.debug("a partial transcript failed: %s", task.exception())
+            return
+        if task.result() and self.endpointer.in_speech:
+            self.partials.append(task.result())
 
     def _pause_ready(self, pause_id: int) -> None:
         """Tell the listener once the pause under way is long enough to be more than a gap
@@ -351,6 +386,8 @@ class Ear:
     def close(self) -> None:
         self._closing = True
         self.source.close()
+        if self._partial is not None:
+            self._partial.cancel()
         for task in self._early.values():
             task.cancel()
         if self.turn_watch is not None:
