@@ -44,7 +44,8 @@ class Outcome:
 
 
 def start_global_key(text: str, on_change: Callable[[bool], None], *, environ: dict[str, str] | None = None,
-                     portal_timeout: float = 60.0, probe: bool = False) -> Outcome:
+                     portal_timeout: float = 60.0, probe: bool = False, shortcut_id: str = "push-to-talk",
+                     description: str = "Push to talk (hold while you speak)") -> Outcome:
     """Blocking (run it off the Qt thread): the portal first, then an X11 grab, else why neither.
     `probe`: only find out (the portal is asked its version, not to bind: binding may show the
     desktop's dialog; an X11 grab is taken and let go); the outcome then holds no key."""
@@ -63,7 +64,8 @@ def start_global_key(text: str, on_change: Callable[[bool], None], *, environ: d
             if probe:
                 portal_version(bus)
                 return Outcome(None, f"from any window ({PortalKey.where})")
-            key: GlobalKey = PortalKey(combination, on_change, bus=bus, timeout=portal_timeout)
+            key: GlobalKey = PortalKey(combination, on_change, bus=bus, timeout=portal_timeout,
+                                       shortcut_id=shortcut_id, description=description)
             return Outcome(key, f"from any window ({key.where})")
         except ShortcutUnavailable as exc:
             reasons.append(str(exc))

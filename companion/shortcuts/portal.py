@@ -35,6 +35,7 @@ PORTAL_NAME = "org.freedesktop.portal.Desktop"
 PORTAL_PATH = "/org/freedesktop/portal/desktop"
 INTERFACE = "org.freedesktop.portal.GlobalShortcuts"
 SHORTCUT_ID = "push-to-talk"
+DESCRIPTION = "Push to talk (hold while you speak)"
 APP_ID = "companion"
 """The launcher's name (companion.desktop): portals that ask host apps to register use it."""
 
@@ -65,10 +66,13 @@ class PortalKey(GlobalKey):
     where = "desktop portal"
 
     def __init__(self, combination: Combination, on_change: Callable[[bool], None], *,
-                 bus: str = "SESSION", timeout: float = 60.0) -> None:
+                 bus: str = "SESSION", timeout: float = 60.0, shortcut_id: str = SHORTCUT_ID,
+                 description: str = DESCRIPTION) -> None:
         """Blocking: creates a portal session and binds the key (the desktop may ask the user);
         ShortcutUnavailable when there is no portal or the user declines."""
         self._on_change = on_change
+        self.shortcut_id = shortcut_id
+        self._description = description
         self._down = False
         try:
             self._conn: DBusConnection = open_dbus_connection(bus)
@@ -164,16 +168,16 @@ class PortalKey(GlobalKey):
 
     def _bind(self, combination: Combination, timeout: float) -> str:
         token = f"companion{next(_tokens)}_{secrets.token_hex(4)}"
-        shortcut = {"description": ("s", "Push to talk (hold while you speak)"),
+        shortcut = {"description": ("s", self._description),
                     "preferred_trigger": ("s", combination.portal_trigger())}
         results = self._request("BindShortcuts", "oa(sa{sv})sa{sv}",
-                                (self.session, [(SHORTCUT_ID, shortcut)], "", {"handle_token": ("s", token)}),
+                                (self.session, [(self.shortcut_id, shortcut)], "", {"handle_token": ("s", token)}),
                                 token, timeout)
         _sig, bound = results.get("shortcuts", ("a(sa{sv})", []))
         for shortcut_id, props in bound:
-            if shortcut_id == SHORTCUT_ID:
+            if shortcut_id == self.shortcut_id:
                 return props.get("trigger_description", ("s", ""))[1] or combination.portal_trigger()
-        raise ShortcutUnavailable("the desktop did not bind the push-to-talk shortcut")
+        raise ShortcutUnavailable(f"the desktop did not bind the {self.shortcut_id} shortcut")
 
     # --- running --------------------------------------------------------------------------
     def _listen(self) -> None:
@@ -189,7 +193,7 @@ class PortalKey(GlobalKey):
             if member not in ("Activated", "Deactivated") or len(message.body) < 2:
                 continue
             session, shortcut_id = message.body[0], message.body[1]
-            if session != self.session or shortcut_id != SHORTCUT_ID:
+            if session != self.session or shortcut_id != self.shortcut_id:
                 continue
             down = member == "Activated"
             if down != self._down:

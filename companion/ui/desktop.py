@@ -26,6 +26,10 @@ class DesktopPresence(QObject):
         self.app = app
         self.global_keys = GlobalPushToTalk(self, environ=environ)
         self.global_keys.changed.connect(app.window.global_push_to_talk)
+        self.compact_key = GlobalPushToTalk(self, environ=environ, shortcut_id="compact-face",
+                                            description="Show her as the small face, or her full window")
+        """The compact-face key from any window (she may be only the small face, unfocused)."""
+        self.compact_key.changed.connect(lambda down: down and self.compact_action.toggle())
         self._started = False
         self._instance = None
         self.places = Places.for_user()
@@ -50,6 +54,7 @@ class DesktopPresence(QObject):
         with the `environ` of a private bus or X server)."""
         if environ is not None:
             self.global_keys.environ = environ
+            self.compact_key.environ = environ
         self._started = True
         if self.app.keeper.settings.ui.compact:
             self.set_compact(True)  # she was the small face when she quit
@@ -57,7 +62,10 @@ class DesktopPresence(QObject):
 
     async def _apply_keys(self, settings: Settings) -> str:
         ui = settings.ui
-        return await self.global_keys.apply(ui.push_to_talk_key, ui.global_push_to_talk)
+        status = await self.global_keys.apply(ui.push_to_talk_key, ui.global_push_to_talk)
+        # The same switch: with global keys off, the compact key works in her windows only.
+        await self.compact_key.apply(ui.compact_shortcut, ui.global_push_to_talk)
+        return status
 
     def _settings_changed(self, settings: Settings) -> None:
         if self._started:
@@ -172,6 +180,7 @@ class DesktopPresence(QObject):
 
     def close(self) -> None:
         self.global_keys.close()
+        self.compact_key.close()
         if self._instance is not None:
             self._instance.close()
         if self.compact is not None:

@@ -24,8 +24,12 @@ class GlobalPushToTalk(QObject):
     status_changed = Signal(str)
     _arrived = Signal(bool)
 
-    def __init__(self, parent: QObject | None = None, *, environ: dict[str, str] | None = None) -> None:
+    def __init__(self, parent: QObject | None = None, *, environ: dict[str, str] | None = None,
+                 shortcut_id: str = "push-to-talk", description: str = "Push to talk (hold while you speak)") -> None:
+        """`shortcut_id` and `description`: how the desktop's shortcut settings list it."""
         super().__init__(parent)
+        self.shortcut_id = shortcut_id
+        self.description = description
         self.environ = environ
         """The environment to look for a portal or a display in (None: this process's)."""
         self._key: GlobalKey | None = None
@@ -45,7 +49,8 @@ class GlobalPushToTalk(QObject):
                 self._set_status(OFF)
                 return self.status
             outcome = await asyncio.to_thread(start_global_key, key_text, self._arrived.emit,
-                                              environ=self.environ)
+                                              environ=self.environ, shortcut_id=self.shortcut_id,
+                                              description=self.description)
             self._key = outcome.key
             self._set_status(outcome.status)
             return self.status
