@@ -148,6 +148,7 @@ class MoonshineTranscriber:
         import onnxruntime as ort
 
         run = ort.RunOptions()
+        run.log_severity_level = 4  # being stopped is the plan, not an error for the log
         self._partial_run = run
         return await self._thread.run(self._partial_sync, audio, run)
 
