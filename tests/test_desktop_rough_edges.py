@@ -219,3 +219,25 @@ def test_approved_and_declined_lines_are_still_there_after_a_restart(qtbot, tmp_
     assert ("notice", "Approved `rm -r notes_copy`") in view.entries()
     assert ("notice", "Declined `rm -r notes`") in view.entries()
     reopened.close()
+
+
+def test_loading_her_voice_reports_how_far_it_has_got_and_the_pill_shows_it(tmp_path, window):
+    from audio_env import espeak_wav
+
+    from companion.config import VoiceSettings
+    from companion.voice.audio import NullSink, WavSource
+    from companion.voice.factory import build_voice
+
+    fractions: list[float] = []
+
+    def loaded(fraction: float) -> None:
+        fractions.append(fraction)
+        window.set_voice("loading", fraction)  # as app.py does
+        pills.append(window.state_label.text())
+
+    pills: list[str] = []
+    source = WavSource(espeak_wav(tmp_path / "hi.wav", "hello"), realtime=False)
+    asyncio.run(build_voice(VoiceSettings(), tmp_path / "models", source=source,
+                            make_sink=lambda _rate: NullSink(), loaded=loaded))  # the installed models
+    assert fractions == sorted(fractions) and fractions[0] < 0.5 and fractions[-1] == 1.0 and len(fractions) >= 4
+    assert pills[0] == "Loading my voice… 5 %" and "Loading my voice… 70 %" in pills

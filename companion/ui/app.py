@@ -238,7 +238,8 @@ class CompanionApp(QObject):
         session = app_voice.WindowVoice(
             self.companion, self.bus, voice, self._models_dir(),
             speech_level=self.bridge.deliver_speech_level, mic_level=self.bridge.deliver_mic_level,
-            progress=self.bridge.deliver_progress)
+            progress=self.bridge.deliver_progress,
+            loaded=lambda fraction: self.window.set_voice("loading", fraction))  # on the loop: the Qt thread
         await session.start()  # closes what it opened when it fails
         session.set_muted(self.window.mute_button.isChecked())
         return session

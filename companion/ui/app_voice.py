@@ -53,7 +53,9 @@ class WindowVoice:
     did not work."""
 
     def __init__(self, companion: Companion, bus: EventBus, voice: VoiceSettings, cache_dir: Path, *,
-                 speech_level=None, mic_level=None, progress: Progress | None = None) -> None:
+                 speech_level=None, mic_level=None, progress: Progress | None = None,
+                 loaded=None) -> None:
+        """`loaded(fraction)`: how far loading her voice has got (for the pill)."""
         self.companion = companion
         self.bus = bus
         self.voice = voice
@@ -61,6 +63,7 @@ class WindowVoice:
         self._speech_level = speech_level
         self._mic_level = mic_level
         self._progress = progress
+        self._loaded = loaded
         self.session: VoiceSession | None = None
         self.listening = False
         self.notices: list[str] = []
@@ -81,7 +84,8 @@ class WindowVoice:
             raise
 
     async def _start(self) -> None:
-        parts = await build_voice(self.voice, self.cache_dir, progress=self._progress, bus=self.bus)
+        parts = await build_voice(self.voice, self.cache_dir, progress=self._progress, bus=self.bus,
+                                  loaded=self._loaded)
         self.notices.extend(parts.notices)
         if self._speech_level is not None:
             report = self._speech_level

@@ -165,23 +165,34 @@ async def load_engines(
     return transcriber, synthesizer
 
 
+LOADED_ENGINES, LOADED_TURN_MODEL, LOADED_DEVICES = 0.7, 0.85, 0.95
+"""How far loading her voice has got after each step (the engines take most of the time)."""
+
+
 async def build_voice(
     voice: VoiceSettings, cache_dir: Path, *, progress: Progress | None = None,
     source: AudioSource | None = None, make_sink: Callable[[int], AudioSink] | None = None,
-    bus: EventBus | None = None,
+    bus: EventBus | None = None, loaded: Callable[[float], None] | None = None,
 ) -> VoiceParts:
     """Load both engines off the loop, then open the devices from the settings, unless given:
     `source`, and `make_sink(sample_rate)` for the speaker (`listen` reads and writes WAVs).
 
     Raises CompanionError with a sentence when an engine cannot be had; a device that cannot
     be opened only adds a notice; a Wyoming server that cannot be reached says so on `bus`.
+    `loaded(fraction)` is told how far loading has got (0..1), for a progress display.
     """
+    step = loaded or (lambda _fraction: None)
+    step(0.05)
     transcriber, synthesizer = await load_engines(voice, cache_dir, progress=progress, bus=bus)
+    step(LOADED_ENGINES)  # the engines are most of the wait
     turn_model = await load_turn_model_or_none()
+    step(LOADED_TURN_MODEL)
     sink = make_sink(synthesizer.sample_rate) if make_sink is not None else None
     source, sink, notices, echo = await open_devices(voice, sample_rate=synthesizer.sample_rate,
                                                      source=source, sink=sink)
+    step(LOADED_DEVICES)
     await asyncio.to_thread(release_free_memory)  # the model files' bytes, read and freed while loading
+    step(1.0)
     return VoiceParts(vad=make_vad(), transcriber=transcriber, synthesizer=synthesizer, source=source,
                       sink=sink, listening=not isinstance(source, NullSource), turn_model=turn_model,
                       notices=notices, echo=echo)
