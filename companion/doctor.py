@@ -176,8 +176,9 @@ def check_sandbox(settings: Settings) -> Check:
 
     reason = sandbox.unavailable_reason()
     if reason is None:
-        return Check("Command sandbox", True, f"bubblewrap ({sandbox.find_bwrap()}) works: commands "
-                     "and code run with a read-only system, only the workspace writable, no network",
+        return Check("Command sandbox", True, f"bubblewrap ({sandbox.find_bwrap()}) works: commands and "
+                     "code run as nobody with no privileges, the system and your home out of reach, the "
+                     "workspace read-only unless you approved a command that writes, limits per call",
                      essential=False)
     if settings.tools.run_without_sandbox:
         return Check("Command sandbox", False, f"{reason} You chose to run commands and code WITHOUT a "
@@ -185,6 +186,22 @@ def check_sandbox(settings: Settings) -> Check:
                      sandbox.FIX, essential=False)
     return Check("Command sandbox", False, f"{reason} Until it works she won't offer to run commands "
                  "or code (shell and execute_code are switched off).", sandbox.FIX, essential=False)
+
+
+def check_sandbox_network() -> Check:
+    """Can a command approved with "This needs the internet." go online, and only there?"""
+    from companion.safety import outbound, sandbox
+
+    if sandbox.unavailable_reason() is not None:
+        return Check("Internet for commands", False, "no sandbox, so no command goes online",
+                     sandbox.FIX, essential=False)
+    reason = sandbox.network_unavailable_reason()
+    if reason is not None:
+        return Check("Internet for commands", False, f"{reason} A command that needs the internet is "
+                     "refused with a sentence.", sandbox.NETWORK_FIX, essential=False)
+    return Check("Internet for commands", True, f"slirp4netns ({outbound.find_slirp()}): a command you "
+                 "approve on an internet card reaches the internet only, not this computer's services or "
+                 "your local network", essential=False)
 
 
 CheckFn = Callable[[], Check | list[Check]]
@@ -461,6 +478,7 @@ def all_checks(config, *, include_brain: bool = True) -> list[CheckFn]:
         lambda: check_log(paths),
         lambda: check_workspace(settings),
         lambda: check_sandbox(settings),
+        check_sandbox_network,
         lambda: check_personality(settings, paths),
         lambda: check_models(settings, paths),
         lambda: check_voice_servers(settings, paths),

@@ -24,6 +24,7 @@ HOST_SIDE = "203.0.113.1"
 
 _SERVER = r"""
 import socket, sys
+print("inside", flush=True)  # unshare has made the namespace before it ran this
 sys.stdin.readline()  # the addresses are up
 server = socket.create_server(("0.0.0.0", 0))
 print(server.getsockname()[1], flush=True)
@@ -57,6 +58,8 @@ def fake_internet() -> Iterator[Internet]:
                                stdout=subprocess.PIPE, text=True)
     here = f"rt{os.getpid() % 100000}h"
     try:
+        assert process.stdin is not None and process.stdout is not None
+        assert process.stdout.readline() == "inside\n"  # wired earlier, the link would land here
         _ip("link", "add", here, "type", "veth", "peer", "name", "far", "netns", str(process.pid))
         _ip("addr", "add", f"{HOST_SIDE}/24", "dev", here)
         _ip("addr", "add", "192.168.77.1/24", "dev", here)
@@ -65,7 +68,6 @@ def fake_internet() -> Iterator[Internet]:
         for args in (["addr", "add", f"{PUBLIC}/24", "dev", "far"], ["addr", "add", f"{LAN}/24", "dev", "far"],
                      ["link", "set", "far", "up"], ["link", "set", "lo", "up"]):
             subprocess.run([*inside, *args], check=True, capture_output=True)
-        assert process.stdin is not None and process.stdout is not None
         process.stdin.write("go\n")
         process.stdin.flush()
         yield Internet(int(process.stdout.readline()), process)

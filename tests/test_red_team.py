@@ -10,12 +10,15 @@ from __future__ import annotations
 import os
 import shlex
 import socket
+import subprocess
+import sys
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from fake_internet import HOST_SIDE, LAN, PUBLIC, fake_internet
 
+from companion import doctor
 from companion.config import Paths, RunConfig, Settings, with_overrides
 from companion.paths import own_paths
 from companion.runtime import Companion
@@ -227,3 +230,30 @@ async def test_the_runtimes_gate_hides_a_personality_file_kept_in_the_workspace(
         assert "example.org" not in text and "example.com" in text, text
     finally:
         await companion.close()
+
+
+# --- what she says about it -------------------------------------------------------------------
+
+def test_doctor_says_what_the_sandbox_holds_and_whether_commands_can_go_online(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    check = doctor.check_sandbox(Settings())
+    assert check.ok and "read-only unless you approved a command that writes" in check.detail
+    assert "no network" not in check.detail  # it used to say so, whatever the card allowed
+    online = doctor.check_sandbox_network()
+    assert online.ok and "not this computer's services or your local network" in online.detail
+    monkeypatch.setattr(sandbox, "find_slirp", lambda: None)  # as on a machine without it
+    offline = doctor.check_sandbox_network()
+    assert not offline.ok and not offline.essential and "slirp4netns is not installed" in offline.detail
+    assert "sudo apt-get install slirp4netns" in doctor.format_report([offline])
+
+
+def test_companion_chat_says_once_at_start_which_saved_approvals_it_dropped(tmp_path: Path, unused_port: int) -> None:
+    config = tmp_path / "config"
+    config.mkdir()
+    (config / "approvals.toml").write_text('lines = ["rm --r -f sub", "ls"]\nfamilies = ["env"]\n')
+    done = subprocess.run([sys.executable, "-m", "companion.cli", "chat", "--config-dir", str(config),
+                           "--brain-url", f"http://127.0.0.1:{unused_port}/v1", "--workspace", str(tmp_path / "ws")],
+                          capture_output=True, text=True, timeout=90, input="")
+    said = [line for line in (done.stdout + done.stderr).splitlines() if "dropped" in line]
+    assert said == ["[error] I dropped 2 saved approvals I'm not allowed to remember (rm --r -f sub, env), "
+                    "so I'll ask for those."], done.stdout + done.stderr
