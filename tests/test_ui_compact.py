@@ -156,3 +156,12 @@ def test_what_she_says_is_the_one_line_caption(make_app, qtbot):
     assert compact.caption.text().endswith("…") and "\n" not in compact.caption.text()
     assert compact.caption.fontMetrics().horizontalAdvance(compact.caption.text()) <= compact.width()
     assert compact.mask().contains(compact.caption.geometry().center())
+
+
+def test_show_window_in_the_tray_leaves_the_compact_face(make_app):
+    app = make_app()
+    app.desktop.set_compact(True)
+    assert app.tray.show_action.text() == "Show window"
+    app.tray.show_action.trigger()
+    assert app.window.isVisible() and not app.desktop.compact.isVisible()
+    assert not app.desktop.compact_action.isChecked()

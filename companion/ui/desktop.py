@@ -43,6 +43,9 @@ class DesktopPresence(QObject):
         window = app.window
         window.menu_button.menu().insertAction(window.on_top_action, self.compact_action)
         app.tray.menu.insertAction(app.tray.mute_action, self.compact_action)
+        # The tray's "Show window" while she is the small face means: the full window, not both.
+        app.tray.show_action.triggered.connect(
+            lambda: self.compact_action.isChecked() and app.window.isVisible() and self.set_compact(False))
         self._shortcuts: list[QShortcut] = []
         self._bind_compact_key(window)
         app.bridge.speak.connect(lambda _kind, text, _tool: self._caption(text))
@@ -125,6 +128,7 @@ class DesktopPresence(QObject):
             window.show()
             window.raise_()
             window.activateWindow()
+        self.app.tray.show_action.setText("Show window" if on else "Hide window")
         self._save(compact=on)
 
     def _compact_window(self) -> CompactWindow:
