@@ -257,3 +257,11 @@ def test_companion_chat_says_once_at_start_which_saved_approvals_it_dropped(tmp_
     said = [line for line in (done.stdout + done.stderr).splitlines() if "dropped" in line]
     assert said == ["[error] I dropped 2 saved approvals I'm not allowed to remember (rm --r -f sub, env), "
                     "so I'll ask for those."], done.stdout + done.stderr
+
+
+def test_an_approvals_file_nested_thousands_deep_is_set_aside_instead_of_stopping_her_start(tmp_path: Path) -> None:
+    path = tmp_path / "approvals.toml"
+    path.write_text("lines = " + "[" * 5000 + "]" * 5000 + "\n")
+    store = GrantStore(path)  # raised RecursionError out of the runtime's start
+    assert store.current().lines == () and "set them aside" in (store.notice or "")
+    assert not path.exists() and list(tmp_path.glob("approvals.broken-*.toml"))

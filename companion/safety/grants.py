@@ -164,7 +164,8 @@ class GrantStore:
                 isinstance(v, dict) and all(isinstance(h, str) for h in v.values()) for v in pins.values()
             ):
                 raise ValueError("pins must map lines to tables of file hashes")
-        except (tomllib.TOMLDecodeError, ValueError, TypeError) as exc:
+        except (tomllib.TOMLDecodeError, ValueError, TypeError, RecursionError) as exc:
+            # RecursionError: tomllib reads nested arrays recursively; a few thousand deep stop it.
             backup = self.path.with_name(f"{self.path.stem}.broken-{datetime.now():%Y%m%d-%H%M%S}.toml")
             os.replace(self.path, backup)
             log.warning("approvals file %s is broken (%s); moved to %s", self.path, exc, backup)
