@@ -352,7 +352,7 @@ def load_settings(paths: Paths) -> LoadedSettings:
         return LoadedSettings(Settings())
     try:
         return LoadedSettings(settings_from_dict(tomllib.loads(text)))
-    except (tomllib.TOMLDecodeError, ValueError, TypeError) as exc:
+    except (tomllib.TOMLDecodeError, ValueError, TypeError, RecursionError) as exc:  # RecursionError: nested deep
         backup = path.with_name(f"{path.stem}.broken-{datetime.now():%Y%m%d-%H%M%S}{path.suffix}")
         os.replace(path, backup)
         log.warning("settings file %s is broken (%s); moved to %s", path, exc, backup)

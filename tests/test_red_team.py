@@ -19,7 +19,7 @@ import pytest
 from fake_internet import HOST_SIDE, LAN, PUBLIC, fake_internet
 
 from companion import doctor
-from companion.config import Paths, RunConfig, Settings, with_overrides
+from companion.config import Paths, RunConfig, Settings, load_settings, with_overrides
 from companion.paths import own_paths
 from companion.runtime import Companion
 from companion.safety import sandbox
@@ -265,3 +265,11 @@ def test_an_approvals_file_nested_thousands_deep_is_set_aside_instead_of_stoppin
     store = GrantStore(path)  # raised RecursionError out of the runtime's start
     assert store.current().lines == () and "set them aside" in (store.notice or "")
     assert not path.exists() and list(tmp_path.glob("approvals.broken-*.toml"))
+
+
+def test_a_settings_file_nested_thousands_deep_is_set_aside_with_the_defaults(tmp_path: Path) -> None:
+    paths = Paths.default(tmp_path / "config")
+    paths.settings_file.parent.mkdir(parents=True, exist_ok=True)
+    paths.settings_file.write_text("x = " + "[" * 5000 + "]" * 5000 + "\n")
+    loaded = load_settings(paths)  # raised RecursionError: "something went wrong" at every start
+    assert loaded.settings == Settings() and "set it aside" in (loaded.notice or "")
