@@ -165,3 +165,19 @@ def test_show_window_in_the_tray_leaves_the_compact_face(make_app):
     app.tray.show_action.trigger()
     assert app.window.isVisible() and not app.desktop.compact.isVisible()
     assert not app.desktop.compact_action.isChecked()
+
+
+def test_without_see_through_windows_she_says_so_plainly(make_app, monkeypatch):
+    import companion.ui.desktop as desktop
+
+    # What translucency_available answers on an X11 desktop with no compositor (tested on Xvfb
+    # in test_ui_compact_x11); here the offscreen platform would always say yes.
+    monkeypatch.setattr(desktop, "translucency_available", lambda _platform: False)
+    app = make_app()
+    app.desktop.set_compact(True)
+    compact = app.desktop.compact
+    assert not compact.testAttribute(Qt.WidgetAttribute.WA_TranslucentBackground)
+    assert compact.mask().isEmpty()  # a square backdrop: no shape that clicks could pass around
+    assert compact.caption.toolTip() == "I can't be see-through here: no compositor"  # seen at once
+    banner = app.window.banners.banner("compact")  # the whole story, in her window
+    assert banner is not None and "can't show see-through windows" in banner.text()

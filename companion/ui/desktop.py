@@ -118,7 +118,8 @@ class DesktopPresence(QObject):
             screen = window.screen() if window.isVisible() else QGuiApplication.primaryScreen()
             compact.place(self.app.keeper.settings.ui.compact_geometry, screen)
             compact.share_face(window.face)
-            compact.set_caption(window.state_label.text())
+            compact.set_caption(window.state_label.text() if compact.translucent
+                                else "I can't be see-through here: no compositor")
             compact.show()
             compact.raise_()
             window.hide()
