@@ -27,6 +27,7 @@ from companion.safety.approval import Answer, ApprovalRequest, AuditLog, Decisio
 from companion.safety.gate import CODE_FAMILY, Gate, build_gate
 from companion.safety.grants import GrantStore
 from companion.safety.jail import GIT_SENTENCE, HOME_SETTINGS_SENTENCE, OWN_PATHS_SERVICE
+from companion.safety.visible import make_visible
 from companion.tools.action import execute_code, patch, read_file, shell, write_file
 from companion.tools.context import ToolContext
 from companion.tools.registry import Registry
@@ -273,3 +274,12 @@ def test_a_settings_file_nested_thousands_deep_is_set_aside_with_the_defaults(tm
     paths.settings_file.write_text("x = " + "[" * 5000 + "]" * 5000 + "\n")
     loaded = load_settings(paths)  # raised RecursionError: "something went wrong" at every start
     assert loaded.settings == Settings() and "set it aside" in (loaded.notice or "")
+
+
+# --- the card shows what runs ---------------------------------------------------------------
+
+@pytest.mark.parametrize("hidden", ["\u034f", "\ufe0f", "\u17b4", "\u180b", "\U000e0100"])
+def test_marks_that_draw_nothing_are_spelled_out_on_the_card_like_a_zero_width_space(hidden: str) -> None:
+    # `ls <mark>#; rm -rf sub` looked like `ls` and a comment: the shell runs the rm.
+    shown = make_visible(f"ls {hidden}#; rm -rf sub")
+    assert shown.text == f"ls <U+{ord(hidden):04X}>#; rm -rf sub" and shown.hidden == 1

@@ -22,6 +22,11 @@ _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t", "\x1b": "\\x1b", "\x00": "\\0"}
 _HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp", "Zs"})
 # Invisible or blank although their category says otherwise (Hangul fillers, braille blank…).
 _BLANK_LOOKING = frozenset({"\u115f", "\u1160", "\u3164", "\uffa0", "\u2800", "\u180e"})
+# Unicode's Default_Ignorable_Code_Point ranges that are marks, not format characters, so the
+# categories above miss them: they draw nothing (a combining grapheme joiner before `#` made
+# running code look like a comment, as a zero-width space did), and variation selectors.
+_IGNORABLE_RANGES = ((0x034F, 0x034F), (0x17B4, 0x17B5), (0x180B, 0x180F), (0xFE00, 0xFE0F),
+                     (0x1D173, 0x1D17A), (0xE0000, 0xE0FFF))
 
 
 @dataclass(frozen=True)
@@ -43,7 +48,8 @@ def _escape(char: str) -> str | None:
         return None
     if char in _NAMED:
         return _NAMED[char]
-    if char in _BLANK_LOOKING or unicodedata.category(char) in _HIDDEN_CATEGORIES:
+    if char in _BLANK_LOOKING or unicodedata.category(char) in _HIDDEN_CATEGORIES or \
+            any(low <= ord(char) <= high for low, high in _IGNORABLE_RANGES):
         code = ord(char)
         return f"\\x{code:02x}" if code < 0x80 else f"<U+{code:04X}>"
     return None
