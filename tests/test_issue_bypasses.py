@@ -17,6 +17,7 @@ from companion.safety import sandbox
 from companion.safety.approval import Answer, ApprovalRequest, AuditLog, Decision
 from companion.safety.gate import CODE_FAMILY, Gate
 from companion.safety.grants import GrantError, GrantStore
+from companion.safety.jail import GIT_SENTENCE
 from companion.tools.action import execute_code, shell, write_file
 from companion.tools.context import ToolContext
 
@@ -246,9 +247,12 @@ async def test_a_git_family_grant_asks_when_the_repository_settings_could_run_co
     gate.grant_family("git")
     assert gate.precheck("git status").how == "family grant"
     config = gate.workspace / ".git" / "config"
-    # The model writes the repository's settings with a file tool, then asks for `git status`.
-    await write_file.execute({"path": ".git/config", "content": config.read_text() + HOSTILE_GIT_CONFIG[kind]},
-                             ctx_for(gate, write_file))
+    # The model tries to write the repository's settings with a file tool: refused (jail.check_writable).
+    said = await write_file.execute({"path": ".git/config", "content": config.read_text() + HOSTILE_GIT_CONFIG[kind]},
+                                    ctx_for(gate, write_file))
+    assert said == GIT_SENTENCE
+    # Written some other way (an approved writing command, a clone): git under the grant asks.
+    config.write_text(config.read_text() + HOSTILE_GIT_CONFIG[kind])
     gate.approver = Answers(Decision.DECLINED)
     for line in ("git status", "git diff", "git log --oneline -n 1"):
         text = await shell_run(gate, line)

@@ -27,7 +27,7 @@ def workspace(tmp_path: Path) -> Path:
         "env.sh": "X=1\n", "tool.py": "import helper\nfrom pkg import mod\nimport os\n", "helper.py": "",
         "pkg/__init__.py": "", "pkg/mod.py": "", "Makefile": "include rules.mk\nall:\n\ttrue\n",
         "rules.mk": "", "d/Makefile": "-include sub.mk\n", "d/sub.mk": "", ".npmrc": "script-shell=x\n",
-        "package.json": "{}",
+        "package.json": "{}", "steps.sh": "sh run.sh\npython3 tool.py\n",
     }
     for name, text in files.items():
         (ws / name).write_text(text)
@@ -42,6 +42,12 @@ def workspace(tmp_path: Path) -> Path:
     ("make", {"Makefile", "rules.mk"}),
     ("make -C d", {"d/Makefile", "d/sub.mk"}),
     ("npm test", {"package.json", ".npmrc"}),
+    # Found by the red team: a module run with -m, a file piped into a shell, a script a script runs.
+    ("python3 -m tool", {"tool.py", "helper.py", "pkg/__init__.py", "pkg/mod.py"}),
+    ("python3 -m pkg.mod", {"pkg/mod.py"}),
+    ("cat run.sh | sh", {"run.sh", "lib.sh", "deeper.sh", "env.sh"}),
+    ("sh steps.sh", {"steps.sh", "run.sh", "lib.sh", "deeper.sh", "env.sh", "tool.py", "helper.py",
+                     "pkg/__init__.py", "pkg/mod.py"}),
 ])
 def test_a_line_is_pinned_with_what_it_pulls_in(workspace: Path, line: str, pinned: set[str]) -> None:
     assert {str(p) for p in files_run_by(line, workspace)} == pinned

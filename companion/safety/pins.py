@@ -5,8 +5,9 @@ workspace file the line runs when the question is put, asks again if one changed
 answer, and hands the hashes to the permit so the door runs that very content. A saved line
 grant keeps them too. Files a line runs: a command named by path (`./run.sh`), the script an
 interpreter or `source` is given (`python tool.py`, `sh run.sh`, `sh < run.sh`, also inside
-`bash -c "…"`), what those pull in (`source lib.sh`, `. ./env.sh`, a Python script's imports of
-workspace modules, make's `include`), and the files a build tool reads implicitly (Makefile,
+`bash -c "…"`, `python -m tool`, `cat run.sh | sh`), what those pull in (`source lib.sh`,
+`. ./env.sh`, scripts a script runs, a Python script's imports of workspace modules, make's
+`include`), and the files a build tool reads implicitly (Makefile,
 also under `make -C dir`, package.json and .npmrc, justfile), a few levels deep. A family grant
 never covers a line that runs a workspace file.
 """
@@ -77,6 +78,11 @@ def _named_by(line: str, workspace: Path, _depth: int) -> list[tuple[str, str]]:
                 if arg in _CODE_OPTIONS:
                     if name in SHELLS and arg == "-c" and i + 1 < len(args) and _depth < 3:
                         named.extend((str(p), "") for p in files_run_by(args[i + 1], workspace, _depth + 1))
+                    if kind == "python" and arg == "-m" and i + 1 < len(args):
+                        # `python -m tool` runs tool.py (or a package's __main__) from the workspace.
+                        module = args[i + 1].replace(".", "/")
+                        named.extend((f, "python") for f in (f"{module}.py", f"{module}/__main__.py",
+                                                              f"{module}/__init__.py"))
                     break
                 if not arg.startswith("-"):
                     named.append((arg, kind))
@@ -89,6 +95,9 @@ def _named_by(line: str, workspace: Path, _depth: int) -> list[tuple[str, str]]:
         # `sh < run.sh`: what a shell reads on its standard input is the program it runs.
         kind = next(_kind(name) for name, _, _ in commands if name in INTERPRETERS)
         named.extend((source, kind) for source in redirect_sources(line))
+        # `cat run.sh | sh`: what cat hands a shell through a pipe is the program it runs.
+        named.extend((arg, kind) for name, _, args in commands if name == "cat"
+                     for arg in args if not arg.startswith("-"))
     return named
 
 
@@ -110,8 +119,10 @@ def _pulled_in(relative: PurePath, kind: str, workspace: Path) -> list[tuple[str
     except OSError:
         return []
     if kind == "shell":
-        return [(arg, "shell") for name, _, args in simple_commands(text)
-                if name in ("source", ".") for arg in args[:1]]
+        # What it sources, and what it runs itself (`sh step.sh`, `./build.sh`, `python x.py`).
+        return [*((arg, "shell") for name, _, args in simple_commands(text)
+                  if name in ("source", ".") for arg in args[:1]),
+                *_named_by(text, workspace, 3)]
     if kind == "make":
         # make runs in the makefile's folder (`make -C dir`): its includes are relative to it.
         return [(str(relative.parent / path), "make") for match in map(_MAKE_INCLUDE.match, text.splitlines())
