@@ -275,9 +275,8 @@ def _mounts(policy: SandboxPolicy, fds: list[int], *, sizes: bool = True) -> lis
             args += ["--ro-bind", hosts, hosts]
     if workspace != "/":
         args += ["--bind" if policy.writable else "--ro-bind", workspace, workspace]
-    if policy.writable:
-        args += _home_settings_read_only(workspace, home)
-        args += _pinned_ancestors(workspace, policy.hidden, home)
+    if policy.writable and workspace != "/":
+        args += _writable_layout(workspace, home, policy.hidden)
     for extra in policy.read_only:
         # Her own code inside the workspace: what a command changed there would run in her next start.
         text = os.path.realpath(extra)
@@ -325,15 +324,13 @@ def _home_settings_read_only(workspace: str, home: str) -> list[str]:
     return args
 
 
-def _pinned_ancestors(workspace: str, hidden: Sequence[Path], home: str) -> list[str]:
-    """Each folder between the workspace and one of her hidden folders, bound onto itself.
+def _pinned_ancestors(workspace: str, hidden: Sequence[Path]) -> list[str]:
+    """Each folder between the workspace and one of her hidden folders, shallowest first.
 
     Her folders are covered by mounts, but a writable command could rename a folder above one
     (`mv .config .config_old`) and make a new one where she looks at her next start. A mount
-    point can't be renamed or removed, so each folder on the way becomes one (as writable as
-    it was: the home's hidden folders stay read-only)."""
-    settings = _under(home, [workspace]) and home != "/"
-    args: list[str] = []
+    point can't be renamed or removed, so each folder on the way is bound onto itself."""
+    folders: list[str] = []
     for extra in hidden:
         text = os.path.realpath(extra)
         if not _under(text, [workspace]) or text == workspace:
@@ -341,11 +338,24 @@ def _pinned_ancestors(workspace: str, hidden: Sequence[Path], home: str) -> list
         parts = Path(text).relative_to(workspace).parts[:-1]
         for depth in range(1, len(parts) + 1):
             folder = os.path.join(workspace, *parts[:depth])
-            if os.path.isdir(folder) and not os.path.islink(folder) and folder not in args:
-                hidden_in_home = settings and _under(folder, [home]) and folder != home and \
-                    Path(folder).relative_to(home).parts[0].startswith(".")
-                args += ["--ro-bind" if hidden_in_home else "--bind", folder, folder]
-    return args
+            if os.path.isdir(folder) and not os.path.islink(folder) and folder not in folders:
+                folders.append(folder)
+    return sorted(folders, key=lambda folder: folder.count("/"))
+
+
+def _writable_layout(workspace: str, home: str, hidden: Sequence[Path]) -> list[str]:
+    """The mounts a writable workspace gets on top of its bind, in the order bwrap needs them
+    (a later bind of a folder covers every mount made under it before)."""
+    pinned = _pinned_ancestors(workspace, hidden)
+    settings = _home_settings_read_only(workspace, home)
+    if not settings:
+        return [arg for folder in pinned for arg in ("--bind", folder, folder)]
+    before = [f for f in pinned if f != home and not _under(f, [home])]  # above the home, or beside it
+    # Inside the home's hidden folders nothing can be renamed anyway: they are read-only.
+    inside = [f for f in pinned if f != home and _under(f, [home])
+              and not Path(f).relative_to(home).parts[0].startswith(".")]
+    return [*(arg for folder in before for arg in ("--bind", folder, folder)), *settings,
+            *(arg for folder in inside for arg in ("--bind", folder, folder))]
 
 
 def _data_fd(data: bytes, fds: list[int]) -> int:
