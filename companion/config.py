@@ -104,7 +104,9 @@ class VoiceSettings:
     """Empty means the system default microphone."""
     output_device: str = ""
     hearing_model: str = ""
-    """A path or a model name; empty means the installed offline pack."""
+    """Her hearing engine and model: empty means the installed Whisper pack (tiny.en);
+    "moonshine-base-en" means Moonshine from the installed moonshine-cpp wheel; otherwise a
+    Whisper folder or model name (or a folder of Moonshine .ort files)."""
     voice: str = ""
     """A path to a piper .onnx or a voice name; empty means the installed offline pack."""
     hearing: str = "local"
