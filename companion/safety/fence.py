@@ -10,7 +10,7 @@ gateway, which `--disable-host-loopback` already refuses, and its DNS forwarder)
 more specific route. The command can't remove the routes: it has no capabilities in its
 namespaces and may not make new ones.
 
-Run as a program (`python -I fence.py NETNS [USERNS_FD] < prefixes`), stdlib only, because
+Run as a program (`python -I -S fence.py NETNS [USERNS_FD] < prefixes`), stdlib only, because
 entering another user namespace (needed when she is not root) is refused to a process with
 threads. It speaks rtnetlink itself: iproute2 is not on every machine that has slirp4netns.
 """

@@ -149,7 +149,7 @@ async def _fence(pid: int) -> None:
         owner = _foreign_owner(net)
     except OSError as exc:
         raise OutboundError("The sandbox ended before its network could be set up.") from exc
-    argv = [sys.executable, "-I", fence.__file__, net, *([str(owner)] if owner is not None else [])]
+    argv = [sys.executable, "-I", "-S", fence.__file__, net, *([str(owner)] if owner is not None else [])]
     try:
         process = await asyncio.create_subprocess_exec(
             *argv, pass_fds=(owner,) if owner is not None else (), stdin=asyncio.subprocess.PIPE,
