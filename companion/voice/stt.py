@@ -55,6 +55,15 @@ class Transcriber(Protocol):
         """Text of 16 kHz mono float32 audio ("" when nothing was said)."""
 
 
+class PartialTranscriber(Transcriber, Protocol):
+    """An engine that can also transcribe while the user talks (Moonshine; her ear looks for
+    `partial`). Whisper has none: its short window costs the same whatever was said."""
+
+    async def partial(self, audio: np.ndarray) -> str | None:
+        """The audio so far, to make the next `transcribe` cheaper; never the conversation's
+        text. None when a `transcribe` call stopped it."""
+
+
 class WhisperTranscriber:
     """Loads once (lazily), warms up, and runs one transcription at a time off the event loop."""
 
