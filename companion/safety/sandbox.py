@@ -16,8 +16,13 @@ seccomp filter (seccomp.py) that refuses to make any file setuid or setgid. Reso
 per call hold processes, memory, file size and CPU time (limits.py; as root, a cgroup of
 its own per call, cgroup.py).
 
+In a workspace that holds the home, a writable command sees the home read-only but for its
+visible entries (the user's startup files stay as they are), and every folder above one of
+hers is a mount point, so hers can't be moved aside and replaced.
+
 No network unless a decision grants it, and then the internet only: a network namespace of
-its own behind slirp4netns (outbound.py), never hers.
+its own behind slirp4netns (outbound.py), never hers, with this computer's addresses and the
+local network routed nowhere (fence.py).
 
 Whether the sandbox can run here is probed once with the same kind of sandbox the commands
 get (bwrap missing, user namespaces switched off, not Linux, no libseccomp);

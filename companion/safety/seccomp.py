@@ -8,7 +8,8 @@ fchmod, fchmodat, fchmodat2, and open/openat/creat/mknod/mknodat creating a file
 bits. openat2 (its mode sits in a struct the filter can't read) and io_uring (which opens
 files without system calls) answer ENOSYS, so programs fall back to the calls that are
 checked; so do the kernel keyrings (keyctl, add_key, request_key: not namespaced, so root's
-own keys outside), userfaultfd, perf_event_open and bpf. System calls of another architecture (32-bit calls on a 64-bit machine) end the
+own keys outside), userfaultfd, perf_event_open and bpf. A command that may only read gets
+no UNIX sockets either (`filter_program(read_only=True)`). System calls of another architecture (32-bit calls on a 64-bit machine) end the
 process, so they can't slip past the rules.
 
 Built with pyseccomp (ctypes over Debian's libseccomp2, the library systemd and Flatpak use):
