@@ -1,12 +1,13 @@
 """Her launcher: a freedesktop .desktop entry in the applications menu, her icon at the standard
 sizes, and (when chosen) the same entry in autostart. No Qt here: the icons are drawn by a
-`render(size, path)` the caller passes (the command renders her face)."""
+`render(size, path)` the caller passes (the command renders her face). Menus watch the
+applications folder themselves, so no cache tool is run: she starts no program outside the
+sandbox's door."""
 
 from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -105,7 +106,6 @@ def install(places: Places, command: list[str], render: Callable[[int, Path], No
     set_autostart(places, command, autostart)
     if autostart:
         written.append(places.autostart_entry)
-    _refresh(places)
     return written
 
 
@@ -124,13 +124,5 @@ def uninstall(places: Places) -> list[Path]:
         if path.exists():
             path.unlink()
             removed.append(path)
-    _refresh(places)
     return removed
 
-
-def _refresh(places: Places) -> None:
-    """Menus notice new entries by themselves; these caches only make it quicker (if present)."""
-    for command in (["update-desktop-database", "-q", str(places.applications)],
-                    ["gtk-update-icon-cache", "-q", "-t", str(places.icons)]):
-        if shutil.which(command[0]) and Path(command[-1]).is_dir():
-            subprocess.run(command, check=False, capture_output=True, timeout=30)

@@ -160,7 +160,7 @@ def test_without_a_keyring_the_key_is_kept_in_the_settings_file_and_the_dialog_s
 
 def test_each_grant_is_shown_in_full_and_revoke_happens_on_save(qtbot, paths, registry):
     grants = GrantStore(paths.approvals_file)
-    long_line = "rsync -av --delete ~/Documents/projects/companion/ /media/backup/projects/companion-mirror/"
+    long_line = "ls -la projects/companion/assets/sounds/recordings/2026/december/morning-standup-meeting"
     grants.add_line(long_line)
     revoked: list[list[str]] = []
     dialog = _dialog(qtbot, paths, registry, grants=grants.current(),
