@@ -310,3 +310,63 @@ async def test_the_root_folder_as_workspace_still_hides_the_home(home: Path, tmp
                       tool="shell", risk=shell.RISK)
     text = await shell.execute({"command": f"ls -A {home}; touch {home}/Documents/x"}, ctx)
     assert "Documents" not in text.split("touch")[0] and not (home / "Documents" / "x").exists(), text
+
+
+# --- variations on the shapes that were already stopped (kept so they stay stopped) -----
+
+RECURSIVE_DELETES = [
+    "nohup rm -rf sub", "ionice -c3 rm -rf sub", "chrt -o 0 rm -rf sub", "setsid rm -rf sub",
+    "busybox rm -rf sub", "command rm -rf sub", "exec rm -rf sub", "builtin rm -rf sub", "strace rm -rf sub",
+    "\\rm -rf sub", "r''m -rf sub", '"rm" -rf sub', "/bin/rm -rf sub", "/usr/bin/env rm -rf sub",
+    "env -i rm -rf sub", "env -u X rm -rf sub", "env --split-string='rm -rf sub'", "unshare rm -rf sub",
+    "script -c 'rm -rf sub'", "rm -r -- sub", "rm -Rf sub", "rm --recursive --force sub", "rm -fr sub",
+    "time rm -rf sub", "parallel rm -rf ::: sub", "dash -c 'rm -rf sub'", "xargs rm -rf",
+    "ls `rm -rf sub`", "ls | rm -rf sub", "rm --no-preserve-root -rf sub",
+]
+
+
+@pytest.mark.parametrize("line", RECURSIVE_DELETES)
+def test_other_wrappers_and_spellings_of_a_recursive_delete_ask_and_are_never_saveable(gate: Gate, line: str) -> None:
+    pre = gate.precheck(line)
+    assert not pre.approve and not pre.saveable, (line, pre)
+
+
+HOSTILE_GIT_SETTINGS = [
+    "[credential]\n\thelper = !rm -rf sub", "[gpg]\n\tprogram = rm", '[includeIf "gitdir:/"]\n\tpath = x',
+    "[core]\n\tworktree = /", "[core]\n\taskPass = rm", "[uploadpack]\n\tpackObjectsHook = rm",
+    '[url "ext::sh -c rm"]\n\tinsteadOf = x', '[protocol "ext"]\n\tallow = always', "[core]\n\tgitProxy = rm",
+    '[merge "x"]\n\tdriver = rm', '[diff "x"]\n\ttextconv = rm', "[sequence]\n\teditor = rm",
+    '[remote "o"]\n\turl = x\n\tuploadpack = rm', "[core]\n\tattributesFile = x", "[CoRe]\n\tFsMonitor = rm",
+    '[core "x"]\n\tfsmonitor = rm', "[core]\n\tfsmonitor", "[core] fsmonitor = rm", "[safe]\n\tdirectory = *",
+]
+
+
+@pytest.mark.parametrize("setting", HOSTILE_GIT_SETTINGS)
+def test_other_git_settings_that_can_run_a_program_make_a_family_granted_git_ask(gate: Gate, setting: str) -> None:
+    subprocess.run(["git", "init", "-q", str(gate.workspace)], check=True)
+    gate.grant_family("git")
+    config = gate.workspace / ".git" / "config"
+    config.write_text(config.read_text() + setting + "\n")
+    pre = gate.precheck("git status")
+    assert not pre.approve and ".git/config" in pre.reason, (setting, pre)
+
+
+async def test_an_approved_command_gets_no_way_out_through_links_namespaces_mounts_or_tracing(
+        gate: Gate) -> None:
+    before = Path("/etc/passwd").read_text()
+    lines = {
+        "hard link": "ln /etc/passwd hl && echo x >> hl",  # another mount: EXDEV
+        "namespace": "unshare -U -r id",  # no nested user namespaces
+        "mount": "mount -t tmpfs x /tmp",
+        "chroot": "chroot / true",
+        "signals": "kill -9 -1",  # a PID namespace of its own: nobody outside to signal
+        "sysfs": "echo 1 > /sys/kernel/mm/ksm/run",
+        "fds": "ls /proc/1/fd",  # bwrap's own init holds nothing of hers
+    }
+    said = {name: await shell.execute({"command": line}, ctx_for(gate, shell)) for name, line in lines.items()}
+    assert Path("/etc/passwd").read_text() == before and "Invalid cross-device link" in said["hard link"], said
+    assert "uid=0" not in said["namespace"] and "[exit 0]" not in said["namespace"], said
+    assert "must be superuser" in said["mount"] and "Operation not permitted" in said["chroot"], said
+    assert "Read-only file system" in said["sysfs"], said
+    held = said["fds"].split("[exit")[0].split()
+    assert set(held) <= {"0", "1", "2", "3", "4"}, said  # stdin, the output pipe, bwrap's event descriptor
