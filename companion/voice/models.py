@@ -155,7 +155,8 @@ def resolve_moonshine() -> HearingModel:
     """Moonshine base-en from the installed moonshine-cpp wheel, its files verified.
 
     Only the wheel's model files are read (through the app's onnxruntime); importing the
-    package would load its own native library, which dies on CPUs without AVX-512.
+    package would load its own native library, which dies with an illegal instruction on
+    the development machines (AVX2, no AVX-512).
     """
     fix = f"Reinstall it with: pip install --force-reinstall moonshine-cpp=={MOONSHINE_PACK_VERSION}"
     spec = importlib.util.find_spec(MOONSHINE_PACK)
