@@ -31,6 +31,7 @@ FENCED_RANGES = ("0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169
 """This host, private networks (RFC 1918), shared address space (CGNAT), link-local (cloud
 metadata at 169.254.169.254), multicast and the reserved block above it."""
 
+_SLIRP_OWN = ("10.0.2.2", "10.0.2.3")
 _CLONE_NEWUSER = 0x10000000
 _CLONE_NEWNET = 0x40000000
 _RTM_NEWROUTE = 24
@@ -59,10 +60,11 @@ def host_addresses(fib_trie: str = "/proc/net/fib_trie") -> list[str]:
 
 def fenced_prefixes() -> list[str]:
     """The ranges above and this computer's own addresses, each as a prefix."""
+    # Each of this computer's addresses as its own /32 even inside a fenced range: a host on a
+    # 10.0.2.x network (VirtualBox's NAT gives 10.0.2.15) would otherwise fall under slirp's
+    # more specific 10.0.2.0/24. slirp's own gateway and DNS forwarder stay reachable.
     prefixes = list(FENCED_RANGES)
-    for address in host_addresses():
-        if not any(ipaddress.ip_address(address) in ipaddress.ip_network(net) for net in FENCED_RANGES):
-            prefixes.append(f"{address}/32")
+    prefixes += [f"{address}/32" for address in host_addresses() if address not in _SLIRP_OWN]
     return prefixes
 
 
