@@ -370,3 +370,17 @@ async def test_an_approved_command_gets_no_way_out_through_links_namespaces_moun
     assert "Read-only file system" in said["sysfs"], said
     held = said["fds"].split("[exit")[0].split()
     assert set(held) <= {"0", "1", "2", "3", "4"}, said  # stdin, the output pipe, bwrap's event descriptor
+
+
+def test_every_address_of_this_computer_is_fenced_even_inside_slirps_own_network(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    trie = tmp_path / "fib_trie"
+    trie.write_text("Main:\n  +-- 0.0.0.0/0 3 0 5\n     |-- 10.0.2.15\n        /32 host LOCAL\n"
+                    "     |-- 127.0.0.1\n        /32 host LOCAL\n     |-- 203.0.113.9\n        /32 host LOCAL\n"
+                    "     |-- 203.0.113.255\n        /32 link BROADCAST\n")
+    assert fence.host_addresses(str(trie)) == ["10.0.2.15", "203.0.113.9"]
+    monkeypatch.setattr(fence, "host_addresses", lambda: ["10.0.2.15", "10.0.2.3", "203.0.113.9"])
+    prefixes = fence.fenced_prefixes()
+    # VirtualBox's NAT puts the host at 10.0.2.15, inside slirp's more specific 10.0.2.0/24.
+    assert {"10.0.2.15/32", "203.0.113.9/32", "192.168.0.0/16", "169.254.0.0/16"} <= set(prefixes)
+    assert "10.0.2.3/32" not in prefixes  # slirp's DNS forwarder stays reachable
