@@ -22,7 +22,7 @@ from companion import doctor
 from companion.config import Paths, RunConfig, Settings, load_settings, with_overrides
 from companion.paths import own_paths
 from companion.runtime import Companion
-from companion.safety import sandbox
+from companion.safety import fence, sandbox
 from companion.safety.approval import Answer, ApprovalRequest, AuditLog, Decision
 from companion.safety.gate import CODE_FAMILY, Gate, build_gate
 from companion.safety.grants import GrantStore
