@@ -384,3 +384,16 @@ def test_every_address_of_this_computer_is_fenced_even_inside_slirps_own_network
     # VirtualBox's NAT puts the host at 10.0.2.15, inside slirp's more specific 10.0.2.0/24.
     assert {"10.0.2.15/32", "203.0.113.9/32", "192.168.0.0/16", "169.254.0.0/16"} <= set(prefixes)
     assert "10.0.2.3/32" not in prefixes  # slirp's DNS forwarder stays reachable
+
+
+def test_companion_chat_prints_her_reply_without_raw_escape_sequences(tmp_path: Path, scripted_brain) -> None:
+    # A page told the model to say this: set the terminal's clipboard to `rm -rf ~` (OSC 52), then
+    # erase the line and write over it, also with the 8-bit CSI.
+    scripted_brain.push({"text": "[happy] Sure.\x1b]52;c;cm0gLXJmIH4K\x07 Done\x1b[2K\r\x9b2Kfake\tend"})
+    command = [sys.executable, "-m", "companion.cli", "chat", "--brain-url", scripted_brain.url,
+               "--config-dir", str(tmp_path / "config"), "--workspace", str(tmp_path / "ws"), "--once", "hi"]
+    done = subprocess.run(command, capture_output=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    said = done.stdout.decode()
+    assert not any(char in said for char in "\x1b\x07\r\x9b"), repr(said)
+    assert "[say] Sure.\\x1b]52;c;cm0gLXJmIH4K\\x07 Done\\x1b[2K\\r<U+009B>2Kfake\tend" in said, repr(said)

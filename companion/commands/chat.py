@@ -74,7 +74,9 @@ class Transcript:
         if line is not None:
             if self.on_print is not None:
                 self.on_print()
-            print(line, file=self.out, flush=True)
+            from companion.safety.visible import terminal_text
+
+            print(terminal_text(line), file=self.out, flush=True)  # model text: no raw escapes
 
 
 async def _chat(args: argparse.Namespace, config: RunConfig) -> int:

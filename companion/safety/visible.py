@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from companion.safety.approval import ApprovalRequest, access_sentence
 
-__all__ = ["Visible", "hidden_note", "is_code", "make_visible", "shown_question", "visible"]
+__all__ = ["Visible", "hidden_note", "is_code", "make_visible", "shown_question", "terminal_text", "visible"]
 
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t", "\x1b": "\\x1b", "\x00": "\\0"}
 # Other (C*) and separator (Z*) categories: control, format (zero-width, bidi), surrogates,
@@ -77,6 +77,25 @@ def make_visible(text: str, *, keep_newlines: bool = False) -> Visible:
 def visible(text: str) -> str:
     """Just the spelled-out text (for the terminal and the transcript)."""
     return make_visible(text).text
+
+
+_BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c")
+
+
+def terminal_text(text: str) -> str:
+    """`text` safe to print on a terminal: control characters (ESC, CSI, BEL, carriage
+    return…) and bidi overrides spelled out, line breaks and tabs kept.
+
+    What she says comes from the model, which repeats what a web page told it: raw, an escape
+    sequence could erase lines, rewrite the question above it, or set the clipboard (OSC 52)
+    to a command the user then pastes. Emoji joiners and other marks stay (they draw)."""
+    out = []
+    for char in text:
+        if char in "\n\t" or not (unicodedata.category(char) == "Cc" or char in _BIDI_CONTROLS):
+            out.append(char)
+        else:
+            out.append(_escape(char) or char)
+    return "".join(out)
 
 
 def hidden_note(count: int) -> str:
