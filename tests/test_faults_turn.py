@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from faults import FaultPoints, check_conversation, conversation_wav, faults_to_try, run_conversation
+from faults import (
+    FaultPoints,
+    check_conversation,
+    conversation_wav,
+    faults_to_try,
+    run_conversation,
+)
 
 
 async def test_every_await_of_a_turn_survives_a_dead_server_or_a_cancel(
