@@ -18,6 +18,9 @@ from audio_env import hearing, piper_voice, pulse_audio, turn_model  # noqa: E40
 from scripted_brain import ScriptedBrain  # noqa: E402
 from wyoming_servers import wyoming_hearing, wyoming_voice  # noqa: E402, F401
 
+# The real-audio tests run under a busy core when COMPANION_TEST_HOG=1 (tests/cpu_hog.py).
+pytest_plugins = ["cpu_hog"]
+
 
 @pytest.fixture
 def scripted_brain():

@@ -8,6 +8,7 @@ import time
 from dataclasses import replace
 
 import numpy as np
+import pytest
 from audio_env import speech
 from brain_harness import make_config, tool
 
@@ -153,6 +154,7 @@ def barge_in_wav(tmp_path, piper_voice, loud: float = 1.0):
     return wav
 
 
+@pytest.mark.real_audio  # talks over her in real time: run under a busy core in CI
 async def test_talking_over_her_stops_playback_and_the_history_keeps_only_what_was_played(
     tmp_path, scripted_brain, hearing, piper_voice
 ):
