@@ -65,6 +65,8 @@ class FaultPoints:
     hit: list[Fault] = field(default_factory=list)
     cancel: Callable[[], object] = lambda: None
     """What the user does to stop the turn (set once the session exists)."""
+    actions: dict[str, Callable[[], object]] = field(default_factory=dict)
+    """Other things done at a named point (the brain's server stopped, or started again)."""
     dead: set[str] = field(default_factory=set)
     """Servers killed so far ("hear", "say")."""
     _counts: dict[str, int] = field(default_factory=dict)
@@ -76,6 +78,8 @@ class FaultPoints:
     def mark(self, name: str) -> None:
         """A point passed with no await of its own (a streamed delta): only a cancel applies."""
         self.passed.append(name)
+        if name in self.actions:
+            self.actions.pop(name)()
         for fault in self.faults:
             if fault.point == name and fault.action == CANCEL:
                 self.hit.append(fault)
@@ -84,6 +88,12 @@ class FaultPoints:
     async def at(self, name: str, server: str | None = None) -> None:
         """The await named `name`; raises the dropped connection when `server` is (now) dead."""
         self.passed.append(name)
+        if name in self.actions:
+            action = self.actions.pop(name)
+            if asyncio.iscoroutinefunction(action):
+                asyncio.get_running_loop().create_task(action())  # goes on beside the turn
+            else:
+                await asyncio.to_thread(action)
         for fault in self.faults:
             if fault.point != name:
                 continue
@@ -194,6 +204,10 @@ def conversation_wav(path: Path, piper_voice) -> Path:
     return path
 
 
+NOT_ASKED: dict = {"not asked": True}
+"""A first reply nobody takes (the brain's server is down for the first question)."""
+
+
 @dataclass
 class Outcome:
     heard: list[str]
@@ -206,10 +220,13 @@ class Outcome:
 
 
 async def run_conversation(tmp_path: Path, brain_server, hearing, piper_voice, wav: Path,
-                           points: FaultPoints) -> Outcome:
+                           points: FaultPoints, *, first_reply: dict | None = None,
+                           brain: dict | None = None) -> Outcome:
     """The two-question conversation through the real runtime, models and brain over HTTP,
-    with `points` breaking what it names. The file is read as fast as she takes turns."""
-    brain_server.push({"text": ANSWERS[0], "chunks": 3})
+    with `points` breaking what it names. The file is read as fast as she takes turns.
+    `first_reply`: what the brain answers the first question (default: the answer, streamed)."""
+    if first_reply != NOT_ASKED:
+        brain_server.push(first_reply or {"text": ANSWERS[0], "chunks": 3})
     brain_server.push({"text": ANSWERS[1], "chunks": 3})
     for _ in range(6):  # replies prepared in a pause and dropped take their own requests
         brain_server.push({"text": ANSWERS[1], "chunks": 3})
@@ -222,7 +239,7 @@ async def run_conversation(tmp_path: Path, brain_server, hearing, piper_voice, w
     bus.subscribe(lambda e: points.mark(f"delta#{next(deltas)}") if isinstance(e, ReplyDelta) else None)
     questions = iter(range(1, 100))
     bus.subscribe(lambda e: points.mark(f"heard#{next(questions)}") if isinstance(e, UserHeard) else None)
-    companion = Companion(make_config(tmp_path, brain_server.url), bus)
+    companion = Companion(make_config(tmp_path, brain_server.url, brain=brain or {}), bus)
     await companion.start()
     ears = RemoteHearing(HearingServer(hearing, points, "hear"), lambda: LocalEngine(hearing, points, "own-hear"), bus)
     mouth = RemoteVoice(VoiceServer(piper_voice, points), lambda: LocalEngine(piper_voice, points, "own-say"), bus)
@@ -243,9 +260,17 @@ async def run_conversation(tmp_path: Path, brain_server, hearing, piper_voice, w
     return Outcome(session.loop.heard, played, errors, said, history, points.passed, points.hit)
 
 
-def check_conversation(outcome: Outcome, fault: Fault | None) -> list[str]:
-    """What went wrong in a conversation with `fault` (nothing: [])."""
+def check_conversation(outcome: Outcome, fault: Fault | None, *, brain_error: str | None = None) -> list[str]:
+    """What went wrong in a conversation with `fault` (nothing: []); `brain_error`: the code
+    of the one brain error the first turn must end with, said aloud once."""
     problems = []
+    brain_errors = [e for e in outcome.errors if e.stage == "brain"]
+    if [e.code for e in brain_errors] != ([brain_error] if brain_error else []):
+        problems.append(f"brain errors {[(e.code, e.sentence) for e in brain_errors]!r}, expected {brain_error!r}")
+    for error in brain_errors:
+        if sum(error.sentence in p for p in outcome.played) != 1:
+            problems.append(f"the brain's sentence {error.sentence!r} was not played once: {outcome.played!r}")
+    outcome.errors = [e for e in outcome.errors if e.stage != "brain"]
     if fault is not None and not outcome.hit:
         problems.append("the fault's point was never reached")
     heard = [words(t) for t in outcome.heard]
@@ -259,7 +284,8 @@ def check_conversation(outcome: Outcome, fault: Fault | None) -> list[str]:
         problems.append(f"did not say the last answer: played {outcome.played!r}")
     dead = {f.point.split("#")[0].split(":")[0] for f in outcome.hit if f.action == KILL}
     expected = sorted(n for kind, n in (("hear", HEARING_NOTICE), ("say", VOICE_NOTICE)) if kind in dead)
-    notices = sorted(s.text.split(",")[0] for s in outcome.said if "server" in s.text)
+    notices = sorted(s.text.split(",")[0] for s in outcome.said if s.text.startswith(("My hearing server",
+                                                                                      "My voice server")))
     if notices != expected:
         problems.append(f"notices said {notices!r}, expected {expected!r}")
     for notice in expected:
