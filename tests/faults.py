@@ -37,8 +37,8 @@ from companion.voice.remote import dropped
 from companion.voice.session import VoiceSession
 
 KILL, CANCEL = "kill", "cancel"
-HEARING_NOTICE = "My hearing server on 192.0.2.7 isn't answering"
-VOICE_NOTICE = "My voice server on 192.0.2.7 isn't answering"
+HEARING_NOTICE = "My hearing server on {host} isn't answering"
+VOICE_NOTICE = "My voice server on {host} isn't answering"
 
 
 def words(text: str) -> str:
@@ -221,7 +221,7 @@ class Outcome:
 
 async def run_conversation(tmp_path: Path, brain_server, hearing, piper_voice, wav: Path,
                            points: FaultPoints, *, first_reply: dict | None = None,
-                           brain: dict | None = None) -> Outcome:
+                           brain: dict | None = None, ears=None, mouth=None) -> Outcome:
     """The two-question conversation through the real runtime, models and brain over HTTP,
     with `points` breaking what it names. The file is read as fast as she takes turns.
     `first_reply`: what the brain answers the first question (default: the answer, streamed)."""
@@ -241,12 +241,18 @@ async def run_conversation(tmp_path: Path, brain_server, hearing, piper_voice, w
     bus.subscribe(lambda e: points.mark(f"heard#{next(questions)}") if isinstance(e, UserHeard) else None)
     companion = Companion(make_config(tmp_path, brain_server.url, brain=brain or {}), bus)
     await companion.start()
-    ears = RemoteHearing(HearingServer(hearing, points, "hear"), lambda: LocalEngine(hearing, points, "own-hear"), bus)
-    mouth = RemoteVoice(VoiceServer(piper_voice, points), lambda: LocalEngine(piper_voice, points, "own-say"), bus)
+    # `ears` and `mouth`, when given, build engines on the bus (real Wyoming servers, say).
+    ears = ears(bus) if ears else RemoteHearing(
+        HearingServer(hearing, points, "hear"), lambda: LocalEngine(hearing, points, "own-hear"), bus)
+    mouth = mouth(bus) if mouth else RemoteVoice(
+        VoiceServer(piper_voice, points), lambda: LocalEngine(piper_voice, points, "own-say"), bus)
+    for engine in (ears, mouth):
+        if hasattr(engine, "start"):
+            await engine.start()
     source = WavSource(wav, realtime=False)
     sink = WavSink(lambda: source.position_s, rate=piper_voice.sample_rate)
     session = VoiceSession(brain=CountedBrain(companion, points), bus=bus, source=source, sink=sink,
-                           transcriber=ears, synthesizer=mouth, voice=VoiceSettings())
+                           transcriber=ears, synthesizer=mouth, voice=VoiceSettings(listening="always"))
     points.cancel = lambda: session.loop.interrupt("stop")
     played: list[str] = []
     hook = session.speaker.on_playing
@@ -260,7 +266,8 @@ async def run_conversation(tmp_path: Path, brain_server, hearing, piper_voice, w
     return Outcome(session.loop.heard, played, errors, said, history, points.passed, points.hit)
 
 
-def check_conversation(outcome: Outcome, fault: Fault | None, *, brain_error: str | None = None) -> list[str]:
+def check_conversation(outcome: Outcome, fault: Fault | None, *, brain_error: str | None = None,
+                       host: str = "192.0.2.7") -> list[str]:
     """What went wrong in a conversation with `fault` (nothing: []); `brain_error`: the code
     of the one brain error the first turn must end with, said aloud once."""
     problems = []
@@ -283,7 +290,8 @@ def check_conversation(outcome: Outcome, fault: Fault | None, *, brain_error: st
     if last_answer not in words(" ".join(outcome.played)):
         problems.append(f"did not say the last answer: played {outcome.played!r}")
     dead = {f.point.split("#")[0].split(":")[0] for f in outcome.hit if f.action == KILL}
-    expected = sorted(n for kind, n in (("hear", HEARING_NOTICE), ("say", VOICE_NOTICE)) if kind in dead)
+    expected = sorted(n.format(host=host) for kind, n in (("hear", HEARING_NOTICE), ("say", VOICE_NOTICE))
+                      if kind in dead)
     notices = sorted(s.text.split(",")[0] for s in outcome.said if s.text.startswith(("My hearing server",
                                                                                       "My voice server")))
     if notices != expected:
