@@ -78,7 +78,8 @@ async def measure(folder: Path, device: bool) -> dict:
             wall = time.monotonic()
             sink = WavSink(lambda: time.monotonic() - wall, rate=synthesizer.sample_rate, realtime=True)
         session = VoiceSession(brain=CompanionBrain(companion), bus=bus, source=NullSource(), sink=sink,
-                               transcriber=transcriber, synthesizer=synthesizer, voice=VoiceSettings())
+                               transcriber=transcriber, synthesizer=synthesizer,
+                               voice=VoiceSettings(listening="always"))
         announced: list[float] = []
         first_samples: list[float] = []
         bus.subscribe(lambda e: announced.append(time.monotonic())

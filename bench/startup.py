@@ -39,7 +39,8 @@ def child(brain_url: str, config_dir: str) -> None:
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
     settings = with_overrides(Settings(), brain={"base_url": brain_url},
-                              tools={"workspace": str(Path(config_dir) / "workspace")})
+                              tools={"workspace": str(Path(config_dir) / "workspace")},
+                              voice={"listening": "always"})  # comparable with earlier runs
 
     async def main() -> None:
         companion = CompanionApp(RunConfig(Paths.default(Path(config_dir)), settings))

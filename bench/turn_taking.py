@@ -126,7 +126,9 @@ async def converse(folder: Path, pulse: PrivatePulseAudio, wav: Path, *, brain_d
         config = make_config(folder, brain.url)
         companion = Companion(config, EventBus())
         await companion.start()
-        voice = VoiceSettings()  # the defaults, devices included (the stage's speaker and microphone)
+        # The defaults, devices included (the stage's speaker and microphone); the questions
+        # don't start with her name, so she answers every voice.
+        voice = VoiceSettings(listening="always")
         source, sink, notices, echo = await open_devices(voice, sample_rate=synthesizer.sample_rate)
         assert not notices, notices
         parts = VoiceParts(vad=make_vad(), transcriber=transcriber, synthesizer=synthesizer, source=source,

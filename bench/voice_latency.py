@@ -82,7 +82,7 @@ async def measure(silence_ms: int, engines=None) -> dict:
     with tempfile.TemporaryDirectory() as tmp, ScriptedBrain(fallback={"text": REPLY}) as brain:
         folder = Path(tmp)
         wav, ends = build_input(folder)
-        voice = replace(VoiceSettings(), end_of_turn_silence_ms=silence_ms)
+        voice = replace(VoiceSettings(listening="always"), end_of_turn_silence_ms=silence_ms)  # no name said
         config = make_config(folder, brain.url, voice={"end_of_turn_silence_ms": silence_ms})
         started = time.monotonic()
         transcriber, synthesizer = await (engines or load_engines)(voice, config.paths.models_dir)

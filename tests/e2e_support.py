@@ -69,9 +69,10 @@ def personality_with_tool_lines(path: Path, tool: str, **lines: str) -> Path:
 
 
 def window_app(tmp_path: Path, brain_url: str, **kwargs) -> CompanionApp:
-    """The real window app (with her voice on the default devices), config in tmp_path/config."""
+    """The real window app (with her voice on the default devices), config in tmp_path/config;
+    she answers every voice (Always answer), since the tests speak to her without her name."""
     settings = with_overrides(Settings(), brain={"base_url": brain_url},
-                              tools={"workspace": str(tmp_path / "workspace")})
+                              tools={"workspace": str(tmp_path / "workspace")}, voice={"listening": "always"})
     return CompanionApp(RunConfig(Paths.default(tmp_path / "config"), settings), **kwargs)
 
 

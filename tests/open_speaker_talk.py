@@ -71,7 +71,7 @@ class OpenSpeakerTalk:
         self.brain_url = brain_url
         self.synthesizer = piper_voice
         self.transcriber = hearing
-        self.voice = voice or VoiceSettings()
+        self.voice = voice or VoiceSettings(listening="always")  # the user speaks without her name
         self.room = Room(pulse_audio, echo_db=echo_db)
         self.bus = EventBus()
         self._lines = io.StringIO()

@@ -176,7 +176,8 @@ def listen(tmp_path: Path, url: str) -> subprocess.CompletedProcess:
     (tmp_path / "workspace").mkdir(exist_ok=True)
     command = [sys.executable, "-m", "companion.cli", "listen", "--in", str(QUESTION),
                "--out", str(tmp_path / "answer.wav"), "--brain-url", url,
-               "--config-dir", str(tmp_path / "config"), "--workspace", str(tmp_path / "workspace")]
+               "--config-dir", str(tmp_path / "config"), "--workspace", str(tmp_path / "workspace"),
+               "--listening", "always"]
     return subprocess.run(command, capture_output=True, text=True, timeout=180)
 
 

@@ -24,7 +24,8 @@ def test_choosing_moonshine_in_settings_makes_her_hear_the_next_question_with_it
         qtbot, tmp_path, scripted_brain, pulse_audio, piper_voice, qt_loop):
     scripted_brain.push({"text": "[happy] It's sunny."})
     settings = with_overrides(Settings(), brain={"base_url": scripted_brain.url},
-                              tools={"workspace": str(tmp_path / "workspace")})
+                              tools={"workspace": str(tmp_path / "workspace")},
+                              voice={"listening": "always"})
     app = CompanionApp(RunConfig(Paths.default(tmp_path / "config"), settings))
     qtbot.addWidget(app.window)
     app.show()

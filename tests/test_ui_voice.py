@@ -22,7 +22,7 @@ def test_a_spoken_question_is_captioned_answered_aloud_and_moves_her_mouth(
         qtbot, tmp_path, scripted_brain, pulse_audio, piper_voice, qt_loop):
     scripted_brain.push({"text": "[happy] It's a lovely day for a walk."})
     settings = with_overrides(Settings(), brain={"base_url": scripted_brain.url},
-                              tools={"workspace": str(tmp_path / "workspace")})
+                              tools={"workspace": str(tmp_path / "workspace")}, voice={"listening": "always"})
     app = CompanionApp(RunConfig(Paths.default(tmp_path / "config"), settings))
     qtbot.addWidget(app.window)
     app.show()
@@ -74,7 +74,7 @@ def test_a_spoken_yes_approves_the_card_without_cancelling_her_turn(
     scripted_brain.push({"tool_calls": [{"name": "touch_notes", "arguments": {}}]},
                         {"text": "[happy] Done."})
     settings = with_overrides(Settings(), brain={"base_url": scripted_brain.url},
-                              tools={"workspace": str(tmp_path / "workspace")})
+                              tools={"workspace": str(tmp_path / "workspace")}, voice={"listening": "always"})
     app = CompanionApp(RunConfig(Paths.default(tmp_path / "config"), settings), registry=registry)
     qtbot.addWidget(app.window)
     app.show()
@@ -240,7 +240,8 @@ def test_the_window_hears_through_a_wyoming_server_and_a_missing_voice_server_is
     voice_server = f"tcp://127.0.0.1:{unused_port}"
     settings = with_overrides(Settings(), brain={"base_url": scripted_brain.url},
                               tools={"workspace": str(tmp_path / "workspace")},
-                              voice={"hearing": wyoming_hearing.uri, "speaking": voice_server})
+                              voice={"hearing": wyoming_hearing.uri, "speaking": voice_server,
+                                     "listening": "always"})
     app = CompanionApp(RunConfig(Paths.default(tmp_path / "config"), settings))
     qtbot.addWidget(app.window)
     app.show()

@@ -56,7 +56,7 @@ async def test_speech_into_the_virtual_microphone_is_heard_and_her_answer_is_rec
     levels: list[float] = []
     sink.add_level_listener(levels.append)
     session = VoiceSession(brain=CompanionBrain(companion), bus=bus, source=source, sink=sink,
-                           transcriber=hearing, synthesizer=piper_voice, voice=VoiceSettings())
+                           transcriber=hearing, synthesizer=piper_voice, voice=VoiceSettings(listening="always"))
     recording = pulse_audio.record_speaker(tmp_path / "said.wav")
     running = asyncio.create_task(session.run())
     player = pulse_audio.play_into_mic(question)

@@ -19,7 +19,8 @@ def words(text: str) -> str:
 def listen(tmp_path, brain_url: str, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "companion.cli", "listen", "--config-dir", str(tmp_path / "config"),
-         "--workspace", str(tmp_path / "ws"), "--brain-url", brain_url, "--model", "scripted", *args],
+         "--workspace", str(tmp_path / "ws"), "--brain-url", brain_url, "--model", "scripted",
+         "--listening", "always", *args],  # the questions don't start with her name
         capture_output=True, text=True, timeout=120,
     )
 

@@ -42,7 +42,7 @@ def session_for(companion, wav, hearing, piper_voice, *, realtime: bool, voice: 
     sink = WavSink(clock, rate=piper_voice.sample_rate, realtime=realtime)
     session = VoiceSession(
         brain=CompanionBrain(companion), bus=companion.bus, source=source, sink=sink,
-        transcriber=hearing, synthesizer=piper_voice, voice=voice or VoiceSettings(),
+        transcriber=hearing, synthesizer=piper_voice, voice=voice or VoiceSettings(listening="always"),
     )
     return session, sink
 
@@ -170,7 +170,7 @@ async def test_talking_over_her_stops_playback_and_the_history_keeps_only_what_w
     sink = WavSink(lambda: time.monotonic() - started, rate=piper_voice.sample_rate, realtime=True)
     sink.add_start_listener(lambda _when: her_first_word.set())
     session = VoiceSession(brain=CompanionBrain(companion), bus=companion.bus, source=microphone, sink=sink,
-                           transcriber=hearing, synthesizer=piper_voice, voice=VoiceSettings())
+                           transcriber=hearing, synthesizer=piper_voice, voice=VoiceSettings(listening="always"))
     try:
         await session.run()
     finally:
@@ -191,7 +191,7 @@ async def test_with_barge_in_off_she_finishes_and_ignores_talk_over_her(tmp_path
              "Every morning it ran down to the water to drink and to watch the fish.")
     scripted_brain.push({"text": reply}, {"text": "Okay."})
     companion = await start_companion(tmp_path, scripted_brain)
-    voice = replace(VoiceSettings(), barge_in=False)
+    voice = replace(VoiceSettings(listening="always"), barge_in=False)
     session, _ = session_for(companion, barge_in_wav(tmp_path, piper_voice), hearing, piper_voice,
                              realtime=True, voice=voice)
     try:
@@ -244,7 +244,7 @@ async def test_her_own_voice_coming_back_through_the_microphone_is_dropped_as_ec
     sink = WavSink(lambda: time.monotonic() - started, rate=piper_voice.sample_rate, realtime=True)
     room = EchoRoom(WavSource(wav, realtime=True), sink, gain=0.15)  # her voice, -16 dB, comes back
     session = VoiceSession(brain=CompanionBrain(companion), bus=companion.bus, source=room, sink=sink,
-                           transcriber=hearing, synthesizer=piper_voice, voice=VoiceSettings())
+                           transcriber=hearing, synthesizer=piper_voice, voice=VoiceSettings(listening="always"))
     try:
         await session.run()
     finally:

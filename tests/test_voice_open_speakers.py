@@ -30,7 +30,7 @@ async def test_with_echo_cancellation_off_she_hears_herself_on_open_speakers(
         tmp_path, pulse_audio, scripted_brain, piper_voice, hearing):
     try:
         result = await asyncio.wait_for(talk(tmp_path, pulse_audio, scripted_brain, piper_voice, hearing,
-                                             voice=VoiceSettings(echo_cancellation=False)), 90)
+                                             voice=VoiceSettings(echo_cancellation=False, listening="always")), 90)
     except TimeoutError:
         # She never fell quiet: her echo kept stopping her and starting turns of its own.
         problems = ["her echo kept her talking to herself for 90 s"]

@@ -144,7 +144,7 @@ async def test_a_muted_microphone_hears_nothing_and_asks_nothing(tmp_path, scrip
     session = VoiceSession(
         brain=CompanionBrain(companion), bus=companion.bus, source=source,
         sink=WavSink(lambda: source.position_s, rate=piper_voice.sample_rate),
-        transcriber=hearing, synthesizer=piper_voice, voice=replace(VoiceSettings(), muted=True),
+        transcriber=hearing, synthesizer=piper_voice, voice=replace(VoiceSettings(listening="always"), muted=True),
     )
     try:
         await session.run()

@@ -293,7 +293,7 @@ async def test_the_hearing_server_killed_with_her_question_and_a_thinking_pause_
             assert ears.using_remote, errors
             session = VoiceSession(brain=CompanionBrain(companion), bus=bus, source=DeviceSource(),
                                    sink=DeviceSink(preferred_rate=piper_voice.sample_rate), transcriber=ears,
-                                   synthesizer=piper_voice, voice=VoiceSettings(), turn_model=turn_model)
+                                   synthesizer=piper_voice, voice=VoiceSettings(listening="always"), turn_model=turn_model)
             pauses = session.loop.ear.pauses = WatchedPauses(session.loop, ears, loader)
             running = asyncio.create_task(session.run())
 

@@ -35,7 +35,7 @@ async def converse(tmp_path, scripted_brain, hearing, piper_voice, wav, *, turn_
     source = source or WavSource(wav, realtime=False)
     sink = WavSink(lambda: source.position_s, rate=piper_voice.sample_rate, realtime=False)
     session = VoiceSession(brain=CompanionBrain(companion), bus=companion.bus, source=source, sink=sink,
-                           transcriber=hearing, synthesizer=piper_voice, voice=voice or VoiceSettings(),
+                           transcriber=hearing, synthesizer=piper_voice, voice=voice or VoiceSettings(listening="always"),
                            turn_model=turn_model)
     if isinstance(source, PausingSource):
         source.loop = session.loop

@@ -24,7 +24,8 @@ def words(text: str) -> str:
 def _command(tmp_path, brain_url: str, hearing: str, speaking: str, *args: str) -> list[str]:
     config = tmp_path / "config"
     config.mkdir(exist_ok=True)
-    (config / "settings.toml").write_text(f'[voice]\nhearing = "{hearing}"\nspeaking = "{speaking}"\n')
+    (config / "settings.toml").write_text(
+        f'[voice]\nhearing = "{hearing}"\nspeaking = "{speaking}"\nlistening = "always"\n')
     return [sys.executable, "-m", "companion.cli", "listen", "--config-dir", str(config),
             "--workspace", str(tmp_path / "ws"), "--brain-url", brain_url, "--model", "scripted", *args]
 
