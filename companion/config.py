@@ -125,9 +125,10 @@ class VoiceSettings:
     the turn only after this much silence (without the turn model: 500 ms, or this if shorter)."""
     muted: bool = False
     """The microphone is off (the Mute button); unmuted, she listens in the `listening` mode."""
-    listening: str = "always"
-    """"always" (every voice is hers to answer) or "called" (only her name, the wake word or
-    push-to-talk, then a follow-up window); "muted" in a file means muted. See `mode`."""
+    listening: str = "called"
+    """"called" (only her name, the wake word or push-to-talk, then a follow-up window: the
+    default, so a TV or a call in the room starts nothing) or "always" (every voice is hers to
+    answer: a headset in a quiet room); "muted" in a file means muted. See `mode`."""
     wake_word: str = "okay_nabu"
     """A bundled microWakeWord model: okay_nabu, hey_jarvis, hey_mycroft or alexa."""
     name_wakes: bool = True

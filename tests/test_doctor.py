@@ -32,6 +32,8 @@ def test_doctor_passes_when_devices_models_and_brain_are_all_there(tmp_path, pul
         assert f"[ok  ] {name}:" in result.stdout
     assert "loaded in" in result.stdout
     assert "Echo cancellation: active: WebRTC AEC3 (livekit 1." in result.stdout
+    # A fresh config listens When called, and the wake word's detector really scored audio.
+    assert "[ok  ] Listening: When called: the wake word \u201cOkay Nabu\u201d" in result.stdout
     # the tool-support probe really reached the brain, with a tool offered
     assert any(body.get("tools") for body in scripted_brain.bodies)
 
@@ -44,6 +46,15 @@ def test_doctor_says_when_echo_cancellation_is_switched_off_and_what_that_means(
     assert not check.ok and not check.essential  # a warning: she still talks
     assert "off in the settings" in check.detail and "headset" in check.fix
     assert doctor.check_echo_cancellation(Settings()).ok
+
+
+def test_doctor_reports_when_called_for_fresh_settings_and_always_answer_when_chosen():
+    from companion.doctor_listening import check_listening
+
+    called = check_listening(Settings(), ("Mira",))
+    assert called.ok and called.detail.startswith("When called: the wake word \u201cOkay Nabu\u201d or her name (Mira)")
+    always = check_listening(with_overrides(Settings(), voice={"listening": "always"}))
+    assert always.ok and always.detail == "Always answer: she answers every voice she hears"
 
 
 def test_doctor_fails_with_a_fix_when_there_is_no_sound_device(tmp_path, scripted_brain):

@@ -72,3 +72,35 @@ def test_saving_leaves_no_temporary_files_behind(paths):
     save_settings(paths, Settings())
     save_settings(paths, Settings())
     assert sorted(p.name for p in paths.config_dir.iterdir()) == ["settings.toml"]
+
+
+def test_fresh_settings_listen_when_called(paths):
+    """The default is When called: on open speakers a TV or a call in the room starts nothing."""
+    assert Settings().voice.listening == "called" and Settings().voice.mode == "called"
+    assert load_settings(paths).settings.voice.mode == "called"  # no settings file yet
+
+
+def test_an_old_settings_file_with_muted_false_and_no_listening_key_now_means_when_called(paths):
+    paths.config_dir.mkdir(parents=True)
+    paths.settings_file.write_text('[voice]\nmuted = false\nspeed = 1.1\n', encoding="utf-8")
+    loaded = load_settings(paths)
+    assert loaded.notice is None
+    assert loaded.settings.voice.mode == "called" and loaded.settings.voice.speed == 1.1
+    # Muted in an old file stays muted; unmuting comes back to When called.
+    paths.settings_file.write_text('[voice]\nmuted = true\n', encoding="utf-8")
+    voice = load_settings(paths).settings.voice
+    assert voice.mode == "muted" and voice.with_mode("called").mode == "called" and voice.listening == "called"
+
+
+@pytest.mark.parametrize(("saved", "mode"), [("always", "always"), ("called", "called"), ("muted", "muted")])
+def test_a_file_that_names_a_listening_mode_keeps_it(paths, saved, mode):
+    paths.config_dir.mkdir(parents=True)
+    paths.settings_file.write_text(f'[voice]\nlistening = "{saved}"\n', encoding="utf-8")
+    assert load_settings(paths).settings.voice.mode == mode
+
+
+def test_saved_settings_name_the_listening_mode_so_a_later_default_never_changes_it(paths):
+    save_settings(paths, with_overrides(Settings(), voice={"listening": "always"}))
+    assert 'listening = "always"' in paths.settings_file.read_text(encoding="utf-8")
+    save_settings(paths, Settings())
+    assert 'listening = "called"' in paths.settings_file.read_text(encoding="utf-8")

@@ -63,8 +63,14 @@ def dialog_for(qtbot, tmp_path, settings: Settings | None = None) -> SettingsDia
     return dialog
 
 
+def test_fresh_settings_show_when_called_in_the_listening_section(qtbot, tmp_path):
+    rows = dialog_for(qtbot, tmp_path).voice.listening
+    assert rows.mode.currentText() == "When called" and rows.wake_word.isEnabled()
+    assert rows.wake_word.currentData() == "okay_nabu" and rows.name_wakes.isChecked()
+
+
 def test_the_listening_section_sits_after_devices_and_saves_what_it_shows(qtbot, tmp_path):
-    dialog = dialog_for(qtbot, tmp_path)
+    dialog = dialog_for(qtbot, tmp_path, with_overrides(Settings(), voice={"listening": "always"}))
     titles = [box.title() for box in dialog.voice.findChildren(QGroupBox)]
     assert titles.index("Listening") == titles.index("Devices") + 1
     rows = dialog.voice.listening
@@ -93,14 +99,20 @@ def test_muted_in_the_listening_section_is_the_mute_switch_and_keeps_the_mode(qt
 
 def test_the_tray_menu_sets_the_mode_and_follows_the_mute_button(qtbot, tmp_path, scripted_brain, qt_loop):
     paths = Paths.default(tmp_path / "config")
-    config = RunConfig(paths, with_overrides(Settings(), brain={"base_url": scripted_brain.url},
-                                             tools={"workspace": str(tmp_path / "workspace")}))
-    app = CompanionApp(config, with_voice=False)
+    paths.config_dir.mkdir(parents=True)
+    # A settings file from before the listening modes: unmuted, no `listening` key.
+    paths.settings_file.write_text(f'[brain]\nbase_url = "{scripted_brain.url}"\n'
+                                   f'[tools]\nworkspace = "{tmp_path / "workspace"}"\n'
+                                   '[voice]\nmuted = false\n', encoding="utf-8")
+    app = CompanionApp(RunConfig(paths, load_settings(paths).settings), with_voice=False)
     qtbot.addWidget(app.window)
     app.show()
     try:
         tray = app.tray
-        assert tray.mode_actions["always"].isChecked()
+        assert tray.mode_actions["called"].isChecked()  # the new default
+        tray.mode_actions["always"].trigger()
+        assert app.keeper.settings.voice.mode == "always" and tray.mode_actions["always"].isChecked()
+        assert load_settings(paths).settings.voice.listening == "always"
         tray.mode_actions["called"].trigger()
         assert app.keeper.settings.voice.mode == "called" and tray.mode_actions["called"].isChecked()
         assert "Okay Nabu" in app.window.presence.facts.call_hint

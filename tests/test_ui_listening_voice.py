@@ -1,6 +1,7 @@
-"""The window with her real voice, When called: the tray's menu starts the wake-word detector in
-the running voice, a question nobody called her for reaches no brain, and the same kind of
-question said while push-to-talk is held is answered (private PulseAudio, real models)."""
+"""The window with her real voice, When called: a settings file from before the listening modes
+starts her dozing, the tray's menu stops and starts the wake-word detector in the running voice,
+a question nobody called her for reaches no brain, and the same kind of question said while
+push-to-talk is held is answered (private PulseAudio, real models)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pytest
 from audio_env import espeak_wav, speech_wav
 from ui_loop import qt_gc_fixture, qt_loop_fixture  # noqa: F401 (fixtures)
 
-from companion.config import Paths, RunConfig, Settings, with_overrides
+from companion.config import Paths, RunConfig, load_settings
 from companion.ui.app import CompanionApp
 
 
@@ -30,9 +31,13 @@ async def until(condition, timeout: float = 40.0) -> None:
 def test_when_called_in_the_window_only_push_to_talk_or_a_call_reaches_her(
         qtbot, tmp_path, scripted_brain, pulse_audio, piper_voice, qt_loop):
     scripted_brain.push({"text": "Paris."})
-    settings = with_overrides(Settings(), brain={"base_url": scripted_brain.url},
-                              tools={"workspace": str(tmp_path / "workspace")})
-    app = CompanionApp(RunConfig(Paths.default(tmp_path / "config"), settings))
+    paths = Paths.default(tmp_path / "config")
+    paths.config_dir.mkdir(parents=True)
+    # An upgrading user's file: unmuted, no `listening` key (it meant Always answer before).
+    paths.settings_file.write_text(f'[brain]\nbase_url = "{scripted_brain.url}"\n'
+                                   f'[tools]\nworkspace = "{tmp_path / "workspace"}"\n'
+                                   '[voice]\nmuted = false\n', encoding="utf-8")
+    app = CompanionApp(RunConfig(paths, load_settings(paths).settings))
     qtbot.addWidget(app.window)
     app.show()
     room = espeak_wav(tmp_path / "room.wav", "What is the capital of Spain?")
@@ -43,11 +48,15 @@ def test_when_called_in_the_window_only_push_to_talk_or_a_call_reaches_her(
         await app.voice_started.wait()
         voice = app.voice
         calling = voice.loop.calling
-        assert calling.wake is None  # Always answer: no detector runs
+        dozing = "Dozing: say \u201cMira\u201d or \u201cOkay Nabu\u201d"
+        await until(lambda: app.window.state_label.text() == dozing, 10)  # When called from the start
+        assert calling.wake is not None and calling.wake.name == "okay_nabu"
+        app.tray.mode_actions["always"].trigger()
+        assert app.voice is voice and calling.wake is None  # Always answer: no detector runs
+        await until(lambda: not app.window.state_label.text().startswith("Dozing"), 10)
         app.tray.mode_actions["called"].trigger()
         assert app.voice is voice and calling.wake is not None and calling.wake.name == "okay_nabu"
-        await until(lambda: app.window.state_label.text().startswith("Dozing: say"), 10)
-        assert app.window.state_label.text() == "Dozing: say \u201cMira\u201d or \u201cOkay Nabu\u201d"
+        await until(lambda: app.window.state_label.text() == dozing, 10)
 
         player = pulse_audio.play_into_mic(room)
         await asyncio.to_thread(player.wait, 30)

@@ -137,7 +137,7 @@ def test_push_to_talk_counts_in_muted_mode() -> None:
 
 def test_old_settings_with_muted_keep_the_mode_to_come_back_to() -> None:
     voice = settings_from_dict({"voice": {"muted": True}}).voice
-    assert voice.mode == "muted" and voice.listening == "always"
+    assert voice.mode == "muted" and voice.listening == "called"  # the default mode to come back to
     assert voice.with_mode("called").mode == "called"
     assert VoiceSettings(listening="muted").mode == "muted"
     assert VoiceSettings(listening="called").with_mode("muted").with_mode("called").listening == "called"
