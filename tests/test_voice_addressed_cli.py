@@ -1,13 +1,18 @@
-"""`companion listen --listening called` and `companion doctor` for the listening mode, as a user runs them."""
+"""`companion listen --listening called`, `companion voice` and `companion doctor` for the
+listening mode, as a user runs them."""
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
+import threading
 
 import numpy as np
 from audio_env import espeak_wav
 
+from companion.commands.voice import ready_line
+from companion.config import VoiceSettings
 from companion.voice.audio import read_wav, write_wav
 
 
@@ -51,3 +56,37 @@ def test_doctor_reports_the_listening_mode_and_the_wake_word(tmp_path):
     [line] = [line for line in done.stdout.splitlines() if "Listening:" in line]
     assert "When called" in line and "\u201cHey Jarvis\u201d" in line and "follow-up window 8 s" in line, line
     assert line.startswith("[ok")
+
+
+def ready(tmp_path, brain_url: str, env: dict[str, str], *args: str) -> tuple[str, int]:
+    """`companion voice` on the private PulseAudio until her ready line; then Ctrl-C."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "companion.cli", "voice", "--config-dir", str(tmp_path / "config"),
+         "--workspace", str(tmp_path / "ws"), "--brain-url", brain_url, "--model", "scripted", *args],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
+    watchdog = threading.Timer(120, process.kill)  # a hang fails the test instead of the suite
+    watchdog.start()
+    try:
+        line = next((line for line in process.stdout if line.startswith(("Listening", "Type", "My "))), "")
+        process.send_signal(signal.SIGINT)
+        return line.strip(), process.wait(30)
+    finally:
+        watchdog.cancel()
+        process.kill()
+
+
+def test_companion_voice_says_how_to_call_her_and_answers_every_voice_only_when_asked(
+        tmp_path, scripted_brain, pulse_audio):
+    line, code = ready(tmp_path, scripted_brain.url, pulse_audio.client_env())
+    assert line == ("Listening when called: start with \u201cMira\u201d or \u201cOkay Nabu\u201d "
+                    "(--listening always answers every voice). Or type and press Enter. Ctrl-C quits.")
+    assert code == 130
+    line, _ = ready(tmp_path, scripted_brain.url, pulse_audio.client_env(), "--listening", "always")
+    assert line == "Listening. Speak, or type and press Enter. Ctrl-C quits."
+
+
+def test_the_ready_line_follows_the_mode_the_wake_word_and_her_name():
+    jarvis = VoiceSettings(wake_word="hey_jarvis", name_wakes=False)
+    assert "start with \u201cHey Jarvis\u201d (" in ready_line(jarvis, ("Mira",), microphone=True)
+    assert ready_line(VoiceSettings(muted=True), (), microphone=True).startswith("My microphone is muted")
+    assert ready_line(VoiceSettings(), ("Mira",), microphone=False) == "Type to me and press Enter. Ctrl-C quits."

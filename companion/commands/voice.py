@@ -8,13 +8,16 @@ import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from companion.config import RunConfig
+    from companion.config import RunConfig, VoiceSettings
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--list-devices", action="store_true", help="list the sound devices and exit")
     parser.add_argument("--input-device", default=None, help="microphone (name or number); overrides the setting")
     parser.add_argument("--output-device", default=None, help="speaker (name or number); overrides the setting")
+    parser.add_argument("--listening", choices=("always", "called", "muted"),
+                        help="the listening mode for this run (default: the one in Settings, When called "
+                             "unless changed); 'always' answers every voice (a headset in a quiet room)")
 
 
 def run(args: argparse.Namespace, config: RunConfig) -> int:
@@ -25,6 +28,23 @@ def run(args: argparse.Namespace, config: RunConfig) -> int:
     except KeyboardInterrupt:
         print("\nBye!", flush=True)
         return 130
+
+
+def ready_line(voice: VoiceSettings, names: tuple[str, ...], microphone: bool) -> str:
+    """What she prints once her voice is up: how to talk to her in this listening mode."""
+    from companion.voice.wake import wake_phrase
+
+    if not microphone:
+        return "Type to me and press Enter. Ctrl-C quits."
+    if voice.mode == "muted":
+        return "My microphone is muted (Settings → Voice → Listening): type and press Enter. Ctrl-C quits."
+    if voice.mode == "called":
+        calls = [f"\u201c{wake_phrase(voice.wake_word)}\u201d"]
+        if voice.name_wakes and names:
+            calls.insert(0, f"\u201c{names[0]}\u201d")
+        return (f"Listening when called: start with {' or '.join(calls)} (--listening always answers "
+                "every voice). Or type and press Enter. Ctrl-C quits.")
+    return "Listening. Speak, or type and press Enter. Ctrl-C quits."
 
 
 def _list_devices() -> int:
@@ -63,6 +83,8 @@ async def _voice(args: argparse.Namespace, config: RunConfig) -> int:
     if args.input_device is not None or args.output_device is not None:
         voice = replace(voice, input_device=args.input_device if args.input_device is not None else voice.input_device,
                         output_device=args.output_device if args.output_device is not None else voice.output_device)
+    if getattr(args, "listening", None):
+        voice = voice.with_mode(args.listening)
     bus = EventBus()
     bus.subscribe(heard_printer(sys.stdout, sys.stderr))
     bus.subscribe(Transcript(sys.stdout, verbose=bool(getattr(args, "verbose", False))))
@@ -83,9 +105,9 @@ async def _voice(args: argparse.Namespace, config: RunConfig) -> int:
     for notice in parts.notices:
         print(f"companion: {notice}", file=sys.stderr, flush=True)
     source = parts.source
-    session = VoiceSession.from_parts(parts, brain=CompanionBrain(companion), bus=bus, voice=voice)
-    print("Listening. Speak, or type and press Enter. Ctrl-C quits." if not isinstance(source, NullSource)
-          else "Type to me and press Enter. Ctrl-C quits.", flush=True)
+    brain = CompanionBrain(companion)
+    session = VoiceSession.from_parts(parts, brain=brain, bus=bus, voice=voice)
+    print(ready_line(voice, brain.names(), not isinstance(source, NullSource)), flush=True)
     asks: list[asyncio.Future] = []
 
     async def typed_input_ended(pending: list[asyncio.Future]) -> None:
