@@ -1,26 +1,46 @@
-"""Each await of a spoken turn, broken in turn: a server dying there, or the user stopping the turn."""
+"""Each await of a spoken turn, broken in turn: a server dying there, or the user stopping the turn.
+
+A baseline conversation lists the awaits (tests/faults.py); each test then runs the conversation
+once per fault. One test per kind of fault keeps each under its timeout on a busy machine."""
 
 from __future__ import annotations
 
+import asyncio
+
+import pytest
 from faults import (
+    CANCEL,
+    KILL,
     FaultPoints,
     check_conversation,
     conversation_wav,
     faults_to_try,
     run_conversation,
 )
+from scripted_brain import ScriptedBrain
 
 
-async def test_every_await_of_a_turn_survives_a_dead_server_or_a_cancel(
-        tmp_path_factory, scripted_brain, hearing, piper_voice):
-    wav = conversation_wav(tmp_path_factory.mktemp("wav") / "two.wav", piper_voice)
+@pytest.fixture(scope="module")
+def two_questions(tmp_path_factory, piper_voice):
+    return conversation_wav(tmp_path_factory.mktemp("wav") / "two.wav", piper_voice)
+
+
+@pytest.fixture(scope="module")
+def awaits(tmp_path_factory, hearing, piper_voice, two_questions) -> list[str]:
+    """The awaits a conversation with nothing broken passes, in order (once for both tests)."""
     baseline = FaultPoints()
-    outcome = await run_conversation(tmp_path_factory.mktemp("base"), scripted_brain, hearing, piper_voice, wav,
-                                     baseline)
+    with ScriptedBrain() as brain:
+        outcome = asyncio.run(run_conversation(tmp_path_factory.mktemp("base"), brain, hearing, piper_voice,
+                                               two_questions, baseline))
     assert check_conversation(outcome, None) == []
-    faults = faults_to_try(baseline.passed)
-    # The number the closing note quotes: how many faults this conversation is put through.
-    print(f"\nfault points: {len(baseline.passed)} awaits passed, {len(faults)} faults tried: {baseline.passed}")
+    return baseline.passed
+
+
+async def _each(action: str, awaits, tmp_path_factory, scripted_brain, hearing, piper_voice, wav) -> None:
+    faults = [f for f in faults_to_try(awaits) if f.action == action]
+    # The number the closing note quotes: how many faults the conversation is put through.
+    print(f"\nfault points ({action}): {len(faults)} of {len(awaits)} awaits: {[f.point for f in faults]}")
+    assert len(faults) >= 10, awaits
     failures = {}
     for fault in faults:
         outcome = await run_conversation(tmp_path_factory.mktemp("f"), scripted_brain, hearing, piper_voice,
@@ -28,3 +48,15 @@ async def test_every_await_of_a_turn_survives_a_dead_server_or_a_cancel(
         if problems := check_conversation(outcome, fault):
             failures[str(fault)] = problems
     assert failures == {}
+
+
+@pytest.mark.timeout(400)
+async def test_a_server_dying_at_any_await_of_a_turn_costs_one_notice_and_nothing_the_user_said(
+        awaits, tmp_path_factory, scripted_brain, hearing, piper_voice, two_questions):
+    await _each(KILL, awaits, tmp_path_factory, scripted_brain, hearing, piper_voice, two_questions)
+
+
+@pytest.mark.timeout(400)
+async def test_the_user_stopping_the_turn_at_any_await_leaves_her_hearing_and_answering_the_next_question(
+        awaits, tmp_path_factory, scripted_brain, hearing, piper_voice, two_questions):
+    await _each(CANCEL, awaits, tmp_path_factory, scripted_brain, hearing, piper_voice, two_questions)
