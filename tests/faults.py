@@ -317,3 +317,16 @@ def faults_to_try(passed: list[str]) -> list[Fault]:
     kills = [Fault(p, KILL) for p in passed[:-1] if re.match(r"(hear|say)(#|:)", p)]
     cancels = [Fault(p, CANCEL) for p in first_turn(passed) if not p.endswith(":start")]
     return kills + cancels
+
+
+SWITCH_AWAITS = 8
+
+
+def cancels_around_a_switch(passed: list[str], kill: Fault) -> list[list[Fault]]:
+    """`kill`, then a cancel at each await of the first turn from the kill on: before the
+    switch (the request that found the server gone), during it (her own engine's self-test)
+    and after it (her own engine answering). `SWITCH_AWAITS` of them: later ones are her own
+    engine at work again, already covered, and each costs a conversation."""
+    turn = first_turn(passed)
+    after = turn[turn.index(kill.point):][:SWITCH_AWAITS] if kill.point in turn else []
+    return [[kill, Fault(p, CANCEL)] for p in after]

@@ -11,7 +11,9 @@ import pytest
 from faults import (
     CANCEL,
     KILL,
+    Fault,
     FaultPoints,
+    cancels_around_a_switch,
     check_conversation,
     conversation_wav,
     faults_to_try,
@@ -60,3 +62,26 @@ async def test_a_server_dying_at_any_await_of_a_turn_costs_one_notice_and_nothin
 async def test_the_user_stopping_the_turn_at_any_await_leaves_her_hearing_and_answering_the_next_question(
         awaits, tmp_path_factory, scripted_brain, hearing, piper_voice, two_questions):
     await _each(CANCEL, awaits, tmp_path_factory, scripted_brain, hearing, piper_voice, two_questions)
+
+
+@pytest.mark.timeout(400)
+@pytest.mark.parametrize("kill", ["hear#1>", "say#2>"])
+async def test_the_user_stopping_the_turn_before_during_or_after_an_engine_switch_leaves_the_switch_whole(
+        kill, tmp_path_factory, scripted_brain, hearing, piper_voice, two_questions):
+    """The issue's deaf-for-the-session bug: the switch to her own engine must finish whatever
+    becomes of the request that began it."""
+    killed = FaultPoints([Fault(kill, KILL)])
+    outcome = await run_conversation(tmp_path_factory.mktemp("k"), scripted_brain, hearing, piper_voice,
+                                     two_questions, killed)
+    assert check_conversation(outcome, killed.faults[0]) == []
+    plans = cancels_around_a_switch(killed.passed, killed.faults[0])
+    print(f"\nfault points (cancel around the switch at {kill}): {len(plans)}: {[p[1].point for p in plans]}")
+    assert any(p[1].point.startswith("own-") for p in plans), killed.passed  # her own engine's awaits
+    failures = {}
+    for plan in plans:
+        points = FaultPoints(plan)
+        outcome = await run_conversation(tmp_path_factory.mktemp("f"), scripted_brain, hearing, piper_voice,
+                                         two_questions, points)
+        if problems := check_conversation(outcome, plan[1]):
+            failures[" + ".join(map(str, plan))] = problems
+    assert failures == {}
