@@ -31,6 +31,7 @@ def test_listen_when_called_answers_nothing_to_voices_that_do_not_call_her(tmp_p
     assert done.returncode == 0, done.stderr
     assert "[heard]" not in done.stdout
     assert "nobody called me in that file (called mode)" in done.stderr
+    assert "or run with --listening always." in done.stderr  # what to do about it
     assert scripted_brain.requests == []
 
 

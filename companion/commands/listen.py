@@ -21,7 +21,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--realtime", action="store_true",
                         help="play the file at speaking pace (you can interrupt her) instead of as fast as possible")
     parser.add_argument("--listening", choices=("always", "called", "muted"),
-                        help="the listening mode for this run (default: the one in Settings); in "
+                        help="the listening mode for this run (default: the one in Settings, When called "
+                             "unless changed); in "
                              "'called' only her name, the wake word or a follow-up starts a turn")
     parser.add_argument("--latency", action="store_true",
                         help="print each turn's stage timings to stderr (meaningful with --realtime)")
@@ -105,7 +106,9 @@ async def _listen(args: argparse.Namespace, config: RunConfig) -> int:
         for turn in session.loop.latencies:
             print(f"[latency] {turn.heard}: {turn.summary()}", file=sys.stderr, flush=True)
     if not session.loop.heard and session.loop.calling.verdicts:
-        print(f"companion: nobody called me in that file ({voice.mode} mode): I answered nothing.",
+        hint = (" Start with my name or the wake word, or run with --listening always."
+                if voice.mode == "called" else "")
+        print(f"companion: nobody called me in that file ({voice.mode} mode): I answered nothing.{hint}",
               file=sys.stderr, flush=True)
     elif not session.loop.heard:
         print("companion: I didn't hear any speech in that file.", file=sys.stderr, flush=True)
