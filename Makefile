@@ -7,7 +7,7 @@ VENV := .venv
 STAMP := $(VENV)/.installed-stamp
 SYSDEPS_STAMP := $(VENV)/.system-deps-stamp
 
-.PHONY: run test lint bench system-deps clean
+.PHONY: run test test-under-load lint bench system-deps clean
 
 run: $(STAMP) $(SYSDEPS_STAMP)
 	$(VENV)/bin/companion
@@ -15,6 +15,10 @@ run: $(STAMP) $(SYSDEPS_STAMP)
 test: $(STAMP) $(SYSDEPS_STAMP)
 	$(VENV)/bin/ruff check companion tests bench
 	$(VENV)/bin/python -m pytest -q
+
+# The real-audio tests once more, each beside a busy core (tests/cpu_hog.py).
+test-under-load: $(STAMP) $(SYSDEPS_STAMP)
+	COMPANION_TEST_HOG=1 $(VENV)/bin/python -m pytest -q -m real_audio
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check companion tests bench
