@@ -43,13 +43,19 @@ async def _each(action: str, awaits, tmp_path_factory, scripted_brain, hearing, 
     # The number the closing note quotes: how many faults the conversation is put through.
     print(f"\nfault points ({action}): {len(faults)} of {len(awaits)} awaits: {[f.point for f in faults]}")
     assert len(faults) >= 10, awaits
-    failures = {}
+    failures, unreached = {}, []
     for fault in faults:
         outcome = await run_conversation(tmp_path_factory.mktemp("f"), scripted_brain, hearing, piper_voice,
                                          wav, FaultPoints([fault]))
+        if not outcome.hit:
+            unreached.append(fault.point)
         if problems := check_conversation(outcome, fault):
             failures[str(fault)] = problems
     assert failures == {}
+    # A background synthesis (her narration cache) may be dropped before it answers on another
+    # run, so a point or two of the baseline can go unvisited; most must be hit.
+    print(f"unreached this run: {unreached}")
+    assert len(unreached) <= len(faults) // 5, unreached
 
 
 @pytest.mark.timeout(400)
@@ -77,11 +83,14 @@ async def test_the_user_stopping_the_turn_before_during_or_after_an_engine_switc
     plans = cancels_around_a_switch(killed.passed, killed.faults[0])
     print(f"\nfault points (cancel around the switch at {kill}): {len(plans)}: {[p[1].point for p in plans]}")
     assert any(p[1].point.startswith("own-") for p in plans), killed.passed  # her own engine's awaits
-    failures = {}
+    failures, unreached = {}, []
     for plan in plans:
         points = FaultPoints(plan)
         outcome = await run_conversation(tmp_path_factory.mktemp("f"), scripted_brain, hearing, piper_voice,
                                          two_questions, points)
+        if plan[1] not in outcome.hit:
+            unreached.append(plan[1].point)
         if problems := check_conversation(outcome, plan[1]):
             failures[" + ".join(map(str, plan))] = problems
     assert failures == {}
+    assert len(unreached) <= len(plans) // 4, unreached
