@@ -14,15 +14,12 @@ import stat
 from pathlib import Path
 
 import pytest
+from sandbox_support import Approves, ctx_for, gate_fixture, real_sandbox_fixture  # noqa: F401 (fixtures)
 
-from companion.safety import sandbox
 from companion.safety.approval import (
     ACCESS_READ,
     ACCESS_WRITE,
-    Answer,
-    ApprovalRequest,
     AuditLog,
-    Decision,
 )
 from companion.safety.cgroup import CallCgroup
 from companion.safety.door import ProcessDoor, ProcessRefused
@@ -30,36 +27,6 @@ from companion.safety.gate import CODE_FAMILY, Gate
 from companion.safety.grants import GrantStore
 from companion.safety.limits import Limits
 from companion.tools.action import execute_code, shell
-from companion.tools.context import ToolContext
-
-
-class Approves:
-    """Says yes (once) to everything, and remembers what it was shown."""
-
-    def __init__(self) -> None:
-        self.asked: list[ApprovalRequest] = []
-
-    async def ask(self, request: ApprovalRequest) -> Answer:
-        self.asked.append(request)
-        return Answer(Decision.APPROVED)
-
-
-@pytest.fixture(autouse=True)
-def real_sandbox() -> None:
-    assert sandbox.unavailable_reason() is None, sandbox.unavailable_reason()
-
-
-@pytest.fixture
-def gate(tmp_path: Path) -> Gate:
-    workspace = tmp_path / "ws"
-    workspace.mkdir()
-    return Gate(workspace, GrantStore(tmp_path / "approvals.toml"), approver=Approves(),
-                audit=AuditLog(tmp_path / "approvals.log"))
-
-
-def ctx_for(gate: Gate, module, budget_s: float = 60) -> ToolContext:
-    return ToolContext(workspace=gate.workspace, data_dir=gate.workspace.parent / "data", budget_s=budget_s,
-                       services={"gate": gate}, tool=module.SCHEMA["name"], risk=module.RISK)
 
 
 async def run_shell(gate: Gate, command: str, **args: object) -> str:

@@ -9,34 +9,17 @@ import sys
 from pathlib import Path
 
 import pytest
+from sandbox_support import Approves, gate_fixture  # noqa: F401 (fixtures)
 
 import companion
-from companion.safety.approval import Answer, ApprovalRequest, AuditLog, Decision
+from companion.safety.approval import Answer, ApprovalRequest, Decision
 from companion.safety.door import Permit
 from companion.safety.gate import NEEDS_INTERNET, Gate, ProcessRefused, Verdict
-from companion.safety.grants import GrantStore
 
 ECHO_SERVER = ("import sys\n"
                "for line in sys.stdin:\n"
                "    sys.stdout.write('echo: ' + line)\n"
                "    sys.stdout.flush()\n")
-
-
-class Approves:
-    def __init__(self) -> None:
-        self.asked: list[ApprovalRequest] = []
-
-    async def ask(self, request: ApprovalRequest) -> Answer:
-        self.asked.append(request)
-        return Answer(Decision.APPROVED)
-
-
-@pytest.fixture
-def gate(tmp_path: Path) -> Gate:
-    workspace = tmp_path / "ws"
-    workspace.mkdir()
-    return Gate(workspace, GrantStore(tmp_path / "approvals.toml"), approver=Approves(),
-                audit=AuditLog(tmp_path / "approvals.log"))
 
 
 async def test_a_long_lived_server_talks_over_its_pipes_and_is_stopped_on_request(gate: Gate) -> None:

@@ -17,13 +17,13 @@ from pathlib import Path
 
 import pytest
 from fake_internet import HOST_SIDE, LAN, PUBLIC, fake_internet
+from sandbox_support import Approves, ctx_for, gate_fixture, real_sandbox_fixture  # noqa: F401 (fixtures)
 
 from companion import doctor
 from companion.config import Paths, RunConfig, Settings, load_settings, with_overrides
 from companion.paths import own_paths
 from companion.runtime import Companion
 from companion.safety import fence, sandbox
-from companion.safety.approval import Answer, ApprovalRequest, AuditLog, Decision
 from companion.safety.gate import CODE_FAMILY, Gate, build_gate
 from companion.safety.grants import GrantStore
 from companion.safety.jail import GIT_SENTENCE, HOME_SETTINGS_SENTENCE, OWN_PATHS_SERVICE
@@ -31,35 +31,6 @@ from companion.safety.visible import make_visible
 from companion.tools.action import execute_code, patch, read_file, shell, write_file
 from companion.tools.context import ToolContext
 from companion.tools.registry import Registry
-
-
-class Approves:
-    """Says yes (once) to everything, and remembers what it was shown."""
-
-    def __init__(self) -> None:
-        self.asked: list[ApprovalRequest] = []
-
-    async def ask(self, request: ApprovalRequest) -> Answer:
-        self.asked.append(request)
-        return Answer(Decision.APPROVED)
-
-
-@pytest.fixture(autouse=True)
-def real_sandbox() -> None:
-    assert sandbox.unavailable_reason() is None, sandbox.unavailable_reason()
-
-
-@pytest.fixture
-def gate(tmp_path: Path) -> Gate:
-    workspace = tmp_path / "ws"
-    workspace.mkdir()
-    return Gate(workspace, GrantStore(tmp_path / "approvals.toml"), approver=Approves(),
-                audit=AuditLog(tmp_path / "approvals.log"))
-
-
-def ctx_for(gate: Gate, module) -> ToolContext:
-    return ToolContext(workspace=gate.workspace, data_dir=gate.workspace.parent / "data", budget_s=60,
-                       services={"gate": gate}, tool=module.SCHEMA["name"], risk=module.RISK)
 
 
 def _own_address() -> str:

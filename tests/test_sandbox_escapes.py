@@ -16,43 +16,10 @@ from pathlib import Path
 
 import pytest
 from fake_internet import PUBLIC, fake_internet
+from sandbox_support import Approves, ctx_for, gate_fixture, real_sandbox_fixture  # noqa: F401 (fixtures)
 
-from companion.safety import sandbox
-from companion.safety.approval import Answer, ApprovalRequest, AuditLog, Decision
 from companion.safety.gate import CODE_FAMILY, Gate
-from companion.safety.grants import GrantStore
 from companion.tools.action import execute_code, shell
-from companion.tools.context import ToolContext
-
-
-class Approves:
-    """Says yes to everything, and remembers what it was shown."""
-
-    def __init__(self) -> None:
-        self.asked: list[ApprovalRequest] = []
-
-    async def ask(self, request: ApprovalRequest) -> Answer:
-        self.asked.append(request)
-        return Answer(Decision.APPROVED)
-
-
-@pytest.fixture(autouse=True)
-def real_sandbox() -> None:
-    # These tests are about the sandbox itself: it must be here (bubblewrap is a system dependency).
-    assert sandbox.unavailable_reason() is None, sandbox.unavailable_reason()
-
-
-@pytest.fixture
-def gate(tmp_path: Path) -> Gate:
-    workspace = tmp_path / "ws"
-    workspace.mkdir()
-    return Gate(workspace, GrantStore(tmp_path / "approvals.toml"), approver=Approves(),
-                audit=AuditLog(tmp_path / "approvals.log"))
-
-
-def ctx_for(gate: Gate, module) -> ToolContext:
-    return ToolContext(workspace=gate.workspace, data_dir=gate.workspace.parent / "data", budget_s=30,
-                       services={"gate": gate}, tool=module.SCHEMA["name"], risk=module.RISK)
 
 
 async def run_shell(gate: Gate, command: str) -> str:
