@@ -232,7 +232,7 @@ async def test_while_the_user_talks_partial_transcripts_come_and_only_the_final_
     seen = (heard, ear.partials, moonshine.decoder_runs)
     assert [words(text) for text in heard] == [words(sentence)], seen  # one turn, the full final text
     assert len(ear.partials) >= 2, seen  # a steady pace through a ~5 s sentence (5 when quiet)
-    assert all(len(words(p).split()) < len(words(sentence).split()) for p in ear.partials), seen
+    # (on a quick machine the last partial may already hold every word, before the pause ends the turn)
     assert len({words(p) for p in ear.partials}) >= 2, seen  # each replaced by a longer one
     # Only the words after the last partial needed a run each (one per token would be 20 or more).
     new_words = len(words(sentence).split()) - len(words(ear.partials[-1]).split())

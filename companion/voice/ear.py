@@ -185,6 +185,10 @@ class Ear:
         """The same question without waiting (for the early transcript at a pause)."""
         self.skipped = 0
         """Utterances not transcribed because words_wanted said no."""
+        self._over_her = False
+        """The utterance under way began while she was speaking or about to (a line queued)."""
+        self._stopped_her = False
+        """…and it stopped her (barge-in): only then is it a turn while she still speaks."""
         self._pause_speech_end_s = 0.0
         """Stream time the latest pause began (where its early transcript ends)."""
         self._recent: deque[tuple[bool, float]] = deque(maxlen=_frames_in(400))
@@ -253,6 +257,7 @@ class Ear:
         for event in self.endpointer.push(frame, probability):
             if isinstance(event, SpeechStarted):
                 self._spoke_from = self._captured_at(event.at_s)
+                self._over_her, self._stopped_her = voice.busy or voice.playing, False
                 self.partials, self._partial_at_s = [], self.endpointer.stream_s
                 self.speech_start_s = event.at_s
             elif isinstance(event, PauseStarted):
@@ -330,6 +335,7 @@ class Ear:
         self._recent.append((probability >= s.endpoint.start_threshold, rms(frame)))
         if talks_over_her(self._recent, _frames_in(s.barge_in_ms), floor):
             self._recent.clear()
+            self._stopped_her = True
             log.debug("barge-in: mic %.3f, floor %.3f", rms(frame), floor)
             self._barged_in()
 
@@ -343,6 +349,17 @@ class Ear:
         early = self._early.pop(event.pause_id, None) if event.pause_id is not None else None
         for task in self._early.values():
             task.cancel()
+        if self._over_her and not self._stopped_her and self.her_voice.playing:
+            # Begun as she started and ended while she spoke, never as loud as someone talking
+            # over her: the canceller's leftover of her first words while it still learns the
+            # room (heard as "algebra." for "Australia"), not a question. Talking over her is
+            # barge-in, which keeps the utterance.
+            log.info("dropped a sound heard only while she spoke, below the barge-in level")
+            self._early.clear()
+            if early is not None:
+                early.cancel()
+            self._discard(event.pause_id)
+            return
         self._early.clear()
         if self.words_wanted is not None and not await self.words_wanted(self.speech_start_s, event.speech_end_s):
             if early is not None:
