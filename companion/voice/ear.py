@@ -186,7 +186,7 @@ class Ear:
         self.skipped = 0
         """Utterances not transcribed because words_wanted said no."""
         self._over_her = False
-        """The utterance under way began while she was speaking or about to (a line queued)."""
+        """The utterance under way began as she was about to speak (a line queued, not yet playing)."""
         self._stopped_her = False
         """…and it stopped her (barge-in): only then is it a turn while she still speaks."""
         self._pause_speech_end_s = 0.0
@@ -257,7 +257,7 @@ class Ear:
         for event in self.endpointer.push(frame, probability):
             if isinstance(event, SpeechStarted):
                 self._spoke_from = self._captured_at(event.at_s)
-                self._over_her, self._stopped_her = voice.busy or voice.playing, False
+                self._over_her, self._stopped_her = voice.busy and not voice.playing, False
                 self.partials, self._partial_at_s = [], self.endpointer.stream_s
                 self.speech_start_s = event.at_s
             elif isinstance(event, PauseStarted):
