@@ -64,7 +64,8 @@ def dialog_for(qtbot, tmp_path, settings: Settings | None = None) -> SettingsDia
 
 
 def test_fresh_settings_show_when_called_in_the_listening_section(qtbot, tmp_path):
-    rows = dialog_for(qtbot, tmp_path).voice.listening
+    dialog = dialog_for(qtbot, tmp_path)  # held: a dialog collected mid-test takes its widgets with it
+    rows = dialog.voice.listening
     assert rows.mode.currentText() == "When called" and rows.wake_word.isEnabled()
     assert rows.wake_word.currentData() == "okay_nabu" and rows.name_wakes.isChecked()
 

@@ -93,3 +93,55 @@ async def test_what_the_user_said_before_her_line_began_does_not_count_as_talkin
     one_more = [(True, 0.2)]  # the first frame of her next line
     assert await barge_ins([*nearly, *one_more]) == 1  # over one line, that is enough
     assert await barge_ins([*nearly, *quiet, *one_more]) == 0
+
+
+class QueuedVoice(Voice):
+    """Her side with a line queued before it plays (busy, not yet playing)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.queued = False
+
+    @property
+    def busy(self) -> bool:
+        return self.playing or self.queued
+
+
+class QueueingMicrophone(ScriptedMicrophone):
+    """Frames as (her line queued, playing, level)."""
+
+    def __init__(self, voice: QueuedVoice, frames: list[tuple[bool, bool, float]]) -> None:
+        self.voice, self.frames = voice, list(frames)
+
+    async def read(self):
+        if not self.frames:
+            return None
+        self.voice.queued, self.voice.playing, level = self.frames.pop(0)
+        return np.full(FRAME_SAMPLES, level, dtype=np.float32)
+
+
+class HearsAlgebra:
+    async def transcribe(self, audio) -> str:
+        return "algebra."
+
+
+async def test_a_sound_begun_as_her_line_starts_and_ended_while_she_speaks_is_not_a_turn_unless_it_stopped_her():
+    async def heard(frames: list[tuple[bool, bool, float]]) -> list[str]:
+        voice, texts = QueuedVoice(), []
+
+        async def hear(utterance) -> None:
+            texts.append(utterance.text)
+
+        ear = Ear(source=QueueingMicrophone(voice, frames), vad=LoudIsSpeech(), transcriber=HearsAlgebra(),
+                  her_voice=voice, heard=hear, barged_in=lambda: None)
+        await ear.run()
+        return texts
+
+    leftover = [(True, False, 0.2)] * (NEEDED - 1)  # her first words leaking back, line queued
+    # She goes on speaking through the pause that ends it: the canceller's leftover, not a question.
+    assert await heard([*leftover, *[(True, True, 0.0)] * 60]) == []
+    # The same sound with her quiet again by its end (she never started, or stopped) is heard.
+    assert await heard([*leftover, *[(False, False, 0.0)] * 60]) == ["algebra."]
+    # A sound that begins while her line already plays is judged as always: kept.
+    over_her = [(True, True, 0.2)] * (NEEDED - 1)  # one frame short of stopping her
+    assert await heard([(True, True, 0.0)] * 3 + over_her + [(True, True, 0.0)] * 60) == ["algebra."]
