@@ -38,6 +38,7 @@ from companion.voice.endpoint import (
     UtteranceEnded,
 )
 from companion.voice.latency import TurnLatency
+from companion.voice.load import PartialPacer
 from companion.voice.smart_turn import SmartTurn
 from companion.voice.stt import Transcriber
 from companion.voice.turn_end import TurnJudge, TurnWatch
@@ -176,6 +177,8 @@ class Ear:
         self._early: dict[int, asyncio.Task[str]] = {}
         self._partial: asyncio.Task[str | None] | None = None
         self._partial_at_s = 0.0
+        self.partial_pacer = PartialPacer(PARTIAL_EVERY_S)
+        """Holds partial transcripts back under load (companion.voice.load says in which order work goes)."""
         self.partials: list[str] = []
         """The partial transcripts of the utterance under way (never heard as what was said)."""
         self.words_wanted: Callable[[float, float], Awaitable[bool]] | None = None
@@ -291,23 +294,28 @@ class Ear:
 
     def _transcribe_so_far(self) -> None:
         """While the user talks, a partial transcript every PARTIAL_EVERY_S, by an engine that
-        offers them. Under load they come less often, never queued: the next waits for the
-        last to finish, and the transcript the pause asks for stops one under way."""
+        offers them: the first work dropped under load. Never queued: the next waits for the
+        last to finish, and longer when it took long; none while the ear is behind; and the
+        transcript the pause asks for stops one under way."""
+        pacer = self.partial_pacer
+        pacer.frame_heard(self._last_frame[0], self._origin)  # a new run or endpointer: a new timeline
         partial = getattr(self.transcriber, "partial", None)
         if partial is None or not self.source.realtime or self.endpointer.pause_id is not None:
             return
         if self._partial is not None and not self._partial.done():
             return
-        if self.endpointer.stream_s - self._partial_at_s < PARTIAL_EVERY_S:
+        if not pacer.may_start(self.endpointer.stream_s - self._partial_at_s):
             return
         audio = self.endpointer.audio_so_far()
         if audio is None:
             return
         self._partial_at_s = self.endpointer.stream_s
+        pacer.partial_started()
         self._partial = asyncio.create_task(partial(audio))
         self._partial.add_done_callback(self._partial_done)
 
     def _partial_done(self, task: asyncio.Task[str | None]) -> None:
+        self.partial_pacer.partial_done()
         if task.cancelled() or task.exception() is not None:
             if not task.cancelled():
                 log.debug("a partial transcript failed: %s", task.exception())

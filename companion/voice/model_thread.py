@@ -57,15 +57,28 @@ def _keep_blas_on_the_calling_thread() -> None:
         _blas_limited = True
 
 
+def name_os_thread(name: str) -> None:
+    """Give the calling thread `name` where the OS shows it (Linux: `top -H`, /proc/…/comm), so
+    CPU time can be told apart per thread; the helper threads a runtime starts from it inherit
+    the name. Python 3.11 names its threads for Python only."""
+    try:
+        with open("/proc/thread-self/comm", "w") as comm:
+            comm.write(name[:15])  # the kernel keeps 15 bytes
+    except OSError:
+        pass  # not Linux, or no /proc: the name is only for reading CPU time
+
+
 class ModelThread:
     """call() runs a function on the thread and waits; run() awaits it from the event loop."""
 
     def __init__(self, name: str) -> None:
+        self.name = name
         self._pool = ThreadPoolExecutor(1, thread_name_prefix=name, initializer=self._started)
         self._ident: int | None = None
 
     def _started(self) -> None:
         self._ident = threading.get_ident()
+        name_os_thread(self.name)
         _lower_priority()
         _keep_blas_on_the_calling_thread()
 
