@@ -112,6 +112,14 @@ class PrivatePulseAudio:
              "--format=s16le", "--file-format=wav", str(wav)], env=self.client_env(),
         )
 
+    def kill(self) -> None:
+        """The daemon dies as in a crash (SIGKILL: no goodbye to its clients); start() brings
+        a new one up on the same socket, as a desktop's session manager would."""
+        if self.process is not None:
+            self.process.kill()
+            self.process.wait()
+        self.process = None
+
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:
             self.process.terminate()

@@ -5,6 +5,8 @@ buffer, and hand results to the event loop through call_soon_threadsafe (the one
 With an EchoWorker, the speaker hands it every block it plays (with the block's DAC time) and
 the microphone every block it hears (with its ADC time); the microphone then reads the
 worker's cleaned audio instead of its own.
+Each device keeps its identity when its sound server goes away: the sound watch
+(companion.voice.sound_watch) detaches the dead stream and later reopens a new one in place.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import logging
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 
 import numpy as np
 import soxr
@@ -64,6 +67,17 @@ def _require(sd, *, output: bool) -> None:
         )
 
 
+def reinitialise_portaudio() -> None:
+    """Make PortAudio find the sound server and its devices again (blocking).
+
+    PortAudio reads them only when it initialises, and sounddevice has no public call for
+    this: its private _terminate/_initialize pair is the documented way round. Terminating
+    closes every stream of the process, so every device must be detached first."""
+    sd = _sounddevice()
+    sd._terminate()
+    sd._initialize()
+
+
 def list_devices() -> list[dict]:
     """Every PortAudio device with its input and output channel counts (empty with no sound card)."""
     sd = _sounddevice()
@@ -77,7 +91,43 @@ def _stamp(stamp: float, stream, *, output: bool) -> float:
     return stream.time + stream.latency if output else stream.time - stream.latency
 
 
-class DeviceSource:
+class _Watched:
+    """What the sound watch reads of a device: when its stream last delivered a block, and a
+    hook for the stream ending by itself (its sound server died). PortAudio's thread writes
+    `last_block_at` (one float: no lock needed) and calls `on_ended`."""
+
+    def _init_watch(self) -> None:
+        self.last_block_at = 0.0
+        """time.monotonic() of the stream's newest callback (0: none since it opened)."""
+        self.opened_at = time.monotonic()
+        self.on_ended: Callable[[], None] | None = None
+        """Called on PortAudio's thread when the stream stopped without being asked."""
+        self._stream = None
+        self._token: object | None = None  # the stream whose end means trouble
+
+    def _watched_stream(self) -> tuple[object, Callable[[], None]]:
+        """A token for a new stream and its finished_callback (ours: stop, close, detach clear it)."""
+        token = self._token = object()
+        return token, lambda: self._finished(token)
+
+    def _finished(self, token: object) -> None:
+        if token is self._token and self.on_ended is not None:
+            self.on_ended()
+
+    @property
+    def attached(self) -> bool:
+        """A stream is open (False after detach() until reopen())."""
+        return self._stream is not None
+
+    def detach(self):
+        """The sound server is gone: forget the stream and return it (the caller closes it,
+        off the loop: closing a stream of a stalled server blocks until the server answers)."""
+        self._token = None
+        stream, self._stream = self._stream, None
+        return stream
+
+
+class DeviceSource(_Watched):
     """The microphone at 16 kHz mono; resampled with soxr when the device runs at another rate.
 
     With `echo`, every block goes through the echo canceller's thread, which resamples it, and
@@ -90,6 +140,7 @@ class DeviceSource:
                  rate: int | None = None, echo: EchoWorker | None = None) -> None:
         """`rate` forces the device's sample rate (default: 16 kHz if it can, else its own)."""
         sd = _sounddevice()
+        self._init_watch()
         self._loop = loop or asyncio.get_running_loop()
         # Blocks wait in a deque, and a reader waits on a future of this source's own loop, not
         # on an asyncio.Queue: a Queue binds to whichever loop is *running* when it first waits,
@@ -101,31 +152,49 @@ class DeviceSource:
         self._pending = np.zeros(0, dtype=np.float32)
         self._closed = False
         self._echo = echo
+        self._name, self._forced_rate = device, rate
+        self._open(sd)
+
+    def _open(self, sd) -> None:
+        """Open and start the input stream (at start, and again once the sound server is back)."""
         _require(sd, output=False)
-        dev = _device(device)
+        dev = _device(self._name)
         try:
-            self.rate = rate or _pick_rate(sd, dev, SAMPLE_RATE, output=False)
+            self.rate = self._forced_rate or _pick_rate(sd, dev, SAMPLE_RATE, output=False)
             self._resampler = soxr.ResampleStream(self.rate, SAMPLE_RATE, 1, dtype="float32") \
-                if self.rate != SAMPLE_RATE and echo is None else None
-            if echo is not None:
-                echo.connect(self._cleaned)
+                if self.rate != SAMPLE_RATE and self._echo is None else None
+            if self._echo is not None:
+                self._echo.connect(self._cleaned)
+            _token, finished = self._watched_stream()
+            self.opened_at, self.last_block_at = time.monotonic(), 0.0
             self._stream = sd.InputStream(
                 device=dev, samplerate=self.rate, channels=1, dtype="float32",
-                blocksize=int(self.rate * 0.032), callback=self._callback,
+                blocksize=int(self.rate * 0.032), callback=self._callback, finished_callback=finished,
             )
             self._stream.start()
         except Exception as exc:
+            _close_quietly(self.detach())
             raise CompanionError(
-                "no_microphone", f"I can't open the microphone{f' {device!r}' if device else ''} ({exc}). "
+                "no_microphone", f"I can't open the microphone{f' {self._name!r}' if self._name else ''} ({exc}). "
                 f"{TEXT_FALLBACK}", stage=Stage.AUDIO,
             ) from exc
 
+    def reopen(self) -> None:
+        """A new stream on the same device (blocking; after reinitialise_portaudio). Raises
+        CompanionError when it can't be opened yet."""
+        self._pending = np.zeros(0, dtype=np.float32)  # half a frame from before the gap
+        self._open(_sounddevice())
+
     def _callback(self, indata, frames, time_info, status) -> None:
+        self.last_block_at = time.monotonic()
+        stream = self._stream
         if status:
             log.debug("input status: %s", status)
+        if stream is None:  # detached while this block was on its way
+            return
         if self._echo is not None:
             self._echo.capture(indata[:, 0].copy(), self.rate,
-                               _stamp(time_info.inputBufferAdcTime, self._stream, output=False),
+                               _stamp(time_info.inputBufferAdcTime, stream, output=False),
                                bool(status.input_overflow))
         else:
             self._loop.call_soon_threadsafe(self._put, indata[:, 0].copy())
@@ -162,11 +231,7 @@ class DeviceSource:
         if self._closed:
             return
         self._closed = True
-        try:
-            self._stream.stop()
-            self._stream.close()
-        except Exception:
-            log.debug("closing the input stream failed", exc_info=True)
+        _close_quietly(self.detach())
         self._put(None)
 
 
@@ -177,7 +242,7 @@ class _Playback:
         self.done = done
 
 
-class DeviceSink(_Levels):
+class DeviceSink(_Levels, _Watched):
     """The speaker: one output stream kept open; sentences are queued into its callback.
 
     With `echo`, each block handed to the device, silence included, goes to the echo
@@ -188,28 +253,54 @@ class DeviceSink(_Levels):
                  preferred_rate: int = 22_050, echo: EchoWorker | None = None) -> None:
         super().__init__()
         sd = _sounddevice()
+        self._init_watch()
         self._echo = echo
         self._loop = loop or asyncio.get_running_loop()
         self._lock = threading.Lock()
         self._queue: deque[_Playback] = deque()
         self._sounding = False
         self.first_sample_at: float | None = None
+        self._name, self._preferred_rate = device, preferred_rate
+        self._open(sd)
+
+    def _open(self, sd) -> None:
+        """Open and start the output stream (at start, and again once the sound server is back)."""
         _require(sd, output=True)
-        dev = _device(device)
+        dev = _device(self._name)
         try:
-            self.rate = _pick_rate(sd, dev, preferred_rate, output=True)
+            self.rate = _pick_rate(sd, dev, self._preferred_rate, output=True)
+            _token, finished = self._watched_stream()
+            self.opened_at, self.last_block_at = time.monotonic(), 0.0
             self._stream = sd.OutputStream(
                 device=dev, samplerate=self.rate, channels=1, dtype="float32",
-                blocksize=int(self.rate * LEVEL_BLOCK_S), callback=self._callback,
+                blocksize=int(self.rate * LEVEL_BLOCK_S), callback=self._callback, finished_callback=finished,
             )
             self._stream.start()
         except Exception as exc:
+            _close_quietly(self.detach())
             raise CompanionError(
-                "no_speaker", f"I can't open the speaker{f' {device!r}' if device else ''} ({exc}). "
+                "no_speaker", f"I can't open the speaker{f' {self._name!r}' if self._name else ''} ({exc}). "
                 f"{TEXT_FALLBACK}", stage=Stage.AUDIO,
             ) from exc
 
+    def reopen(self) -> None:
+        """A new stream on the same device (blocking; after reinitialise_portaudio). Raises
+        CompanionError when it can't be opened yet."""
+        self._open(_sounddevice())
+
+    def detach(self):
+        """As for the microphone; every line waiting to play ends unplayed (play() returns
+        False, so her turn ends instead of waiting on a speaker that is gone) and her mouth closes.
+        On the loop's thread."""
+        stream = super().detach()
+        self.stop()
+        if self._sounding:
+            self._sounding = False
+            self._report(0.0)
+        return stream
+
     def _callback(self, outdata, frames, time_info, status) -> None:
+        self.last_block_at = time.monotonic()
         out = outdata[:, 0]
         filled = 0
         finished: list[_Playback] = []
@@ -225,9 +316,10 @@ class DeviceSink(_Levels):
                 if item.offset >= item.audio.size:
                     finished.append(self._queue.popleft())
         out[filled:] = 0.0
-        if self._echo is not None:
+        stream = self._stream
+        if self._echo is not None and stream is not None:
             self._echo.render(out.copy(), self.rate,
-                              _stamp(time_info.outputBufferDacTime, self._stream, output=True),
+                              _stamp(time_info.outputBufferDacTime, stream, output=True),
                               bool(status.output_underflow))
         if filled:
             level = rms(out[:filled])
@@ -253,6 +345,8 @@ class DeviceSink(_Levels):
         audio = resample(audio, rate, self.rate)
         if audio.size == 0:
             return True
+        if self._stream is None:
+            return False  # no sound server: the line is not played (it shows as text)
         item = _Playback(audio, self._loop.create_future())
         with self._lock:
             self._queue.append(item)
@@ -268,8 +362,15 @@ class DeviceSink(_Levels):
 
     async def close(self) -> None:
         self.stop()
-        try:
-            self._stream.stop()
-            self._stream.close()
-        except Exception:
-            log.debug("closing the output stream failed", exc_info=True)
+        _close_quietly(_Watched.detach(self))
+
+
+def _close_quietly(stream) -> None:
+    """Stop and close a stream (None: nothing); one whose server died fails, which is fine."""
+    if stream is None:
+        return
+    try:
+        stream.stop()
+        stream.close()
+    except Exception:
+        log.debug("closing a stream failed", exc_info=True)

@@ -20,6 +20,7 @@ from companion.voice.loop import BrainPort, LoopSettings, VoiceLoop
 from companion.voice.narration_cache import NarrationCache
 from companion.voice.self_test import check_hearing, check_voice
 from companion.voice.smart_turn import SmartTurn
+from companion.voice.sound_watch import SoundWatch
 from companion.voice.speaker import Speaker
 from companion.voice.speaker_check import SpeakerCheck, check_speakers
 from companion.voice.stt import Transcriber
@@ -68,6 +69,11 @@ class VoiceSession:
         self.loop.calling.names = getattr(brain, "names", None)
         self.loop.calling.policy.apply(address_settings(voice))
         self.loop.calling.on_called.append(self._cue)
+        self.sound = _sound_watch(bus, source, sink)
+        """Watches the microphone and speaker for their sound server going away (None: no devices)."""
+        if self.sound is not None:
+            self.sound.on_lost.append(self._sound_lost)
+        self._watching: asyncio.Task | None = None
         # Each turn re-reads the narration lines: a personality edit is synthesized in the
         # background before her next tool call (unchanged lines are kept).
         self._unsubscribe = bus.subscribe(self._on_event)
@@ -118,7 +124,15 @@ class VoiceSession:
         """Until the source ends (a file) or close() is called (devices)."""
         self.refresh_narration()
         self._apply_calling(self.voice)
+        if self.sound is not None and self._watching is None:
+            self._watching = asyncio.get_running_loop().create_task(self.sound.run())
         await self.loop.run()
+
+    def _sound_lost(self) -> None:
+        """The sound server went away: words the user was saying were cut off, and are no
+        question to answer once it is back, so the utterance under way is dropped (as a
+        restarted ear would)."""
+        self.loop.ear.endpointer._reset()
 
     def _apply_calling(self, voice: VoiceSettings) -> None:
         calling = self.loop.calling
@@ -160,6 +174,10 @@ class VoiceSession:
 
     async def close(self) -> None:
         self._unsubscribe()
+        if self.sound is not None:
+            self.sound.close()
+            if self._watching is not None:
+                await asyncio.gather(self._watching, return_exceptions=True)
         try:
             await self.loop.close()
             await self.speaker.close()
@@ -168,3 +186,12 @@ class VoiceSession:
         finally:
             if self.echo is not None:
                 self.echo.close()
+
+
+def _sound_watch(bus: EventBus, source: AudioSource, sink: AudioSink) -> SoundWatch | None:
+    """A watch over whichever of the two is a sound device (files and Null devices need none)."""
+    from companion.voice.devices import DeviceSink, DeviceSource
+
+    mic = source if isinstance(source, DeviceSource) else None
+    speaker = sink if isinstance(sink, DeviceSink) else None
+    return SoundWatch(bus, source=mic, sink=speaker) if mic is not None or speaker is not None else None

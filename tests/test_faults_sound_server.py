@@ -1,0 +1,228 @@
+"""The sound server itself killed (SIGKILL of a private PulseAudio) in a spoken conversation.
+
+Real PulseAudio, real Whisper and piper, the real runtime with a scripted brain over HTTP, her
+devices opened as the app opens them (with the echo canceller). Whenever the server dies, she
+says so once, in text; typed turns keep working; once it is back she hears the next question
+and answers it aloud (recorded from the speaker). Each test has a PulseAudio of its own: killing
+the session's would take the other real-audio tests with it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import signal
+import time
+from collections.abc import Callable
+
+import numpy as np
+import pytest
+from audio_env import sound_server, speech_wav, wait_until_recorded
+from brain_harness import make_config
+
+from companion.config import VoiceSettings
+from companion.events import (
+    ErrorOccurred,
+    EventBus,
+    ReplyDone,
+    Speak,
+    SpeakingChanged,
+    TurnFinished,
+    UserHeard,
+)
+from companion.runtime import Companion
+from companion.tools.context import Channel
+from companion.voice.audio import read_wav, resample
+from companion.voice.brain_port import CompanionBrain
+from companion.voice.devices import DeviceSink, DeviceSource
+from companion.voice.factory import open_devices
+from companion.voice.session import VoiceSession
+from companion.voice.sound_watch import BACKOFF_S, LOST_CODE
+
+pytestmark = [pytest.mark.real_audio, pytest.mark.timeout(240)]
+
+FIRST_QUESTION = "What is the capital of France?"
+LONG_ANSWER = ("Paris is the capital of France. It sits on the river Seine in the north of the country. "
+               "It has been the capital for more than a thousand years. Millions of people visit it every year.")
+NEXT_QUESTION = "When does the library open?"
+NEXT_ANSWER = "The library opens early in the morning."
+BACK = "The sound system is back: I can hear you again."
+
+
+def words(text: str) -> str:
+    return re.sub(r"[^a-z0-9 ]+", "", text.lower()).strip()
+
+
+class Seen:
+    """Every event on the bus, and a wait for the first moment a condition on them holds."""
+
+    def __init__(self, bus: EventBus) -> None:
+        self.events: list = []
+        self._changed = asyncio.Event()
+        bus.subscribe(self._on)
+
+    def _on(self, event) -> None:
+        self.events.append(event)
+        self._changed.set()
+
+    def of(self, kind: type, test: Callable = lambda _e: True) -> list:
+        return [e for e in self.events if isinstance(e, kind) and test(e)]
+
+    async def until(self, condition: Callable[[], bool], timeout_s: float, what: str) -> None:
+        async def wait() -> None:
+            while not condition():
+                self._changed.clear()
+                await self._changed.wait()
+        try:
+            await asyncio.wait_for(wait(), timeout_s)
+        except TimeoutError:
+            raise AssertionError(f"waited {timeout_s} s for {what}; saw {self.events[-12:]!r}") from None
+
+    def lost(self) -> list[ErrorOccurred]:
+        return self.of(ErrorOccurred, lambda e: e.code == LOST_CODE)
+
+    def back(self) -> list[Speak]:
+        return self.of(Speak, lambda e: e.text == BACK)
+
+
+@pytest.fixture
+def own_pulse(tmp_path):
+    with sound_server(tmp_path / "pulse") as pulse:
+        yield pulse
+
+
+class Talk:
+    """Her voice on the private PulseAudio's devices, opened as the app opens them."""
+
+    def __init__(self, tmp_path, pulse, brain, hearing, piper_voice) -> None:
+        self.tmp_path, self.pulse, self.brain = tmp_path, pulse, brain
+        self.hearing, self.piper_voice = hearing, piper_voice
+        self.bus = EventBus()
+        self.seen = Seen(self.bus)
+
+    async def __aenter__(self) -> Talk:
+        self.companion = Companion(make_config(self.tmp_path, self.brain.url), self.bus)
+        await self.companion.start()
+        voice = VoiceSettings(listening="always")
+        source, sink, notices, echo = await open_devices(voice, sample_rate=self.piper_voice.sample_rate)
+        assert notices == [] and isinstance(source, DeviceSource) and isinstance(sink, DeviceSink) and echo
+        self.session = VoiceSession(brain=CompanionBrain(self.companion), bus=self.bus, source=source, sink=sink,
+                                    transcriber=self.hearing, synthesizer=self.piper_voice, voice=voice, echo=echo)
+        self.running = asyncio.create_task(self.session.run())
+        return self
+
+    async def __aexit__(self, *_exc) -> None:
+        await self.session.close()
+        await asyncio.wait_for(self.running, 30)
+        await self.companion.close()
+
+    def say(self, text: str, name: str):
+        """The user says `text` into the microphone (returns the player process)."""
+        return self.pulse.play_into_mic(speech_wav(self.tmp_path / f"{name}.wav", self.piper_voice, text,
+                                                   tail_s=0.3))
+
+    async def microphone_running(self) -> None:
+        """Until her ear has a frame from the microphone (a quiet room emits no event of its own)."""
+        heard = asyncio.Event()
+        self.session.loop.ear.hearers.append(lambda _frame, _at: heard.set())
+        await asyncio.wait_for(heard.wait(), 30)
+
+    def turns_finished(self) -> int:
+        return len(self.seen.of(TurnFinished))
+
+    async def kill_the_sound_server(self) -> None:
+        await asyncio.to_thread(self.pulse.kill)
+        await self.seen.until(lambda: self.seen.lost(), 10, "the notice that the sound system is lost")
+
+    async def bring_it_back(self) -> None:
+        await asyncio.to_thread(self.pulse.start)
+        await self.seen.until(lambda: self.seen.back(), 60, "the notice that she can hear again")
+        await self.session.loop.wait_until_quiet()  # the user waits for her to finish saying so
+
+    async def ask_aloud_and_record(self, question: str, answer: str) -> str:
+        """The user asks once she is back; returns what the speaker played, transcribed."""
+        self.brain.push({"text": answer})
+        before = self.turns_finished()
+        recording = self.tmp_path / "after.wav"
+        recorder = self.pulse.record_speaker(recording)
+        started = time.monotonic()
+        player = self.say(question, "next")
+        try:
+            await self.seen.until(lambda: self.turns_finished() > before, 60, "her answer to the next question")
+            await self.session.loop.wait_until_quiet()
+            # Everything she played is in the recorder's file once it covers up to now (+ buffers).
+            await asyncio.to_thread(wait_until_recorded, recording, time.monotonic() - started + 0.5)
+        finally:
+            recorder.send_signal(signal.SIGINT)
+            recorder.wait(10)
+            player.wait(10)
+        said, rate = read_wav(recording)
+        return words(self.hearing.transcribe_sync(resample(said, rate, 16_000)))
+
+
+async def test_the_sound_server_killed_while_she_speaks_ends_the_turn_says_so_once_and_she_answers_aloud_once_it_is_back(
+        tmp_path, own_pulse, scripted_brain, hearing, piper_voice):
+    scripted_brain.push({"text": LONG_ANSWER, "chunks": 6})
+    async with Talk(tmp_path, own_pulse, scripted_brain, hearing, piper_voice) as talk:
+        player = talk.say(FIRST_QUESTION, "first")
+        await talk.seen.until(lambda: talk.seen.of(SpeakingChanged, lambda e: e.speaking), 60, "her answer playing")
+        player.wait(10)
+        await talk.kill_the_sound_server()
+        # The turn ends (the sentence playing and those queued end unplayed), its reply stays as text.
+        await talk.seen.until(lambda: talk.turns_finished() == 1, 30, "the first turn to end")
+        assert words(LONG_ANSWER) in words(" ".join(e.text for e in talk.seen.of(ReplyDone)))
+        assert not talk.session.sink.attached and not talk.session.source.attached
+        await talk.bring_it_back()
+        said = await talk.ask_aloud_and_record(NEXT_QUESTION, NEXT_ANSWER)
+        assert talk.session.loop.heard == [FIRST_QUESTION, NEXT_QUESTION]
+        assert len(talk.seen.lost()) == 1 and len(talk.seen.back()) == 1
+        assert talk.session.echo is not None and talk.session.echo.cancelling
+    assert words(NEXT_ANSWER) in said, said
+
+
+@pytest.mark.parametrize("when", ["while the user speaks", "while idle"])
+async def test_the_sound_server_killed_while_the_user_speaks_or_all_is_quiet_is_said_once_and_the_next_question_is_answered_aloud(
+        when, tmp_path, own_pulse, scripted_brain, hearing, piper_voice):
+    async with Talk(tmp_path, own_pulse, scripted_brain, hearing, piper_voice) as talk:
+        if when == "while the user speaks":
+            speaking = asyncio.Event()
+            talk.session.loop.ear.hearers.append(
+                lambda frame, _at: speaking.set() if talk.session.loop.ear.in_speech else None)
+            player = talk.say("Could you tell me a long story about a small red fox and an old turtle?", "cut")
+            await asyncio.wait_for(speaking.wait(), 30)
+            await talk.kill_the_sound_server()
+            player.wait(10)  # paplay ends with its server
+        else:
+            # She is listening to a quiet room (her microphone delivers frames).
+            await talk.microphone_running()
+            await talk.kill_the_sound_server()
+        await talk.bring_it_back()
+        said = await talk.ask_aloud_and_record(NEXT_QUESTION, NEXT_ANSWER)
+        # The words cut off by the loss were no question: only the next one was heard.
+        assert talk.session.loop.heard == [NEXT_QUESTION]
+        assert len(talk.seen.lost()) == 1 and len(talk.seen.back()) == 1
+    assert words(NEXT_ANSWER) in said, said
+
+
+async def test_a_sound_server_that_never_comes_back_is_said_once_typing_still_works_and_reconnecting_backs_off(
+        tmp_path, own_pulse, scripted_brain, hearing, piper_voice):
+    async with Talk(tmp_path, own_pulse, scripted_brain, hearing, piper_voice) as talk:
+        await talk.microphone_running()
+        await talk.kill_the_sound_server()
+        watch = talk.session.sound
+        tried = asyncio.Event()
+        watch.on_attempt.append(lambda _worked: tried.set() if len(watch.attempts) >= 4 else None)
+        # Typed turns go on meanwhile: the reply comes back as text, and nothing waits on a speaker.
+        scripted_brain.push({"text": "Two plus two is four."})
+        result = await asyncio.wait_for(talk.companion.ask("What is two plus two?", Channel.TEXT), 30)
+        assert not result.interrupted and result.error is None
+        assert "Two plus two is four." in [e.text for e in talk.seen.of(ReplyDone)]
+        assert [e.text for e in talk.seen.of(UserHeard)] == ["What is two plus two?"]
+        await asyncio.wait_for(tried.wait(), 60)
+        gaps = np.diff(watch.attempts)
+        # 1, 2, 4 … s apart: no busy loop (each a little later than asked, never sooner).
+        assert all(gap >= wanted - 0.05 for gap, wanted in zip(gaps, BACKOFF_S[1:], strict=False)), gaps
+        assert watch.lost and not talk.session.sink.attached and not talk.session.source.attached
+    assert len(talk.seen.lost()) == 1 and talk.seen.back() == []
+    [lost] = talk.seen.lost()
+    assert lost.stage == "audio" and "Type to me meanwhile" in lost.sentence
