@@ -168,8 +168,11 @@ async def test_the_sound_server_killed_while_she_speaks_ends_the_turn_says_so_on
         await talk.seen.until(lambda: talk.seen.of(SpeakingChanged, lambda e: e.speaking), 60, "her answer playing")
         player.wait(10)
         await talk.kill_the_sound_server()
-        # The turn ends (the sentence playing and those queued end unplayed), its reply stays as text.
-        await talk.seen.until(lambda: talk.turns_finished() == 1, 30, "the first turn to end")
+        # Her voice ends (the sentence playing and those queued end unplayed: nothing waits on a
+        # speaker that is gone), and the reply stays as text.
+        await asyncio.wait_for(talk.session.loop.wait_until_quiet(), 10)
+        assert talk.seen.of(SpeakingChanged)[-1] == SpeakingChanged(False, turn=1, queued=False)
+        assert talk.turns_finished() == 1
         assert words(LONG_ANSWER) in words(" ".join(e.text for e in talk.seen.of(ReplyDone)))
         assert not talk.session.sink.attached and not talk.session.source.attached
         await talk.bring_it_back()
