@@ -131,12 +131,17 @@ class Talk:
         return len(self.seen.of(TurnFinished))
 
     async def kill_the_sound_server(self) -> None:
+        killed = time.monotonic()
         await asyncio.to_thread(self.pulse.kill)
         await self.seen.until(lambda: self.seen.lost(), 10, "the notice that the sound system is lost")
+        print(f"\nkilled → notice: {(time.monotonic() - killed) * 1000:.0f} ms")
 
     async def bring_it_back(self) -> None:
+        started = time.monotonic()
         await asyncio.to_thread(self.pulse.start)
         await self.seen.until(lambda: self.seen.back(), 60, "the notice that she can hear again")
+        print(f"started again → 'back': {time.monotonic() - started:.1f} s "
+              f"after {len(self.session.sound.attempts)} attempt(s)")
         await self.session.loop.wait_until_quiet()  # the user waits for her to finish saying so
 
     async def ask_aloud_and_record(self, question: str, answer: str) -> str:
