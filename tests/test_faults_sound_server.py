@@ -12,6 +12,9 @@ from __future__ import annotations
 import asyncio
 import re
 import signal
+import subprocess
+import sys
+import threading
 import time
 from collections.abc import Callable
 
@@ -287,3 +290,62 @@ async def test_a_sound_server_that_pauses_for_half_a_second_is_no_loss_and_nothi
         await asyncio.wait_for(talk.session.loop.wait_until_quiet(), 60)
         assert talk.seen.lost() == [] and talk.session.sink.attached and talk.session.source.attached
         assert talk.session.sound.attempts == []
+
+
+class Lines:
+    """A process's stdout and stderr, line by line as they come, with a wait for a line."""
+
+    def __init__(self, process) -> None:
+        self.lines: list[str] = []
+        self._changed = threading.Condition()
+        for stream in (process.stdout, process.stderr):
+            threading.Thread(target=self._read, args=(stream,), daemon=True).start()
+
+    def _read(self, stream) -> None:
+        for line in stream:
+            with self._changed:
+                self.lines.append(line.rstrip("\n"))
+                self._changed.notify_all()
+
+    def wait_for(self, start: str, timeout_s: float = 90) -> str:
+        with self._changed:
+            found = self._changed.wait_for(lambda: next((x for x in self.lines if x.startswith(start)), None),
+                                           timeout_s)
+        assert found, f"no line starting {start!r} in {timeout_s} s: {self.lines[-20:]!r}"
+        return found
+
+    def count(self, start: str) -> int:
+        return sum(line.startswith(start) for line in self.lines)
+
+
+def test_companion_voice_says_in_the_terminal_that_the_sound_server_is_gone_answers_typing_and_says_when_it_is_back(
+        tmp_path, own_pulse, scripted_brain):
+    scripted_brain.push({"text": "Two plus two is four."})
+    process = subprocess.Popen(
+        [sys.executable, "-m", "companion.cli", "voice", "--config-dir", str(tmp_path / "config"),
+         "--workspace", str(tmp_path / "ws"), "--brain-url", scripted_brain.url, "--model", "scripted"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env=own_pulse.client_env())
+    watchdog = threading.Timer(200, process.kill)  # a hang fails the test instead of the suite
+    watchdog.start()
+    try:
+        out = Lines(process)
+        out.wait_for("Listening")
+        own_pulse.kill()
+        lost = out.wait_for("[error] I lost the sound system")
+        process.stdin.write("What is two plus two?\n")
+        process.stdin.flush()
+        out.wait_for("[say] Two plus two is four.")
+        own_pulse.start()
+        out.wait_for(f"[say] {BACK}")
+    finally:
+        watchdog.cancel()
+        process.send_signal(signal.SIGINT)
+        try:
+            process.wait(30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+    assert lost == f"[error] {lost_sentence('stopped')}"
+    assert out.count("[error] I lost the sound system") == 1 and out.count(f"[say] {BACK}") == 1
+    assert not any("Traceback" in line for line in out.lines), out.lines

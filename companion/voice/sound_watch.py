@@ -83,6 +83,8 @@ class SoundWatch:
         self._loop = asyncio.get_running_loop()
         for device in self._devices:
             device.on_ended = self._ended_elsewhere
+        # A stream may have ended between opening and now (the terminal prints its ready line first).
+        self._trouble.set()
         while not self._closed.is_set():
             how = await self._trouble_found()
             if how is None:
