@@ -150,3 +150,14 @@ async def test_a_sound_begun_and_ended_while_she_speaks_is_not_a_turn_unless_it_
     assert await heard([(True, True, 0.0)] * 3 + stops_her + [(True, True, 0.0)] * 60) == ["algebra."]
     # Begun while she speaks and ended once she has finished: heard (her echo is judged by its words).
     assert await heard([(True, True, 0.0)] * 3 + over_her + [(False, False, 0.0)] * 60) == ["algebra."]
+
+
+async def test_a_stop_said_while_her_next_sentence_is_still_being_made_stops_her():
+    """On a busy machine her next sentence may still be synthesizing when the user speaks:
+    she is mid-reply (busy), though nothing plays for a moment."""
+    voice, barged = QueuedVoice(), []
+    between_sentences = [(True, False, 0.2)] * NEEDED  # a line queued, none playing, the user loud
+    ear = Ear(source=QueueingMicrophone(voice, between_sentences), vad=LoudIsSpeech(), transcriber=HearsAlgebra(),
+              her_voice=voice, heard=lambda _u: asyncio.sleep(0), barged_in=lambda: barged.append(True))
+    await ear.run()
+    assert barged == [True]

@@ -195,7 +195,7 @@ class Ear:
         self._pause_speech_end_s = 0.0
         """Stream time the latest pause began (where its early transcript ends)."""
         self._recent: deque[tuple[bool, float]] = deque(maxlen=_frames_in(400))
-        """The last 400 ms of frames while she plays: (sounds like speech, level)."""
+        """The last 400 ms of frames while she speaks: (sounds like speech, level)."""
         self._out_levels: deque[float] = deque(maxlen=15)  # ~300 ms of 20 ms blocks
         self._last_frame = (0.0, time.monotonic())  # (stream seconds, monotonic) of the newest frame
         self._closing = False
@@ -248,7 +248,9 @@ class Ear:
         if voice.busy and not self.settings.barge_in:
             # Without barge-in her own voice must not become a question: hear nothing while she talks.
             return
-        if voice.playing:
+        if voice.busy:
+            # Between two of her sentences too: on a busy machine the next one may still be
+            # synthesizing, and a "Stop" said in that gap is as much talking over her.
             self._watch_for_barge_in(frame, probability)
         else:
             self._recent.clear()  # talk while she was quiet is no talking over her next line
