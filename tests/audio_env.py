@@ -120,7 +120,17 @@ class PrivatePulseAudio:
             self.process.wait()
         self.process = None
 
+    def stall(self) -> None:
+        """The daemon stops answering (SIGSTOP), as a hung server does; resume() lets it go on."""
+        if self.process is not None:
+            self.process.send_signal(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        if self.process is not None:
+            self.process.send_signal(signal.SIGCONT)
+
     def stop(self) -> None:
+        self.resume()  # a stalled daemon would not see SIGTERM
         if self.process is not None and self.process.poll() is None:
             self.process.terminate()
             try:

