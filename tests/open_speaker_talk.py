@@ -184,7 +184,10 @@ def she_finished(talk: Round, hearing, last_sentence: str = LAST_SENTENCE) -> li
 
 
 def stop_latency_s(talk: Round) -> float:
-    """From the user's first sound to her last sound before she answered, on the witness."""
+    """From the user's first sound to her last sound before she answered, on the witness.
+    Her answer begins only after the user has finished, so every sound of hers that began
+    before then is the reply she was stopped in (one begun after the user started too: she may
+    have been between sentences when the user began)."""
     asked, interrupted = voiced_spans(talk.users)[:2]
-    reply = [span for span in voiced_spans(talk.hers) if span[0] < interrupted[0]]
+    reply = [span for span in voiced_spans(talk.hers) if span[0] < interrupted[1]]
     return reply[-1][1] - interrupted[0]

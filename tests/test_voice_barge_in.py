@@ -125,7 +125,7 @@ class HearsAlgebra:
         return "algebra."
 
 
-async def test_a_sound_begun_as_her_line_starts_and_ended_while_she_speaks_is_not_a_turn_unless_it_stopped_her():
+async def test_a_sound_begun_and_ended_while_she_speaks_is_not_a_turn_unless_it_stopped_her():
     async def heard(frames: list[tuple[bool, bool, float]]) -> list[str]:
         voice, texts = QueuedVoice(), []
 
@@ -142,6 +142,22 @@ async def test_a_sound_begun_as_her_line_starts_and_ended_while_she_speaks_is_no
     assert await heard([*leftover, *[(True, True, 0.0)] * 60]) == []
     # The same sound with her quiet again by its end (she never started, or stopped) is heard.
     assert await heard([*leftover, *[(False, False, 0.0)] * 60]) == ["algebra."]
-    # A sound that begins while her line already plays is judged as always: kept.
-    over_her = [(True, True, 0.2)] * (NEEDED - 1)  # one frame short of stopping her
-    assert await heard([(True, True, 0.0)] * 3 + over_her + [(True, True, 0.0)] * 60) == ["algebra."]
+    # One that begins while her line already plays, one frame short of stopping her: her echo too.
+    over_her = [(True, True, 0.2)] * (NEEDED - 1)
+    assert await heard([(True, True, 0.0)] * 3 + over_her + [(True, True, 0.0)] * 60) == []
+    # Loud enough to stop her, it is barge-in, and the words are kept.
+    stops_her = [(True, True, 0.2)] * NEEDED
+    assert await heard([(True, True, 0.0)] * 3 + stops_her + [(True, True, 0.0)] * 60) == ["algebra."]
+    # Begun while she speaks and ended once she has finished: heard (her echo is judged by its words).
+    assert await heard([(True, True, 0.0)] * 3 + over_her + [(False, False, 0.0)] * 60) == ["algebra."]
+
+
+async def test_a_stop_said_while_her_next_sentence_is_still_being_made_stops_her():
+    """On a busy machine her next sentence may still be synthesizing when the user speaks:
+    she is mid-reply (busy), though nothing plays for a moment."""
+    voice, barged = QueuedVoice(), []
+    between_sentences = [(True, False, 0.2)] * NEEDED  # a line queued, none playing, the user loud
+    ear = Ear(source=QueueingMicrophone(voice, between_sentences), vad=LoudIsSpeech(), transcriber=HearsAlgebra(),
+              her_voice=voice, heard=lambda _u: asyncio.sleep(0), barged_in=lambda: barged.append(True))
+    await ear.run()
+    assert barged == [True]

@@ -189,13 +189,13 @@ class Ear:
         self.skipped = 0
         """Utterances not transcribed because words_wanted said no."""
         self._over_her = False
-        """The utterance under way began as she was about to speak (a line queued, not yet playing)."""
+        """The utterance under way began while she spoke (a line of hers queued or playing)."""
         self._stopped_her = False
         """…and it stopped her (barge-in): only then is it a turn while she still speaks."""
         self._pause_speech_end_s = 0.0
         """Stream time the latest pause began (where its early transcript ends)."""
         self._recent: deque[tuple[bool, float]] = deque(maxlen=_frames_in(400))
-        """The last 400 ms of frames while she plays: (sounds like speech, level)."""
+        """The last 400 ms of frames while she speaks: (sounds like speech, level)."""
         self._out_levels: deque[float] = deque(maxlen=15)  # ~300 ms of 20 ms blocks
         self._last_frame = (0.0, time.monotonic())  # (stream seconds, monotonic) of the newest frame
         self._closing = False
@@ -248,7 +248,9 @@ class Ear:
         if voice.busy and not self.settings.barge_in:
             # Without barge-in her own voice must not become a question: hear nothing while she talks.
             return
-        if voice.playing:
+        if voice.busy:
+            # Between two of her sentences too: on a busy machine the next one may still be
+            # synthesizing, and a "Stop" said in that gap is as much talking over her.
             self._watch_for_barge_in(frame, probability)
         else:
             self._recent.clear()  # talk while she was quiet is no talking over her next line
@@ -260,7 +262,7 @@ class Ear:
         for event in self.endpointer.push(frame, probability):
             if isinstance(event, SpeechStarted):
                 self._spoke_from = self._captured_at(event.at_s)
-                self._over_her, self._stopped_her = voice.busy and not voice.playing, False
+                self._over_her, self._stopped_her = voice.busy, False
                 self.partials, self._partial_at_s = [], self.endpointer.stream_s
                 self.speech_start_s = event.at_s
             elif isinstance(event, PauseStarted):
@@ -357,11 +359,12 @@ class Ear:
         early = self._early.pop(event.pause_id, None) if event.pause_id is not None else None
         for task in self._early.values():
             task.cancel()
-        if self._over_her and not self._stopped_her and self.her_voice.playing:
-            # Begun as she started and ended while she spoke, never as loud as someone talking
-            # over her: the canceller's leftover of her first words while it still learns the
-            # room (heard as "algebra." for "Australia"), not a question. Talking over her is
-            # barge-in, which keeps the utterance.
+        if self._over_her and not self._stopped_her and self.her_voice.busy:
+            # Begun and ended while she speaks, never as loud as someone talking over her: while
+            # she speaks only barge-in makes a turn. Otherwise the canceller's leftover of her
+            # words (heard as "algebra." for "Australia", or "All right.", mostly while it still
+            # learns the room at her first reply) started a turn of its own and cut her off,
+            # bypassing the barge-in level that exists to keep her echo from stopping her.
             log.info("dropped a sound heard only while she spoke, below the barge-in level")
             self._early.clear()
             if early is not None:
