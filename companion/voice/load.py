@@ -29,7 +29,10 @@ PARTIAL_SHARE = 0.5
 next waits 0.8 s, so the rest of her hearing and the machine's other work keep the other half."""
 LATE_S = 0.2
 """The ear is behind when it finishes a frame this long after the frame's audio ended (six
-32 ms frames); on time, bench/core_budget.py measured a p99 well under this."""
+32 ms frames). Frames reach it in bursts through PulseAudio and the echo canceller: in
+bench/core_budget.py at a load of 2-5 the lateness had a median of 19-48 ms and a p95 of
+36-73 ms; above 0.2 s the event loop itself was held up, or the ear was waiting on a
+transcript at the end of a turn."""
 
 
 @dataclass
