@@ -22,6 +22,7 @@ import numpy as np
 import pytest
 from audio_env import sound_server, speech_wav, wait_until_recorded
 from brain_harness import make_config
+from ui_loop import qt_gc_fixture, qt_loop_fixture  # noqa: F401 (fixtures)
 
 from companion.config import VoiceSettings
 from companion.events import (
@@ -349,3 +350,55 @@ def test_companion_voice_says_in_the_terminal_that_the_sound_server_is_gone_answ
     assert lost == f"[error] {lost_sentence('stopped')}"
     assert out.count("[error] I lost the sound system") == 1 and out.count(f"[say] {BACK}") == 1
     assert not any("Traceback" in line for line in out.lines), out.lines
+
+
+def test_the_window_shows_the_sound_server_gone_in_a_banner_keeps_answering_typing_and_hears_again_once_it_is_back(
+        qtbot, qt_gc, tmp_path, own_pulse, scripted_brain, piper_voice, qt_loop):
+    from ui_loop import signal_future
+
+    from companion.config import Paths, RunConfig, Settings, with_overrides
+    from companion.ui.app import CompanionApp
+
+    scripted_brain.push({"text": "Two plus two is four."})
+    settings = with_overrides(Settings(), brain={"base_url": scripted_brain.url},
+                              tools={"workspace": str(tmp_path / "workspace")}, voice={"listening": "always"})
+    app = CompanionApp(RunConfig(Paths.default(tmp_path / "config"), settings))
+    qtbot.addWidget(app.window)
+    app.show()
+    errors: list[tuple[str, str, str]] = []
+    app.bridge.error.connect(lambda *args: errors.append(args))
+
+    async def scenario():
+        await app.start()
+        await app.voice_started.wait()
+        assert app.voice is not None and app.voice.listening, app.window.banners.shown_keys()
+        lost = signal_future(app.bridge.error)
+        await asyncio.to_thread(own_pulse.kill)
+        await lost
+        finished = signal_future(app.bridge.turn_finished)
+        app.send_text("What is two plus two?")
+        await finished
+        back = asyncio.Event()
+        app.bus.subscribe(lambda event: back.set() if isinstance(event, Speak) and event.text == BACK else None)
+        await asyncio.to_thread(own_pulse.start)
+        await back.wait()
+        await app.voice.loop.wait_until_quiet()  # she has said it, aloud, on the speaker that is back
+        # The window meters the microphone through a wrapper: the device under it is heard again.
+        scripted_brain.push({"text": NEXT_ANSWER})
+        finished = signal_future(app.bridge.turn_finished)
+        player = own_pulse.play_into_mic(speech_wav(tmp_path / "next.wav", piper_voice, NEXT_QUESTION, tail_s=0.3))
+        await finished
+        await asyncio.to_thread(player.wait)
+        await app.close()
+
+    try:
+        qt_loop(scenario(), timeout=90)
+    finally:
+        qt_loop(app.close())
+    assert [e for e in errors if e[0] == "audio"] == [("audio", LOST_CODE, lost_sentence("stopped"))]
+    banner = app.window.banners.banner("audio")
+    assert banner is not None and "I lost the sound system" in banner.text()
+    entries = app.window.captions.entries()
+    assert ("said", "Two plus two is four.") in entries and ("said", BACK) in entries
+    assert [text for kind, text in entries if kind == "heard"] == ["What is two plus two?", NEXT_QUESTION]
+    assert ("said", NEXT_ANSWER) in entries

@@ -50,6 +50,9 @@ class VoiceParts:
     notices: list[str] = field(default_factory=list)
     echo: EchoWorker | None = None
     """The echo canceller between the microphone and her ear (None without a device microphone)."""
+    microphone: AudioSource | None = None
+    """The source as opened, before a front-end wraps `source` (the window meters it): the
+    device the sound watch reopens when the sound server comes back."""
 
 
 def make_vad() -> SpeechDetector:
@@ -195,4 +198,4 @@ async def build_voice(
     step(1.0)
     return VoiceParts(vad=make_vad(), transcriber=transcriber, synthesizer=synthesizer, source=source,
                       sink=sink, listening=not isinstance(source, NullSource), turn_model=turn_model,
-                      notices=notices, echo=echo)
+                      notices=notices, echo=echo, microphone=source)

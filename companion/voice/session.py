@@ -44,8 +44,9 @@ class VoiceSession:
         self, *, brain: BrainPort | CompanionBrain, bus: EventBus, source: AudioSource, sink: AudioSink,
         transcriber: Transcriber, synthesizer: Synthesizer, voice: VoiceSettings,
         vad: SpeechDetector | None = None, turn_model: SmartTurn | None = None,
-        echo: EchoWorker | None = None,
+        echo: EchoWorker | None = None, microphone: AudioSource | None = None,
     ) -> None:
+        """`microphone`: the device under `source` when a front-end wraps it (VoiceParts.microphone)."""
         self.brain = brain
         self.bus = bus
         self.source = source
@@ -69,7 +70,7 @@ class VoiceSession:
         self.loop.calling.names = getattr(brain, "names", None)
         self.loop.calling.policy.apply(address_settings(voice))
         self.loop.calling.on_called.append(self._cue)
-        self.sound = _sound_watch(bus, source, sink)
+        self.sound = _sound_watch(bus, microphone or source, sink)
         """Watches the microphone and speaker for their sound server going away (None: no devices)."""
         if self.sound is not None:
             self.sound.on_lost.append(self._sound_lost)
@@ -95,7 +96,7 @@ class VoiceSession:
         """A session on what `voice.factory.build_voice` assembled."""
         return cls(brain=brain, bus=bus, source=parts.source, sink=parts.sink, transcriber=parts.transcriber,
                    synthesizer=parts.synthesizer, voice=voice, vad=parts.vad, turn_model=parts.turn_model,
-                   echo=parts.echo)
+                   echo=parts.echo, microphone=parts.microphone)
 
     def _on_event(self, event) -> None:
         if isinstance(event, UserHeard):
