@@ -103,6 +103,7 @@ class Talk:
         self.hearing, self.piper_voice = hearing, piper_voice
         self.bus = EventBus()
         self.seen = Seen(self.bus)
+        self._asked: asyncio.Task | None = None
 
     async def __aenter__(self) -> Talk:
         self.companion = Companion(make_config(self.tmp_path, self.brain.url), self.bus)
@@ -113,11 +114,14 @@ class Talk:
         self.session = VoiceSession(brain=CompanionBrain(self.companion), bus=self.bus, source=source, sink=sink,
                                     transcriber=self.hearing, synthesizer=self.piper_voice, voice=voice, echo=echo)
         self.running = asyncio.create_task(self.session.run())
+        await self.microphone_running()  # the user speaks once she listens, as in the app
         return self
 
     async def __aexit__(self, *_exc) -> None:
         await self.session.close()
         await asyncio.wait_for(self.running, 30)
+        if self._asked is not None:
+            await asyncio.wait_for(self._asked, 30)
         await self.companion.close()
 
     def say(self, text: str, name: str):
@@ -125,11 +129,20 @@ class Talk:
         return self.pulse.play_into_mic(speech_wav(self.tmp_path / f"{name}.wav", self.piper_voice, text,
                                                    tail_s=0.3))
 
-    async def microphone_running(self) -> None:
-        """Until her ear has a frame from the microphone (a quiet room emits no event of its own)."""
+    async def microphone_running(self, frames: int = 15) -> None:
+        """Until her ear has had half a second of frames from the microphone (a quiet room
+        emits no event of its own; a new input stream delivers nothing for its first ~1.5 s)."""
         heard = asyncio.Event()
-        self.session.loop.ear.hearers.append(lambda _frame, _at: heard.set())
+        count = iter(range(1, 10**6))
+        self.session.loop.ear.hearers.append(lambda _frame, _at: heard.set() if next(count) >= frames else None)
         await asyncio.wait_for(heard.wait(), 30)
+
+    async def answering_aloud(self, question: str) -> None:
+        """The user asks `question` (typed: how her reply comes to be playing is not the point,
+        and a spoken one split by a busy machine would make two turns) until her answer plays."""
+        asked = asyncio.create_task(self.companion.ask(question, Channel.TEXT))
+        await self.seen.until(lambda: self.seen.of(SpeakingChanged, lambda e: e.speaking), 60, "her answer playing")
+        self._asked = asked
 
     def turns_finished(self) -> int:
         return len(self.seen.of(TurnFinished))
@@ -173,9 +186,7 @@ async def test_the_sound_server_killed_while_she_speaks_ends_the_turn_says_so_on
         tmp_path, own_pulse, scripted_brain, hearing, piper_voice):
     scripted_brain.push({"text": LONG_ANSWER, "chunks": 6})
     async with Talk(tmp_path, own_pulse, scripted_brain, hearing, piper_voice) as talk:
-        player = talk.say(FIRST_QUESTION, "first")
-        await talk.seen.until(lambda: talk.seen.of(SpeakingChanged, lambda e: e.speaking), 60, "her answer playing")
-        player.wait(10)
+        await talk.answering_aloud(FIRST_QUESTION)
         await talk.kill_the_sound_server()
         # Her voice ends (the sentence playing and those queued end unplayed: nothing waits on a
         # speaker that is gone), and the reply stays as text.
@@ -186,8 +197,7 @@ async def test_the_sound_server_killed_while_she_speaks_ends_the_turn_says_so_on
         assert not talk.session.sink.attached and not talk.session.source.attached
         await talk.bring_it_back()
         said = await talk.ask_aloud_and_record(NEXT_QUESTION, NEXT_ANSWER)
-        # Two turns heard, the next question word for word (the first one's transcript is not the point).
-        assert len(talk.session.loop.heard) == 2 and talk.session.loop.heard[1] == NEXT_QUESTION
+        assert talk.session.loop.heard == [NEXT_QUESTION]
         assert len(talk.seen.lost()) == 1 and len(talk.seen.back()) == 1
         assert talk.session.echo is not None and talk.session.echo.cancelling
     assert words(NEXT_ANSWER) in said, said
@@ -206,9 +216,7 @@ async def test_the_sound_server_killed_while_the_user_speaks_or_all_is_quiet_is_
             await talk.kill_the_sound_server()
             player.wait(10)  # paplay ends with its server
         else:
-            # She is listening to a quiet room (her microphone delivers frames).
-            await talk.microphone_running()
-            await talk.kill_the_sound_server()
+            await talk.kill_the_sound_server()  # she is listening to a quiet room
         await talk.bring_it_back()
         said = await talk.ask_aloud_and_record(NEXT_QUESTION, NEXT_ANSWER)
         # The words cut off by the loss were no question: only the next one was heard.
@@ -220,7 +228,6 @@ async def test_the_sound_server_killed_while_the_user_speaks_or_all_is_quiet_is_
 async def test_a_sound_server_that_never_comes_back_is_said_once_typing_still_works_and_reconnecting_backs_off(
         tmp_path, own_pulse, scripted_brain, hearing, piper_voice):
     async with Talk(tmp_path, own_pulse, scripted_brain, hearing, piper_voice) as talk:
-        await talk.microphone_running()
         await talk.kill_the_sound_server()
         watch = talk.session.sound
         tried = asyncio.Event()
@@ -247,9 +254,7 @@ async def test_a_sound_server_that_stalls_while_she_speaks_is_noticed_in_seconds
     blocks until it answers. The watch notices the silence, and reconnects once it goes on."""
     scripted_brain.push({"text": LONG_ANSWER, "chunks": 6})
     async with Talk(tmp_path, own_pulse, scripted_brain, hearing, piper_voice) as talk:
-        player = talk.say(FIRST_QUESTION, "first")
-        await talk.seen.until(lambda: talk.seen.of(SpeakingChanged, lambda e: e.speaking), 60, "her answer playing")
-        player.wait(10)
+        await talk.answering_aloud(FIRST_QUESTION)
         try:
             own_pulse.stall()
             stalled = time.monotonic()
@@ -261,8 +266,7 @@ async def test_a_sound_server_that_stalls_while_she_speaks_is_noticed_in_seconds
         await talk.seen.until(lambda: talk.seen.back(), 60, "the notice that she can hear again")
         await talk.session.loop.wait_until_quiet()
         said = await talk.ask_aloud_and_record(NEXT_QUESTION, NEXT_ANSWER)
-        # Two turns heard, the next question word for word (the first one's transcript is not the point).
-        assert len(talk.session.loop.heard) == 2 and talk.session.loop.heard[1] == NEXT_QUESTION
+        assert talk.session.loop.heard == [NEXT_QUESTION]
         assert [e.sentence for e in talk.seen.lost()] == [lost_sentence("stopped answering")]
         assert len(talk.seen.back()) == 1
     print(f"\nstall noticed after {noticed_s:.2f} s")
@@ -276,9 +280,7 @@ async def test_a_sound_server_that_pauses_for_half_a_second_is_no_loss_and_nothi
     PulseAudio recovers: she must not drop her devices or say a word about it."""
     scripted_brain.push({"text": LONG_ANSWER, "chunks": 6})
     async with Talk(tmp_path, own_pulse, scripted_brain, hearing, piper_voice) as talk:
-        player = talk.say(FIRST_QUESTION, "first")
-        await talk.seen.until(lambda: talk.seen.of(SpeakingChanged, lambda e: e.speaking), 60, "her answer playing")
-        player.wait(10)
+        await talk.answering_aloud(FIRST_QUESTION)
         own_pulse.stall()
         await asyncio.sleep(0.5)  # the length of the hiccup, not a wait for anything
         own_pulse.resume()

@@ -119,6 +119,12 @@ class _Watched:
         """A stream is open (False after detach() until reopen())."""
         return self._stream is not None
 
+    @property
+    def ended(self) -> bool:
+        """The open stream has stopped by itself (its sound server died)."""
+        stream = self._stream
+        return stream is not None and not stream.active
+
     def detach(self):
         """The sound server is gone: forget the stream and return it (the caller closes it,
         off the loop: closing a stream of a stalled server blocks until the server answers)."""
@@ -173,7 +179,7 @@ class DeviceSource(_Watched):
             )
             self._stream.start()
         except Exception as exc:
-            _close_quietly(self.detach())
+            _close_quietly(_Watched.detach(self))  # may run off the loop: nothing to resolve here
             raise CompanionError(
                 "no_microphone", f"I can't open the microphone{f' {self._name!r}' if self._name else ''} ({exc}). "
                 f"{TEXT_FALLBACK}", stage=Stage.AUDIO,
@@ -277,7 +283,7 @@ class DeviceSink(_Levels, _Watched):
             )
             self._stream.start()
         except Exception as exc:
-            _close_quietly(self.detach())
+            _close_quietly(_Watched.detach(self))  # may run off the loop: nothing to resolve here
             raise CompanionError(
                 "no_speaker", f"I can't open the speaker{f' {self._name!r}' if self._name else ''} ({exc}). "
                 f"{TEXT_FALLBACK}", stage=Stage.AUDIO,

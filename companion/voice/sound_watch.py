@@ -113,7 +113,7 @@ class SoundWatch:
                     return "stopped answering"
                 continue
             self._trouble.clear()
-            if any(device.attached and not device._stream.active for device in self._devices):
+            if any(device.ended for device in self._devices):
                 return "stopped"
         return None
 
@@ -192,7 +192,7 @@ class SoundWatch:
         # Open is not enough: the server must deliver blocks (a first one takes ~1.5 s).
         deadline = time.monotonic() + FIRST_BLOCK_S
         while not all(device.last_block_at for device in self._devices):
-            if time.monotonic() > deadline or not all(d.attached and d._stream.active for d in self._devices):
+            if time.monotonic() > deadline or not all(d.attached and not d.ended for d in self._devices):
                 log.info("the sound streams opened but delivered nothing")
                 self._detach_all()
                 return False
