@@ -125,7 +125,7 @@ class HearsAlgebra:
         return "algebra."
 
 
-async def test_a_sound_begun_and_ended_while_she_speaks_is_not_a_turn_unless_it_stopped_her():
+async def test_a_sound_over_her_that_ends_while_she_speaks_is_not_a_turn_unless_it_stopped_her():
     async def heard(frames: list[tuple[bool, bool, float]]) -> list[str]:
         voice, texts = QueuedVoice(), []
 
@@ -150,6 +150,10 @@ async def test_a_sound_begun_and_ended_while_she_speaks_is_not_a_turn_unless_it_
     assert await heard([(True, True, 0.0)] * 3 + stops_her + [(True, True, 0.0)] * 60) == ["algebra."]
     # Begun while she speaks and ended once she has finished: heard (her echo is judged by its words).
     assert await heard([(True, True, 0.0)] * 3 + over_her + [(False, False, 0.0)] * 60) == ["algebra."]
+    # Begun a moment before her line and still sounding once it plays: over her too.
+    assert await heard([(False, False, 0.2)] * 3 + over_her + [(True, True, 0.0)] * 60) == []
+    # Said before she began, with her line starting in its trailing silence: a turn.
+    assert await heard([(False, False, 0.2)] * NEEDED + [(True, True, 0.0)] * 60) == ["algebra."]
 
 
 async def test_a_stop_said_while_her_next_sentence_is_still_being_made_stops_her():

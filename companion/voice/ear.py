@@ -189,9 +189,10 @@ class Ear:
         self.skipped = 0
         """Utterances not transcribed because words_wanted said no."""
         self._over_her = False
-        """The utterance under way began while she spoke (a line of hers queued or playing)."""
+        """The utterance under way sounded (speech, not its trailing silence) while she spoke."""
         self._stopped_her = False
-        """…and it stopped her (barge-in): only then is it a turn while she still speaks."""
+        """Talk heard while she speaks stopped her (barge-in): only that makes a turn while she
+        still speaks. Cleared whenever she is quiet."""
         self._pause_speech_end_s = 0.0
         """Stream time the latest pause began (where its early transcript ends)."""
         self._recent: deque[tuple[bool, float]] = deque(maxlen=_frames_in(400))
@@ -254,6 +255,9 @@ class Ear:
             self._watch_for_barge_in(frame, probability)
         else:
             self._recent.clear()  # talk while she was quiet is no talking over her next line
+            self._stopped_her = False
+        if voice.busy and self.endpointer.in_speech and probability >= self.settings.endpoint.start_threshold:
+            self._over_her = True
         watch = self.turn_watch
         if watch is not None:
             for pause_id in watch.finished():
@@ -261,8 +265,8 @@ class Ear:
                     await self._utterance_ended(event)
         for event in self.endpointer.push(frame, probability):
             if isinstance(event, SpeechStarted):
+                self._over_her = voice.busy
                 self._spoke_from = self._captured_at(event.at_s)
-                self._over_her, self._stopped_her = voice.busy, False
                 self.partials, self._partial_at_s = [], self.endpointer.stream_s
                 self.speech_start_s = event.at_s
             elif isinstance(event, PauseStarted):
@@ -360,11 +364,12 @@ class Ear:
         for task in self._early.values():
             task.cancel()
         if self._over_her and not self._stopped_her and self.her_voice.busy:
-            # Begun and ended while she speaks, never as loud as someone talking over her: while
-            # she speaks only barge-in makes a turn. Otherwise the canceller's leftover of her
-            # words (heard as "algebra." for "Australia", or "All right.", mostly while it still
-            # learns the room at her first reply) started a turn of its own and cut her off,
-            # bypassing the barge-in level that exists to keep her echo from stopping her.
+            # Sounded over her and ended while she speaks, never as loud as someone talking over
+            # her: while she speaks only barge-in makes a turn. Otherwise the canceller's leftover
+            # of her words (heard as "algebra." for "Australia", or "Alright.", mostly while it
+            # still learns the room at her first reply) started a turn of its own and cut her
+            # off, bypassing the level that keeps her echo from stopping her. Words said before
+            # she began, whose trailing silence she starts speaking in, are still a turn.
             log.info("dropped a sound heard only while she spoke, below the barge-in level")
             self._early.clear()
             if early is not None:
