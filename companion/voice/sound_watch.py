@@ -30,7 +30,7 @@ from companion.events import (
 )
 from companion.voice.devices import DeviceSink, DeviceSource, reinitialise_portaudio
 
-__all__ = ["BACKOFF_S", "SoundWatch", "lost_sentence"]
+__all__ = ["BACKOFF_S", "LOST_CODE", "STALL_S", "SoundWatch", "lost_sentence"]
 
 log = logging.getLogger(__name__)
 
@@ -47,7 +47,8 @@ PulseAudio; the first stall it can be blamed for ends this long after it opened)
 BACKOFF_S = (1.0, 2.0, 4.0, 8.0, 10.0)
 """Seconds before each reopening attempt; the last repeats (a reopen costs ~40 ms, so waiting
 for a server that never comes back is no load)."""
-LOST_CODE, BACK_CODE = "sound_server_lost", "sound_server_back"
+LOST_CODE = "sound_server_lost"
+"""The ErrorOccurred code of the one notice (stage "audio": the window's audio banner)."""
 
 
 def lost_sentence(how: str) -> str:
