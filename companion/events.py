@@ -170,6 +170,14 @@ class ErrorOccurred:
 
 
 @dataclass(frozen=True)
+class ErrorCleared:
+    """A problem told by ErrorOccurred (`stage`, `code`) is over (the sound server came back)."""
+
+    stage: str
+    code: str
+
+
+@dataclass(frozen=True)
 class TurnFinished:
     """A user turn ended; `emotion` is the tag her final reply began with."""
 

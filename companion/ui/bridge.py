@@ -30,6 +30,7 @@ class EventBridge(QObject):
     approval_resolved = Signal(str, str)  # request_id, decision
     state = Signal(str)
     error = Signal(str, str, str)  # stage, code, sentence
+    error_cleared = Signal(str, str)  # stage, code
     turn_finished = Signal(str, str, bool)  # text, emotion, interrupted
     work_changed = Signal(str, str, str)  # status, task, result
     attention = Signal(str, str)  # awake | dozing | attentive | off, what called her
@@ -106,6 +107,8 @@ class EventBridge(QObject):
                 self.state.emit(str(state))
             case ev.ErrorOccurred(stage=stage, code=code, sentence=sentence):
                 self.error.emit(str(stage), code, sentence)
+            case ev.ErrorCleared(stage=stage, code=code):
+                self.error_cleared.emit(str(stage), code)
             case ev.TurnFinished(text=text, emotion=emotion, interrupted=interrupted):
                 self.turn_finished.emit(text, emotion, interrupted)
             case ev.WorkChanged(status=status, task=task, result=result):

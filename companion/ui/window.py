@@ -194,6 +194,7 @@ class CompanionWindow(QMainWindow):
         bridge.approval_needed.connect(self.approvals.add_request)
         bridge.approval_resolved.connect(self.approvals.resolve)
         bridge.error.connect(self.show_error)
+        bridge.error_cleared.connect(lambda stage, _code: self.banners.clear(stage))
         bridge.turn_finished.connect(self._turn_finished)
         bridge.work_changed.connect(self.show_work)
         bridge.attention.connect(lambda attention, _how: self._update(attention=attention))

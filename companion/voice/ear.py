@@ -198,7 +198,8 @@ class Ear:
         self._recent: deque[tuple[bool, float]] = deque(maxlen=_frames_in(400))
         """The last 400 ms of frames while she speaks: (sounds like speech, level)."""
         self._out_levels: deque[float] = deque(maxlen=15)  # ~300 ms of 20 ms blocks
-        self._last_frame = (0.0, time.monotonic())  # (stream seconds, monotonic) of the newest frame
+        self._last_frame = (0.0, time.monotonic())
+        """(endpointer stream seconds, time.monotonic()) at the end of the newest frame heard."""
         self._closing = False
         self._spoke_from = 0.0
         self._origin: float | None = None
@@ -226,12 +227,14 @@ class Ear:
             task.cancel()
         self._early.clear()
         while (frame := await self.source.read()) is not None:
-            stream_s = self._last_frame[0] + FRAME_S
-            self._last_frame = (stream_s, time.monotonic())
             if self._origin is None:
                 self._origin = time.monotonic() - FRAME_S - self.endpointer.stream_s
             if self.settings.muted:
+                # Muted frames never reach the endpointer, so its clock stops: the origin moves
+                # on with the real one, or her echo would be looked for at the wrong time after.
+                self._origin += FRAME_S
                 continue
+            self._last_frame = (self.endpointer.stream_s + FRAME_S, time.monotonic())
             for processor in self.processors:
                 frame = processor.process(frame)
             for hearer in self.hearers:
@@ -407,6 +410,19 @@ class Ear:
                   [(p.text, round(p.started, 2), p.ended and round(p.ended, 2)) for p in self.her_voice.recent_played])
         return is_echo(text, self.her_voice.recent_played, spoken_from=spoken_from, spoken_to=spoken_to,
                        now=time.monotonic())
+
+    def drop_utterance(self) -> None:
+        """Forget the utterance under way: its audio was cut off (the sound server went away),
+        so what was heard of it is no question to answer."""
+        pause_id = self.endpointer.pause_id
+        self.endpointer.drop()
+        for task in self._early.values():
+            task.cancel()
+        self._early.clear()
+        if self._partial is not None:
+            self._partial.cancel()
+        self.partials = []
+        self._discard(pause_id)
 
     def _discard(self, pause_id: int | None) -> None:
         if self.pauses is not None:

@@ -175,6 +175,10 @@ class Endpointer:
         self._reset()
         return [UtteranceEnded(pause.audio, pause.pause_id, pause.speech_end_s)]
 
+    def drop(self) -> None:
+        """Forget the utterance under way, if any (its audio was cut off)."""
+        self._reset()
+
     def flush(self) -> list[EndpointEvent]:
         """The audio ended (a file ran out): an utterance still open ends here."""
         if not self._confirmed:

@@ -133,7 +133,7 @@ class VoiceSession:
         """The sound server went away: words the user was saying were cut off, and are no
         question to answer once it is back, so the utterance under way is dropped (as a
         restarted ear would)."""
-        self.loop.ear.endpointer._reset()
+        self.loop.ear.drop_utterance()
 
     def _apply_calling(self, voice: VoiceSettings) -> None:
         calling = self.loop.calling

@@ -21,6 +21,7 @@ import time
 from collections.abc import Callable, Sequence
 
 from companion.events import (
+    ErrorCleared,
     ErrorOccurred,
     EventBus,
     ListeningChanged,
@@ -159,6 +160,7 @@ class SoundWatch:
         with turn_scope(0):
             if self._source is not None:
                 self._bus.emit(ListeningChanged(True))
+            self._bus.emit(ErrorCleared("audio", LOST_CODE))
             self._bus.emit(Speak(SpeechKind.SAY, "The sound system is back: I can hear you again."
                                  if self._source is not None else "The sound system is back."))
 
