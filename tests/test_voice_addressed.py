@@ -114,6 +114,18 @@ def test_someone_talking_to_someone_else_closes_the_window() -> None:
     assert not policy.judge("Did you hear that?", 9.0, 10.0).turn
 
 
+def test_words_that_stopped_her_mid_answer_are_hers_however_they_begin() -> None:
+    policy = called()
+    policy.answering()
+    # Said over her: the echo canceller's double-talk cost "Please stop" its sense.
+    assert not policy.judge("We start talking now.", 3.0, 4.0, peek=True).turn
+    verdict = policy.judge("We start talking now.", 3.0, 4.0, stopped_her=True)
+    assert verdict.turn and verdict.reason == "follow-up"
+    # Outside her answer and its window it takes a call, as always.
+    policy.answered(5.0, "Okay.")
+    assert not policy.judge("We start talking now.", 20.0, 21.0, stopped_her=True).turn
+
+
 def test_after_her_question_any_reply_inside_the_window_is_hers() -> None:
     policy = called()
     policy.answering()

@@ -165,3 +165,21 @@ async def test_a_stop_said_while_her_next_sentence_is_still_being_made_stops_her
               her_voice=voice, heard=lambda _u: asyncio.sleep(0), barged_in=lambda: barged.append(True))
     await ear.run()
     assert barged == [True]
+
+
+async def test_the_utterance_that_stopped_her_says_so_and_one_said_while_she_was_quiet_does_not():
+    async def utterances(frames: list[tuple[bool, bool, float]]):
+        voice, heard = QueuedVoice(), []
+
+        async def hear(utterance) -> None:
+            heard.append(utterance)
+
+        ear = Ear(source=QueueingMicrophone(voice, frames), vad=LoudIsSpeech(), transcriber=HearsAlgebra(),
+                  her_voice=voice, heard=hear, barged_in=lambda: None)
+        await ear.run()
+        return heard
+
+    # Talked over her until she stopped, then went on a little after: stopped her.
+    over_her = [(True, True, 0.2)] * NEEDED + [(False, False, 0.2)] * 5 + [(False, False, 0.0)] * 60
+    assert [u.stopped_her for u in await utterances(over_her)] == [True]
+    assert [u.stopped_her for u in await utterances([(False, False, 0.2)] * 12 + [(False, False, 0.0)] * 60)] == [False]

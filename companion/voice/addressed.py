@@ -13,8 +13,10 @@ The rule, as the README states it:
 - The follow-up window: from the moment she starts answering until `follow_up_s` after her
   last word, the next utterance needs no call unless it is clearly meant for someone else:
   it does not use her name, is not a question, does not start like a reply or a request to
-  her (FOLLOW_UP_OPENERS), and her last line was not a question. Such an utterance starts no
-  turn and closes the window.
+  her (FOLLOW_UP_OPENERS), her last line was not a question, and it did not stop her by
+  talking over her (whoever stops her mid-answer is talking to her; and the first words said
+  over her are the ones her echo canceller damages most, "Please stop" heard as "We start").
+  Such an utterance starts no turn and closes the window.
 """
 
 from __future__ import annotations
@@ -212,9 +214,10 @@ class Addressing:
             return Attention.ATTENTIVE
         return Attention.DOZING
 
-    def judge(self, text: str, start: float, end: float, *, peek: bool = False) -> Verdict:
-        """Whether the utterance `text`, spoken from `start` to `end`, starts a turn. Unless
-        `peek`, the verdict is taken: a call is used up, a window closed by someone else stays closed."""
+    def judge(self, text: str, start: float, end: float, *, peek: bool = False, stopped_her: bool = False) -> Verdict:
+        """Whether the utterance `text`, spoken from `start` to `end`, starts a turn (`stopped_her`:
+        it talked over her loud enough to stop her). Unless `peek`, the verdict is taken: a call
+        is used up, a window closed by someone else stays closed."""
         s = self.settings
         if s.mode == Listening.ALWAYS:
             return Verdict(True, "always")
@@ -231,7 +234,7 @@ class Addressing:
                 return Verdict(False, "bare-call")
             return Verdict(True, "name" if named else "called")
         if self._answering or (self._window_until is not None and start <= self._window_until):
-            if self._last_line_question or _reads_as_for_her(text):
+            if stopped_her or self._last_line_question or _reads_as_for_her(text):
                 return Verdict(True, "follow-up")
             if not peek:
                 self._window_until = None

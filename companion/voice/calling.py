@@ -98,8 +98,9 @@ class Calling:
             listener(how)
 
     # --- utterances --------------------------------------------------------------------------
-    async def judge(self, text: str, start_s: float, end_s: float) -> Verdict:
-        """Whether the utterance starts a turn (waits for the detector to have heard it all)."""
+    async def judge(self, text: str, start_s: float, end_s: float, *, stopped_her: bool = False) -> Verdict:
+        """Whether the utterance starts a turn (waits for the detector to have heard it all);
+        `stopped_her`: it talked over her loud enough to stop her."""
         if self.wake is not None:
             await asyncio.to_thread(self.wake.wait_until, end_s)
         if self.names is not None:
@@ -107,7 +108,7 @@ class Calling:
             if names != self.settings.names:
                 self.policy.apply(replace(self.settings, names=names))
         was = self.policy.attention(start_s)
-        verdict = self.policy.judge(text, start_s, end_s)
+        verdict = self.policy.judge(text, start_s, end_s, stopped_her=stopped_her)
         self.verdicts.append(verdict)
         if not verdict.turn:
             log.info("not called (%s): %d words ignored", verdict.reason, len(text.split()))

@@ -51,6 +51,8 @@ log = logging.getLogger(__name__)
 PARTIAL_EVERY_S = 0.48
 """While the user talks, how often an engine that offers partial transcripts (Moonshine)
 transcribes the audio so far: its words then need only checking when the pause begins."""
+BARGE_IN_LEAD_S = 0.5
+"""Barge-in this long before an utterance's confirmed start still belongs to it."""
 PREPARE_AFTER_MS = TURN_CHECK_MS
 """A reply is prepared once a pause is this long: shorter gaps between words would waste requests."""
 
@@ -115,6 +117,8 @@ class Utterance:
     start_s: float = 0.0
     """Stream seconds where the speech began and ended (who called her is judged on them)."""
     end_s: float = 0.0
+    stopped_her: bool = False
+    """It talked over her loud enough to stop her (barge-in)."""
 
 
 class PauseListener(Protocol):
@@ -193,6 +197,8 @@ class Ear:
         self._stopped_her = False
         """Talk heard while she speaks stopped her (barge-in): only that makes a turn while she
         still speaks. Cleared whenever she is quiet."""
+        self._barge_in_s: float | None = None
+        """Stream seconds of the latest barge-in (which utterance stopped her)."""
         self._pause_speech_end_s = 0.0
         """Stream time the latest pause began (where its early transcript ends)."""
         self._recent: deque[tuple[bool, float]] = deque(maxlen=_frames_in(400))
@@ -353,6 +359,7 @@ class Ear:
         if talks_over_her(self._recent, _frames_in(s.barge_in_ms), floor):
             self._recent.clear()
             self._stopped_her = True
+            self._barge_in_s = self.endpointer.stream_s
             log.debug("barge-in: mic %.3f, floor %.3f", rms(frame), floor)
             self._barged_in()
 
@@ -400,7 +407,11 @@ class Ear:
             self._discard(event.pause_id)
             return
         latency.heard = text
-        await self._heard(Utterance(text, latency, event.pause_id, self.speech_start_s, event.speech_end_s))
+        # The VAD confirms speech a few frames after barge-in may already have fired on it.
+        stopped_her = self._barge_in_s is not None and \
+            self.speech_start_s - BARGE_IN_LEAD_S <= self._barge_in_s <= event.speech_end_s
+        await self._heard(Utterance(text, latency, event.pause_id, self.speech_start_s, event.speech_end_s,
+                                    stopped_her))
 
     def _is_her_echo(self, text: str, speech_end_s: float) -> bool:
         """True when `text`, heard up to stream time `speech_end_s`, is her own line coming back."""

@@ -184,7 +184,7 @@ class VoiceLoop:
     async def _heard(self, utterance: Utterance) -> None:
         text, latency = utterance.text, utterance.latency
         prepared = self.preparer.take(utterance.pause_id)
-        verdict = await self.calling.judge(text, utterance.start_s, utterance.end_s)
+        verdict = await self.calling.judge(text, utterance.start_s, utterance.end_s, stopped_her=utterance.stopped_her)
         if not verdict.turn:
             if prepared is not None:
                 self.preparer.refuse(prepared)
