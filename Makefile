@@ -12,11 +12,13 @@ SYSDEPS_STAMP := $(VENV)/.system-deps-stamp
 run: $(STAMP) $(SYSDEPS_STAMP)
 	$(VENV)/bin/companion
 
+# Every real-audio test runs beside a busy core (tests/cpu_hog.py): what passes only on a quiet
+# machine fails here, not on a user's busy laptop.
 test: $(STAMP) $(SYSDEPS_STAMP)
 	$(VENV)/bin/ruff check companion tests bench
-	$(VENV)/bin/python -m pytest -q
+	COMPANION_TEST_HOG=1 $(VENV)/bin/python -m pytest -q
 
-# The real-audio tests once more, each beside a busy core (tests/cpu_hog.py).
+# Just the real-audio tests, beside a busy core.
 test-under-load: $(STAMP) $(SYSDEPS_STAMP)
 	COMPANION_TEST_HOG=1 $(VENV)/bin/python -m pytest -q -m real_audio
 
