@@ -12,7 +12,14 @@ import pytest
 from audio_env import espeak_wav
 
 from companion.voice.audio import read_wav, resample
-from companion.voice.echo_canceller import SETTLE_BLOCKS, EchoCanceller, EchoSettings, Timeline, db
+from companion.voice.echo_canceller import (
+    APM_FRAME,
+    SETTLE_BLOCKS,
+    EchoCanceller,
+    EchoSettings,
+    Timeline,
+    db,
+)
 from companion.voice.echo_worker import EchoWorker
 
 RATE = 16_000
@@ -186,6 +193,28 @@ def test_a_timeline_counts_samples_through_jitter_and_moves_only_when_settled_st
     assert line.moves == 1 and line.end == counted + 2 * SETTLE_BLOCKS * 160 + 8_000
     line.push(block, RATE, t + 5.0)  # seconds away: the device restarted, a new run begins there
     assert line.runs == 2 and line.start == round((t + 5.0) * RATE)
+
+
+def test_silence_the_stamps_insert_into_the_microphone_stream_is_never_handed_to_the_ear():
+    """After an overflow the settled stamps may say the microphone is 0.5 s later than counted:
+    its timeline keeps that time, but the ear gets only what was heard, so a question is not
+    cut in two by half a second of silence nobody heard."""
+    canceller = EchoCanceller(EchoSettings(echo_cancellation=False, high_pass_filter=False))
+    block = np.full(160, 0.1, dtype=np.float32)
+    t, given, handed = 10.0, 0, []
+    for i in range(2 * SETTLE_BLOCKS):
+        handed.append(canceller.capture(block, RATE, t + i * 0.01))
+        given += block.size
+    t += 2 * SETTLE_BLOCKS * 0.01 + 0.5
+    handed.append(canceller.capture(block, RATE, t, xrun=True))
+    given += block.size
+    for i in range(1, 3 * SETTLE_BLOCKS):
+        handed.append(canceller.capture(block, RATE, t + i * 0.01))
+        given += block.size
+    assert canceller._near.moves == 1  # the timeline did move by the half second ...
+    out = np.concatenate(handed)
+    assert given - APM_FRAME <= out.size <= given  # ... and none of it reached the ear
+    assert np.min(np.abs(out)) > 0.05
 
 
 def test_the_worker_cleans_on_its_own_thread_and_hands_out_every_sample(her_voice):

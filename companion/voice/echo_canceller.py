@@ -122,6 +122,9 @@ class Timeline:
         """How many times the stream (re)started: 1 for a steady device."""
         self.moves = 0
         """How many times the stamps moved the stream (after a start or an xrun)."""
+        self.filled: list[tuple[int, int]] = []
+        """[start, end) of the silence each forward move inserted: on the far end it is silence
+        the speaker played; on the near end it was never heard, and the ear must not hear it."""
 
     @property
     def end(self) -> int:
@@ -158,6 +161,7 @@ class Timeline:
         self.moves += 1
         self._next_in += offset
         if offset > 0:
+            self.filled.append((self.end, self.end + offset))
             self.samples = np.concatenate([self.samples, np.zeros(offset, dtype=np.float32)])
         else:
             keep = max(0, self.samples.size + offset)
@@ -175,6 +179,14 @@ class Timeline:
         self.samples = np.zeros(0, dtype=np.float32)
         self.start = stamped
 
+    def past_filled(self, index: int) -> int:
+        """`index`, or the end of the inserted silence it falls in (forgetting silence behind it)."""
+        self.filled = [(lo, hi) for lo, hi in self.filled if hi > index]
+        for lo, hi in self.filled:
+            if lo <= index < hi:
+                return hi
+        return index
+
     def take(self, start: int, count: int) -> np.ndarray:
         """`count` samples from index `start`; silence where the stream has nothing."""
         out = np.zeros(count, dtype=np.float32)
@@ -184,6 +196,7 @@ class Timeline:
         return out
 
     def drop_before(self, index: int) -> None:
+        self.filled = [(lo, hi) for lo, hi in self.filled if hi > index]
         if index > self.start:
             cut = min(index - self.start, self.samples.size)
             self.samples = self.samples[cut:]
@@ -260,7 +273,14 @@ class EchoCanceller:
         if not self._near.start <= self._near_done <= self._near.end:
             self._near_done = self._near.start  # a new run, or the stream moved past what was done
         out = []
-        while self._near.end - self._near_done >= APM_FRAME:
+        while True:
+            # Silence the stamps inserted into the microphone's stream keeps its clock, but it was
+            # never heard: passed on, half a second of it split a question in two ("Tell me
+            # about Canber-" … "ra." heard as "for a.", a turn of its own). The frames after it
+            # are paired with the far end at their true time all the same.
+            self._near_done = self._near.past_filled(self._near_done)
+            if self._near.end - self._near_done < APM_FRAME:
+                break
             out.append(self._process(self._near.take(self._near_done, APM_FRAME)))
             self._near_done += APM_FRAME
             self._near.drop_before(self._near_done)
