@@ -179,13 +179,9 @@ class Timeline:
         self.samples = np.zeros(0, dtype=np.float32)
         self.start = stamped
 
-    def past_filled(self, index: int) -> int:
-        """`index`, or the end of the inserted silence it falls in (forgetting silence behind it)."""
-        self.filled = [(lo, hi) for lo, hi in self.filled if hi > index]
-        for lo, hi in self.filled:
-            if lo <= index < hi:
-                return hi
-        return index
+    def is_filled(self, start: int, count: int) -> bool:
+        """Whether samples [start, start + count) all lie in silence a move inserted."""
+        return any(lo <= start and start + count <= hi for lo, hi in self.filled)
 
     def take(self, start: int, count: int) -> np.ndarray:
         """`count` samples from index `start`; silence where the stream has nothing."""
@@ -273,15 +269,14 @@ class EchoCanceller:
         if not self._near.start <= self._near_done <= self._near.end:
             self._near_done = self._near.start  # a new run, or the stream moved past what was done
         out = []
-        while True:
-            # Silence the stamps inserted into the microphone's stream keeps its clock, but it was
-            # never heard: passed on, half a second of it split a question in two ("Tell me
-            # about Canber-" … "ra." heard as "for a.", a turn of its own). The frames after it
-            # are paired with the far end at their true time all the same.
-            self._near_done = self._near.past_filled(self._near_done)
-            if self._near.end - self._near_done < APM_FRAME:
-                break
-            out.append(self._process(self._near.take(self._near_done, APM_FRAME)))
+        while self._near.end - self._near_done >= APM_FRAME:
+            cleaned = self._process(self._near.take(self._near_done, APM_FRAME))
+            # Silence the stamps inserted into the microphone's stream keeps the canceller in
+            # step with the speaker, but it was never heard: passed on, half a second of it
+            # split a question in two ("Tell me about Canber-" … "ra." heard as "for a.", a
+            # turn of its own). The canceller still takes it, frame by frame as before.
+            if not self._near.is_filled(self._near_done, APM_FRAME):
+                out.append(cleaned)
             self._near_done += APM_FRAME
             self._near.drop_before(self._near_done)
         return np.concatenate(out) if out else np.zeros(0, dtype=np.float32)
