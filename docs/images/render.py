@@ -81,7 +81,8 @@ async def window_shot() -> None:
                             "More in the [pathlib docs](https://docs.python.org/3/library/pathlib.html) 📚"})
         settings = with_overrides(Settings(), brain={"base_url": brain.url},
                                   tools={"workspace": str(Path(tmp) / "workspace")})
-        app = CompanionApp(RunConfig(Paths.default(Path(tmp)), settings), with_voice=False)
+        # Her own folders apart from the workspace: she refuses a workspace inside them.
+        app = CompanionApp(RunConfig(Paths.default(Path(tmp) / "home"), settings), with_voice=False)
         app.window.resize(460, 720)
         app.show()
         await app.start()
