@@ -129,8 +129,9 @@ async def approval_and_settings_shots(app) -> None:
     await dialog.brain.test()
     await asyncio.sleep(0.1)
     dialog.grab().save(str(HERE / "settings-brain.png"))
-    for widget, name in ((dialog.voice, "voice"), (dialog.toolsets, "toolsets")):
-        dialog.tabs.setCurrentWidget(widget)
+    titles = [dialog.tabs.tabText(index) for index in range(dialog.tabs.count())]
+    for name in ("voice", "toolsets"):  # by title: the toolsets tab is a page that holds dialog.toolsets
+        dialog.tabs.setCurrentIndex(titles.index(name.capitalize()))
         await asyncio.sleep(0.1)
         dialog.grab().save(str(HERE / f"settings-{name}.png"))
     dialog.reject()
