@@ -194,11 +194,9 @@ class Ear:
         """Utterances not transcribed because words_wanted said no."""
         self._over_her = False
         """The utterance under way sounded (speech, not its trailing silence) while she spoke."""
-        self._stopped_her = False
-        """Talk heard while she speaks stopped her (barge-in): only that makes a turn while she
-        still speaks. Cleared whenever she is quiet."""
         self._barge_in_s: float | None = None
-        """Stream seconds of the latest barge-in (which utterance stopped her)."""
+        """Endpointer stream seconds of the latest barge-in: the utterance around it stopped her,
+        and only that makes a turn while she still speaks."""
         self._pause_speech_end_s = 0.0
         """Stream time the latest pause began (where its early transcript ends)."""
         self._recent: deque[tuple[bool, float]] = deque(maxlen=_frames_in(400))
@@ -222,6 +220,7 @@ class Ear:
         """New settings take effect now; a new end-of-turn silence applies from the next utterance."""
         if settings.endpoint != self.settings.endpoint:
             self.endpointer = Endpointer(settings.endpoint)
+            self._barge_in_s = None
             self._origin = None
         self.settings = settings
 
@@ -229,6 +228,7 @@ class Ear:
         """Until the source ends. Run again after a failure, it starts on a fresh utterance."""
         self.endpointer = Endpointer(self.settings.endpoint)
         self._origin = None
+        self._barge_in_s = None
         for task in self._early.values():
             task.cancel()
         self._early.clear()
@@ -264,7 +264,6 @@ class Ear:
             self._watch_for_barge_in(frame, probability)
         else:
             self._recent.clear()  # talk while she was quiet is no talking over her next line
-            self._stopped_her = False
         if voice.busy and self.endpointer.in_speech and probability >= self.settings.endpoint.start_threshold:
             self._over_her = True
         watch = self.turn_watch
@@ -358,7 +357,6 @@ class Ear:
         self._recent.append((probability >= s.endpoint.start_threshold, rms(frame)))
         if talks_over_her(self._recent, _frames_in(s.barge_in_ms), floor):
             self._recent.clear()
-            self._stopped_her = True
             self._barge_in_s = self.endpointer.stream_s
             log.debug("barge-in: mic %.3f, floor %.3f", rms(frame), floor)
             self._barged_in()
@@ -373,7 +371,8 @@ class Ear:
         early = self._early.pop(event.pause_id, None) if event.pause_id is not None else None
         for task in self._early.values():
             task.cancel()
-        if self._over_her and not self._stopped_her and self.her_voice.busy:
+        stopped_her = self._stopped_her(event.speech_end_s)
+        if self._over_her and not stopped_her and self.her_voice.busy:
             # Sounded over her and ended while she speaks, never as loud as someone talking over
             # her: while she speaks only barge-in makes a turn. Otherwise the canceller's leftover
             # of her words (heard as "algebra." for "Australia", or "Alright.", mostly while it
@@ -407,9 +406,6 @@ class Ear:
             self._discard(event.pause_id)
             return
         latency.heard = text
-        # The VAD confirms speech a few frames after barge-in may already have fired on it.
-        stopped_her = self._barge_in_s is not None and \
-            self.speech_start_s - BARGE_IN_LEAD_S <= self._barge_in_s <= event.speech_end_s
         await self._heard(Utterance(text, latency, event.pause_id, self.speech_start_s, event.speech_end_s,
                                     stopped_her))
 
@@ -421,6 +417,12 @@ class Ear:
                   [(p.text, round(p.started, 2), p.ended and round(p.ended, 2)) for p in self.her_voice.recent_played])
         return is_echo(text, self.her_voice.recent_played, spoken_from=spoken_from, spoken_to=spoken_to,
                        now=time.monotonic())
+
+    def _stopped_her(self, speech_end_s: float) -> bool:
+        """Barge-in fired during the utterance ending at `speech_end_s` (the VAD confirms speech
+        a few frames after barge-in may already have fired on it)."""
+        return self._barge_in_s is not None and \
+            self.speech_start_s - BARGE_IN_LEAD_S <= self._barge_in_s <= speech_end_s
 
     def drop_utterance(self) -> None:
         """Forget the utterance under way: its audio was cut off (the sound server went away),

@@ -12,6 +12,7 @@ from companion.supervisor import Watch
 from companion.voice.addressed import CHIME_RATE, address_settings, chime
 from companion.voice.audio import AudioSink, AudioSource
 from companion.voice.brain_port import CompanionBrain
+from companion.voice.devices import DeviceSink, DeviceSource
 from companion.voice.echo_canceller import EchoSettings
 from companion.voice.echo_worker import EchoWorker
 from companion.voice.factory import VoiceParts, make_vad
@@ -191,8 +192,6 @@ class VoiceSession:
 
 def _sound_watch(bus: EventBus, source: AudioSource, sink: AudioSink) -> SoundWatch | None:
     """A watch over whichever of the two is a sound device (files and Null devices need none)."""
-    from companion.voice.devices import DeviceSink, DeviceSource
-
     mic = source if isinstance(source, DeviceSource) else None
     speaker = sink if isinstance(sink, DeviceSink) else None
     return SoundWatch(bus, source=mic, sink=speaker) if mic is not None or speaker is not None else None
