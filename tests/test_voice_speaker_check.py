@@ -3,17 +3,29 @@ microphone at the room's echo level, and echo cancellation removes it."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+import numpy as np
 from open_speaker_talk import OpenSpeakerTalk
 
 from companion.config import VoiceSettings
-from companion.voice.speaker_check import SpeakerCheck
+from companion.voice.echo_canceller import EchoCanceller, EchoSettings, EchoStats
+from companion.voice.speaker_check import SpeakerCheck, compare
+
+ATTEMPTS = 3
 
 
 async def measure(tmp_path, pulse_audio, brain_url, piper_voice, hearing, voice: VoiceSettings):
-    """Her voice session in the open-speaker room runs the check, as Settings' button does."""
+    """Her voice session in the open-speaker room runs the check, as Settings' button does;
+    when she says the sound stuttered during it (the test runs beside a busy core), the user
+    tries again, as she asks."""
     async with OpenSpeakerTalk(tmp_path, pulse_audio, brain_url, piper_voice, hearing, voice=voice) as talk:
-        check = await talk.session.check_speakers()
+        for _ in range(ATTEMPTS):
+            check = await talk.session.check_speakers()
+            if not check.stuttered:
+                break
         heard = talk.heard_lines()
+    assert not check.stuttered, f"the sound stuttered in all {ATTEMPTS} checks"
     return check, heard
 
 
@@ -47,3 +59,18 @@ def test_the_sentences_say_what_the_numbers_mean():
     loud_room = SpeakerCheck(played=True, before_db=-4, after_db=-22, cancelling=True)
     assert "too much" in loud_room.sentence() and "turn the speakers down" in loud_room.sentence()
     assert "couldn't play" in SpeakerCheck(False, 0.0, 0.0, True).sentence()
+    assert "try again" not in loud_room.sentence()
+    stuttered = SpeakerCheck(played=True, before_db=-6, after_db=-13, cancelling=True, stuttered=True)
+    assert stuttered.sentence().startswith("My voice comes back into your microphone, a lot of it (-6 dB).")
+    assert stuttered.sentence().endswith("so these numbers may be off: try again.")
+
+
+def test_a_stutter_of_either_device_during_the_line_marks_the_check():
+    quiet = EchoStats(far_energy=1.0, raw_energy=0.25, clean_energy=0.001, echo_frames=300)
+    after = EchoStats(far_energy=2.0, raw_energy=0.5, clean_energy=0.002, echo_frames=600, xruns=0)
+    assert not compare(quiet, after, True).stuttered
+    for device in ("render", "capture"):
+        canceller = EchoCanceller(EchoSettings(echo_cancellation=False))
+        getattr(canceller, device)(np.zeros(160, dtype=np.float32), 16_000, 1.0, xrun=True)
+        assert canceller.stats.xruns == 1
+        assert compare(quiet, replace(after, xruns=canceller.stats.xruns), True).stuttered

@@ -215,6 +215,9 @@ class EchoStats:
     """Frames during which she was audible (the far end above a whisper)."""
     lead_ms: int = 0
     """How far ahead of the microphone frame the speaker's audio had arrived, last frame."""
+    xruns: int = 0
+    """Blocks the speaker or the microphone flagged as an underflow or overflow: the sound
+    system stuttered (a busy machine), and the echo may be out of step for a second or two."""
 
     @property
     def ms_per_frame(self) -> float:
@@ -260,11 +263,13 @@ class EchoCanceller:
             self._apm = audio_processing_module(settings) if settings.active else None
 
     def render(self, block: np.ndarray, rate: int, dac_time: float, *, xrun: bool = False) -> None:
+        self.stats.xruns += xrun
         self._far.push(block, rate, dac_time, xrun=xrun)
         # Keep only what can still be paired with a microphone frame.
         self._far.drop_before(max(self._far_fed, self._far.end - FAR_KEPT))
 
     def capture(self, block: np.ndarray, rate: int, adc_time: float, *, xrun: bool = False) -> np.ndarray:
+        self.stats.xruns += xrun
         self._near.push(block, rate, adc_time, xrun=xrun)
         if not self._near.start <= self._near_done <= self._near.end:
             self._near_done = self._near.start  # a new run, or the stream moved past what was done

@@ -32,12 +32,21 @@ class SpeakerCheck:
     after_db: float
     """In what she listens to: after echo cancellation (the same as before when it is off)."""
     cancelling: bool
+    stuttered: bool = False
+    """The sound system dropped or repeated audio during the line (a busy machine): the
+    numbers may be off, as the canceller lost her voice's timing for a moment."""
 
     @property
     def removed_db(self) -> float:
         return self.before_db - self.after_db
 
     def sentence(self) -> str:
+        if self.played and self.stuttered:
+            return self._sentence() + (" But the sound stuttered while I tested (the computer may be "
+                                       "busy), so these numbers may be off: try again.")
+        return self._sentence()
+
+    def _sentence(self) -> str:
         if not self.played:
             return "I couldn't play my test line: check that a speaker is chosen and not muted."
         if self.before_db <= HEARD_NOTHING_DB:
@@ -58,14 +67,15 @@ class SpeakerCheck:
                 "move the microphone away from them.")
 
 
-def compare(before: EchoStats, after: EchoStats) -> tuple[bool, float, float]:
-    """(played, raw dB, cleaned dB) of the echo between two snapshots of the worker's totals."""
+def compare(before: EchoStats, after: EchoStats, cancelling: bool) -> SpeakerCheck:
+    """The echo between two snapshots of the worker's totals."""
     far = after.far_energy - before.far_energy
     raw = after.raw_energy - before.raw_energy
     clean = after.clean_energy - before.clean_energy
     if after.echo_frames - before.echo_frames < 20 or far <= 0:  # under 0.2 s of her voice
-        return False, 0.0, 0.0
-    return True, db(raw / far), db(clean / far)
+        return SpeakerCheck(False, 0.0, 0.0, cancelling)
+    return SpeakerCheck(True, db(raw / far), db(clean / far), cancelling,
+                        stuttered=after.xruns > before.xruns)
 
 
 async def check_speakers(echo: EchoWorker, sink: AudioSink, synthesizer: Synthesizer,
@@ -79,5 +89,4 @@ async def check_speakers(echo: EchoWorker, sink: AudioSink, synthesizer: Synthes
     audio = np.concatenate([audio, np.zeros(int(TAIL_S * rate), dtype=np.float32)])
     start = echo.stats()
     await sink.play(audio, rate)
-    played, before_db, after_db = compare(start, echo.stats())
-    return SpeakerCheck(played, before_db, after_db, echo.cancelling)
+    return compare(start, echo.stats(), echo.cancelling)
