@@ -28,9 +28,12 @@ def make_workspace(tmp_path: Path) -> Path:
     return workspace
 
 
-def read_until(fd: int, wanted: str, timeout_s: float = 30.0) -> str:
-    """Read the terminal until `wanted` shows up (select waits on data; no sleeping)."""
-    seen = b""
+def read_until(fd: int, wanted: str, timeout_s: float = 30.0, *, already: str = "") -> str:
+    """Read the terminal until `wanted` shows up (select waits on data; no sleeping).
+
+    `already`: what was read past the last thing waited for (one read may bring two lines),
+    searched first and returned with the rest."""
+    seen = already.encode()
     deadline = time.monotonic() + timeout_s
     while wanted.encode() not in seen:
         left = deadline - time.monotonic()
