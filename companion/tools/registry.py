@@ -1,6 +1,6 @@
 """The tool registry: the one place that knows which tools exist and which may run.
 
-A tool is a module (see README "Adding a tool"). `discover()` registers the built-in and
+A tool is a module (see docs/adding-a-tool.md). `discover()` registers the built-in and
 action tools, then plugins. Dispatch always goes through `dispatchable(name)`, which reads
 the switched-off families fresh, so a Settings switch takes effect at once.
 

@@ -1,6 +1,6 @@
 """What a tool is: the ToolSpec the registry keeps, built from a tool module's attributes.
 
-The contract (README "Adding a tool"): SCHEMA and `async def execute(args, ctx)` are required;
+The contract (docs/adding-a-tool.md): SCHEMA and `async def execute(args, ctx)` are required;
 TOOLSET, RISK, BUILT_IN, the voice lines, EXPRESSIONS and check() are optional, with the
 defaults below.
 """

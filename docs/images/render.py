@@ -1,5 +1,5 @@
-"""Re-render the README pictures (every expression, a contact sheet, window and Settings
-screenshots) and the app icon file assets/companion.png.
+"""Re-render the pictures in the README and docs/ (every expression, a contact sheet, window
+and Settings screenshots) and the app icon file assets/companion.png.
 
     .venv/bin/python docs/images/render.py
 

@@ -1,5 +1,5 @@
-"""Re-render the README pictures of her desktop presence from the real widgets: the compact face
-over a desktop, the launcher as an applications menu lists it (with the icon files
+"""Re-render the README and docs/ pictures of her desktop presence from the real widgets: the
+compact face over a desktop, the launcher as an applications menu lists it (with the icon files
 install-desktop writes), and Settings → Voice → Push-to-talk and shortcuts.
 
     .venv/bin/python docs/images/render_desktop.py
