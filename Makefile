@@ -12,7 +12,7 @@ SYSDEPS_STAMP := $(VENV)/.system-deps-stamp
 run: $(STAMP) $(SYSDEPS_STAMP)
 	$(VENV)/bin/companion
 
-# Every real-audio test runs beside a busy core (tests/cpu_hog.py): what passes only on a quiet
+# Every real-audio test runs beside a busy core (tests/helpers/cpu_hog.py): what passes only on a quiet
 # machine fails here, not on a user's busy laptop.
 test: $(STAMP) $(SYSDEPS_STAMP)
 	$(VENV)/bin/ruff check companion tests bench

@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tests" / "helpers"))
 
 from brain_harness import PLAIN_PERSONALITY, make_config  # noqa: E402
 from scripted_brain import ScriptedBrain  # noqa: E402
@@ -39,13 +39,13 @@ from scripted_brain import ScriptedBrain  # noqa: E402
 from companion.config import VoiceSettings  # noqa: E402
 from companion.events import EventBus, UserHeard  # noqa: E402
 from companion.runtime import Companion  # noqa: E402
-from companion.voice.audio import WavSink, WavSource, read_wav, resample, write_wav  # noqa: E402
+from companion.voice.addressing.wake import BUNDLED_WAKE_WORDS, CUTOFF_FLOOR  # noqa: E402
 from companion.voice.brain_port import CompanionBrain  # noqa: E402
-from companion.voice.models import resolve_hearing_model, resolve_voice  # noqa: E402
+from companion.voice.hearing.stt import WhisperTranscriber  # noqa: E402
+from companion.voice.models.files import resolve_hearing_model, resolve_voice  # noqa: E402
 from companion.voice.session import VoiceSession  # noqa: E402
-from companion.voice.stt import WhisperTranscriber  # noqa: E402
-from companion.voice.tts import PiperSynthesizer  # noqa: E402
-from companion.voice.wake import BUNDLED_WAKE_WORDS, CUTOFF_FLOOR  # noqa: E402
+from companion.voice.sound.audio import WavSink, WavSource, read_wav, resample, write_wav  # noqa: E402
+from companion.voice.speaking.tts import PiperSynthesizer  # noqa: E402
 
 ROOM_LINES = [
     "Did you see the game last night?", "No, I was at my sister's place. Who won?",

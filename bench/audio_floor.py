@@ -24,13 +24,13 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tests" / "helpers"))
 
 from audio_env import sound_server  # noqa: E402
 from e2e_support import Stage, read_stereo, voiced_spans  # noqa: E402
 
-from companion.voice.audio import LEVEL_BLOCK_S, write_wav  # noqa: E402
-from companion.voice.vad import FRAME_SAMPLES  # noqa: E402
+from companion.voice.sound.audio import LEVEL_BLOCK_S, write_wav  # noqa: E402
+from companion.voice.sound.frames import FRAME_SAMPLES  # noqa: E402
 
 MIC_RATE, SPEAKER_RATE = 16_000, 22_050
 CLICK_LEVEL = 0.2

@@ -22,7 +22,7 @@ from dataclasses import replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tests" / "helpers"))
 
 from companion.brain.budget import estimate_tokens, tools_tokens  # noqa: E402
 from companion.brain.client import OpenAIChatModel, chat_tools  # noqa: E402

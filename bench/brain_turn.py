@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tests" / "helpers"))
 
 from brain_harness import make_config, registry_with, start_companion, tool  # noqa: E402
 from scripted_brain import ScriptedBrain  # noqa: E402

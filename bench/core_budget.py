@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tests" / "helpers"))
 
 from audio_env import PrivatePulseAudio, sound_server  # noqa: E402
 from brain_harness import make_config  # noqa: E402
@@ -46,7 +46,6 @@ from companion.config import VoiceSettings  # noqa: E402
 from companion.events import EventBus  # noqa: E402
 from companion.runtime import Companion  # noqa: E402
 from companion.voice.brain_port import CompanionBrain  # noqa: E402
-from companion.voice.endpoint import Endpointer  # noqa: E402
 from companion.voice.factory import (  # noqa: E402
     VoiceParts,
     load_engines,
@@ -55,7 +54,8 @@ from companion.voice.factory import (  # noqa: E402
     open_devices,
 )
 from companion.voice.session import VoiceSession  # noqa: E402
-from companion.voice.tts import PiperSynthesizer  # noqa: E402
+from companion.voice.speaking.tts import PiperSynthesizer  # noqa: E402
+from companion.voice.turns.endpoint import Endpointer  # noqa: E402
 
 TURNS = [
     ("What time is it in Tokyo?", "en-us"),
@@ -71,7 +71,7 @@ WAKE_WORD = "okay_nabu"
 ENGINES = {"whisper": "", "moonshine-base-en": "moonshine-base-en"}
 BUDGETS = {
     # CPU seconds per second of conversation (a share of one core), about twice what was
-    # measured on 2026-12-02 (bench/RESULTS.md); README, Hearing and voice models, has the table.
+    # measured on 2026-12-02 (bench/RESULTS.md); docs/voice-pipeline.md, "Her two cores", has the table.
     "echo_canceller": 0.05, "vad": 0.02, "endpointer": 0.002, "event_loop_rest": 0.02,
     "audio_callbacks_and_native": 0.05, "wake_word": 0.02, "recogniser_final": 0.04,
     "recogniser_partial": 0.10, "turn_model": 0.03, "piper": 0.08,
@@ -204,7 +204,7 @@ async def converse(folder: Path, pulse: PrivatePulseAudio, wav: Path, models, *,
         ear.partial_pacer.partial_done = partial_answered
         detector = None
         if wake:
-            from companion.voice.wake import WakeWordThread
+            from companion.voice.addressing.wake import WakeWordThread
 
             detector = WakeWordThread(WAKE_WORD, lambda _stream_s, _score: None)
             ear.hearers.append(detector.feed)

@@ -1,5 +1,5 @@
 """Her desktop presence: how long taking the global push-to-talk key takes and how soon a press
-reaches her (the portal on a private session bus with tests/portal_service.py; an X11 grab on
+reaches her (the portal on a private session bus with tests/helpers/portal_service.py; an X11 grab on
 Xvfb, pressed with xdotool, whose own start is included), and what reshaping the compact face
 costs (on a resize or a new caption, never per frame). Prints JSON.
 
@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "helpers"))
 
 PRESSES = 20
 
@@ -88,8 +88,8 @@ def x11() -> dict:
 def compact_mask() -> dict:
     from PySide6.QtWidgets import QApplication
 
-    from companion.ui.compact import CompactWindow
-    from companion.ui.face import FaceWidget
+    from companion.ui.desktop.compact import CompactWindow
+    from companion.ui.face.widget import FaceWidget
 
     _app = QApplication.instance() or QApplication([])  # noqa: F841
     window = CompactWindow()

@@ -1,7 +1,7 @@
 """Echo cancellation on open speakers: self-interruptions, barge-in stop time, ERLE, CPU.
 
 Her voice session runs as `companion voice` does, on a private PulseAudio whose speaker is
-looped back into the microphone 60 ms later (tests/open_speakers.Room), with her echo at
+looped back into the microphone 60 ms later (tests/helpers/open_speakers.Room), with her echo at
 -6 dB and at 0 dB. At each level she gives ROUNDS medium replies nobody interrupts (did she
 stop or hear herself? how much echo did the canceller remove?) and ROUNDS replies the user
 talks over 2 s in (time from the user's first sound to her last, on the witness recording;
@@ -25,18 +25,18 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tests" / "helpers"))
 
 from audio_env import sound_server  # noqa: E402
 from e2e_support import words  # noqa: E402
 from open_speaker_talk import LONG_REPLY, OpenSpeakerTalk, she_finished, stop_latency_s  # noqa: E402
 from scripted_brain import ScriptedBrain  # noqa: E402
 
-from companion.voice.audio import resample  # noqa: E402
-from companion.voice.echo_canceller import EchoCanceller, EchoSettings, db  # noqa: E402
-from companion.voice.models import resolve_hearing_model, resolve_voice  # noqa: E402
-from companion.voice.stt import WhisperTranscriber  # noqa: E402
-from companion.voice.tts import PiperSynthesizer  # noqa: E402
+from companion.voice.hearing.stt import WhisperTranscriber  # noqa: E402
+from companion.voice.models.files import resolve_hearing_model, resolve_voice  # noqa: E402
+from companion.voice.sound.audio import resample  # noqa: E402
+from companion.voice.sound.echo_canceller import EchoCanceller, EchoSettings, db  # noqa: E402
+from companion.voice.speaking.tts import PiperSynthesizer  # noqa: E402
 
 ROUNDS = 10
 MEDIUM_REPLY = " ".join(LONG_REPLY.split(". ")[:3]) + "."

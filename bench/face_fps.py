@@ -3,7 +3,7 @@
 Three phases of SECONDS each, the face always busy (expression changes, lip sync, spinner):
 idle; while Whisper transcribes back to back (the worst case); while piper synthesizes
 sentence after sentence, paced as playback would pace it. Both run as in the app: through
-their async API, on their own model threads (companion.voice.model_thread). Prints JSON with p50/p99 intervals (ms) and fps per phase.
+their async API, on their own model threads (companion.voice.models.thread). Prints JSON with p50/p99 intervals (ms) and fps per phase.
 
     .venv/bin/python bench/face_fps.py
 """
@@ -34,8 +34,8 @@ def _whisper_load():
     import numpy as np
 
     from companion.config import Paths
-    from companion.voice.models import resolve_hearing_model
-    from companion.voice.stt import WhisperTranscriber
+    from companion.voice.hearing.stt import WhisperTranscriber
+    from companion.voice.models.files import resolve_hearing_model
 
     transcriber = WhisperTranscriber(resolve_hearing_model("", Paths.default().models_dir), cpu_threads=1)
     transcriber.load()
@@ -46,8 +46,8 @@ def _whisper_load():
 
 def _piper_load():
     from companion.config import Paths
-    from companion.voice.models import resolve_voice
-    from companion.voice.tts import PiperSynthesizer
+    from companion.voice.models.files import resolve_voice
+    from companion.voice.speaking.tts import PiperSynthesizer
 
     synthesizer = PiperSynthesizer(resolve_voice("", Paths.default().models_dir))
     synthesizer.load()
@@ -65,7 +65,7 @@ def main() -> dict:
     from PySide6.QtWidgets import QApplication
 
     from companion.events import EXPRESSIONS
-    from companion.ui.face import FaceWidget
+    from companion.ui.face.widget import FaceWidget
 
     app = QApplication([])  # noqa: F841 (kept alive for the whole run)
     face = FaceWidget()

@@ -26,15 +26,15 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tests" / "helpers"))
 
 from turn_taking import QUESTIONS, THINKING, THINKING_PAUSE_S, say  # noqa: E402
 
 from companion.config import VoiceSettings  # noqa: E402
 from companion.voice.factory import make_transcriber  # noqa: E402
-from companion.voice.models import MOONSHINE, resolve_voice  # noqa: E402
-from companion.voice.moonshine import MoonshineTranscriber  # noqa: E402
-from companion.voice.tts import PiperSynthesizer  # noqa: E402
+from companion.voice.hearing.moonshine import MoonshineTranscriber  # noqa: E402
+from companion.voice.models.files import MOONSHINE, resolve_voice  # noqa: E402
+from companion.voice.speaking.tts import PiperSynthesizer  # noqa: E402
 
 RATE = 16_000
 MORE = [

@@ -25,10 +25,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from companion.voice.audio import read_wav, resample  # noqa: E402
-from companion.voice.models import MOONSHINE, resolve_hearing_model  # noqa: E402
-from companion.voice.moonshine import END, LAYERS, START  # noqa: E402
-from companion.voice.ort_format import ort_to_onnx  # noqa: E402
+from companion.voice.hearing.moonshine import END, LAYERS, START  # noqa: E402
+from companion.voice.hearing.ort_format import ort_to_onnx  # noqa: E402
+from companion.voice.models.files import MOONSHINE, resolve_hearing_model  # noqa: E402
+from companion.voice.sound.audio import read_wav, resample  # noqa: E402
 
 QUESTION = "Could you remind me to call my sister tomorrow evening?"
 

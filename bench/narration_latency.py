@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tests" / "helpers"))
 
 from audio_env import PrivatePulseAudio  # noqa: E402
 from brain_harness import make_config, tool  # noqa: E402
@@ -33,10 +33,10 @@ from companion.events import EventBus, Speak, SpeechKind  # noqa: E402
 from companion.runtime import Companion  # noqa: E402
 from companion.tools.context import Channel  # noqa: E402
 from companion.tools.registry import Registry  # noqa: E402
-from companion.voice.audio import NullSource, WavSink  # noqa: E402
 from companion.voice.brain_port import CompanionBrain  # noqa: E402
 from companion.voice.factory import load_engines  # noqa: E402
 from companion.voice.session import VoiceSession  # noqa: E402
+from companion.voice.sound.audio import NullSource, WavSink  # noqa: E402
 
 TURNS = 12
 
@@ -71,7 +71,7 @@ async def measure(folder: Path, device: bool) -> dict:
         companion = Companion(config, bus, registry=registry)
         await companion.start()
         if device:
-            from companion.voice.devices import DeviceSink
+            from companion.voice.sound.devices import DeviceSink
 
             sink = DeviceSink(preferred_rate=synthesizer.sample_rate)
         else:

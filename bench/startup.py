@@ -65,7 +65,7 @@ def child(brain_url: str, config_dir: str) -> None:
 
 
 def parent() -> dict:
-    sys.path.insert(0, str(ROOT / "tests"))
+    sys.path.insert(0, str(ROOT / "tests" / "helpers"))
     from audio_env import PrivatePulseAudio
     from scripted_brain import ScriptedBrain
 

@@ -3,7 +3,7 @@
 A private PulseAudio carries everything: the utterances (espeak-ng voices and piper at other
 speeds, none of them what the pipeline was tuned on) are played into her virtual microphone,
 her voice goes to the virtual speaker, and one two-channel recording (her on the left, the
-user on the right, tests/e2e_support.Stage) gives both on the same clock. She runs at the
+user on the right, tests/helpers/e2e_support.Stage) gives both on the same clock. She runs at the
 default settings with the real models and real devices; the brain is the scripted server on
 loopback, answering at once or after 600 ms. A third run puts a 700 ms thinking pause inside
 five sentences and counts the turns that ended early. Prints one JSON object.
@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tests" / "helpers"))
 
 from audio_env import PrivatePulseAudio, sound_server  # noqa: E402
 from brain_harness import make_config  # noqa: E402
@@ -37,9 +37,7 @@ from scripted_brain import ScriptedBrain  # noqa: E402
 from companion.config import VoiceSettings  # noqa: E402
 from companion.events import EventBus  # noqa: E402
 from companion.runtime import Companion  # noqa: E402
-from companion.voice.audio import read_wav, resample, write_wav  # noqa: E402
 from companion.voice.brain_port import CompanionBrain  # noqa: E402
-from companion.voice.endpoint import FALLBACK_SILENCE_MS  # noqa: E402
 from companion.voice.factory import (  # noqa: E402
     VoiceParts,
     load_engines,
@@ -48,7 +46,9 @@ from companion.voice.factory import (  # noqa: E402
     open_devices,
 )
 from companion.voice.session import VoiceSession  # noqa: E402
-from companion.voice.tts import PiperSynthesizer  # noqa: E402
+from companion.voice.sound.audio import read_wav, resample, write_wav  # noqa: E402
+from companion.voice.speaking.tts import PiperSynthesizer  # noqa: E402
+from companion.voice.turns.endpoint import FALLBACK_SILENCE_MS  # noqa: E402
 
 RATE = 16_000
 # (text, voice): espeak-ng voice names, or "piper@SPEED" for her own engine at another speed.

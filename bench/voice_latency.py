@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tests" / "helpers"))
 
 from brain_harness import make_config  # noqa: E402
 from scripted_brain import ScriptedBrain  # noqa: E402
@@ -32,11 +32,11 @@ from scripted_brain import ScriptedBrain  # noqa: E402
 from companion.config import VoiceSettings  # noqa: E402
 from companion.events import EventBus  # noqa: E402
 from companion.runtime import Companion  # noqa: E402
-from companion.voice.audio import WavSink, WavSource, read_wav, resample, write_wav  # noqa: E402
 from companion.voice.brain_port import CompanionBrain  # noqa: E402
-from companion.voice.endpoint import FALLBACK_SILENCE_MS  # noqa: E402
 from companion.voice.factory import load_engines  # noqa: E402
 from companion.voice.session import VoiceSession  # noqa: E402
+from companion.voice.sound.audio import WavSink, WavSource, read_wav, resample, write_wav  # noqa: E402
+from companion.voice.turns.endpoint import FALLBACK_SILENCE_MS  # noqa: E402
 
 UTTERANCES = [
     "What time is it?",

@@ -16,15 +16,15 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tests" / "helpers"))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from voice_latency import SHORT_SILENCE_MS, measure  # noqa: E402
 from wyoming_servers import hearing_server, voice_server  # noqa: E402
 
 from companion.config import VoiceSettings  # noqa: E402
-from companion.voice.remote_stt import WyomingTranscriber  # noqa: E402
-from companion.voice.remote_tts import WyomingSynthesizer  # noqa: E402
+from companion.voice.remote.hearing import WyomingTranscriber  # noqa: E402
+from companion.voice.remote.speaking import WyomingSynthesizer  # noqa: E402
 
 
 def main() -> int:

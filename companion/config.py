@@ -23,7 +23,7 @@ from companion.paths import (
     default_data_dir,
     default_workspace,
 )
-from companion.voice.remote_address import check_address
+from companion.voice.remote.address import check_address
 
 log = logging.getLogger(__name__)
 

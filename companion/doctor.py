@@ -121,7 +121,7 @@ def check_echo_cancellation(settings: Settings) -> Check:
     try:
         import numpy as np
 
-        from companion.voice.echo_canceller import EchoCanceller, EchoSettings
+        from companion.voice.sound.echo_canceller import EchoCanceller, EchoSettings
 
         canceller = EchoCanceller(EchoSettings.from_voice(voice))
         canceller.render(np.zeros(480, dtype=np.float32), 16_000, 0.0)
@@ -264,10 +264,10 @@ def check_personality(settings: Settings, paths: Paths) -> Check:
 def check_models(settings: Settings, paths: Paths) -> list[Check]:
     """The hearing model and the voice: found, verified by SHA-256, and how long they take to load."""
     from companion.errors import CompanionError
-    from companion.voice.factory import local_transcriber
-    from companion.voice.models import missing_models, resolve_hearing_model, resolve_voice
-    from companion.voice.remote_address import is_remote
-    from companion.voice.tts import PiperSynthesizer
+    from companion.voice.hearing.local import local_transcriber
+    from companion.voice.models.files import missing_models, resolve_hearing_model, resolve_voice
+    from companion.voice.remote.address import is_remote
+    from companion.voice.speaking.tts import PiperSynthesizer
 
     cache = paths.models_dir
     missing = {m.what: m.name for m in missing_models(settings.voice, cache)}
@@ -303,10 +303,10 @@ def check_voice_servers(settings: Settings, paths: Paths) -> list[Check]:
     """Each Wyoming server in use: reachable, what it runs, and the round trip of a small test."""
     import asyncio
 
-    from companion.voice.models import missing_models
-    from companion.voice.remote import ServerError, is_remote
-    from companion.voice.remote_stt import WyomingTranscriber
-    from companion.voice.remote_tts import WyomingSynthesizer, server_voice
+    from companion.voice.models.files import missing_models
+    from companion.voice.remote.hearing import WyomingTranscriber
+    from companion.voice.remote.servers import ServerError, is_remote
+    from companion.voice.remote.speaking import WyomingSynthesizer, server_voice
 
     voice = settings.voice
     missing = {m.what for m in missing_models(voice, paths.models_dir)}
@@ -333,8 +333,8 @@ def check_voice_servers(settings: Settings, paths: Paths) -> list[Check]:
 
 def check_turn_model(settings: Settings) -> Check:
     """Smart Turn: found, verified and loaded; otherwise she ends turns after a fixed silence."""
-    from companion.voice.endpoint import FALLBACK_SILENCE_MS
-    from companion.voice.smart_turn import INSTALL_HINT, load_turn_model
+    from companion.voice.turns.endpoint import FALLBACK_SILENCE_MS
+    from companion.voice.turns.smart_turn import INSTALL_HINT, load_turn_model
 
     patience = settings.voice.end_of_turn_silence_ms
     started = time.perf_counter()

@@ -21,7 +21,7 @@ def check_listening(settings: Settings, names: tuple[str, ...] = ()) -> Check:
     try:
         import numpy as np
 
-        from companion.voice.wake import WakeWordThread, wake_phrase
+        from companion.voice.addressing.wake import WakeWordThread, wake_phrase
 
         heard: list[float] = []
         detector = WakeWordThread(voice.wake_word, lambda at, _score: heard.append(at))

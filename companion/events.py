@@ -225,7 +225,7 @@ class ListeningChanged:
 
 @dataclass(frozen=True)
 class AttentionChanged:
-    """Whether she is being spoken to (voice.addressed.Attention): awake | dozing | attentive | off.
+    """Whether she is being spoken to (voice.addressing.addressed.Attention): awake | dozing | attentive | off.
     `how` says what called her (name, wake word, push-to-talk, follow-up) when attentive."""
 
     attention: str

@@ -56,7 +56,7 @@ from companion.tools.builtin import web_search
 from companion.tools.context import Channel, Mode, Session
 from companion.tools.registry import Registry
 from companion.turns import TurnOwner
-from companion.voice.models import PACK_VOICE
+from companion.voice.models.files import PACK_VOICE
 
 if TYPE_CHECKING:
     from companion.config import RunConfig
@@ -443,7 +443,7 @@ class Companion:
         )
 
     def _own_paths(self) -> tuple[Path, ...]:
-        """Her folders and files no tool may touch (README "Her own files")."""
+        """Her folders and files no tool may touch (docs/tools.md, "Her own files")."""
         chosen = self.settings.personality
         return own_paths(self.paths.config_dir, self.paths.data_dir, *([Path(chosen)] if chosen else []),
                          *code_paths())

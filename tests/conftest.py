@@ -10,15 +10,15 @@ import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-# tests/ holds helpers (the scripted brain) that tests and subprocesses import by file name.
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+# tests/helpers/ holds helpers (the scripted brain) that tests and subprocesses import by file name.
+sys.path.insert(0, str(Path(__file__).resolve().parent / "helpers"))
 
 # Voice fixtures: the private PulseAudio and the real models, loaded once per session.
 from audio_env import hearing, piper_voice, pulse_audio, turn_model  # noqa: E402, F401
 from scripted_brain import ScriptedBrain  # noqa: E402
 from wyoming_servers import wyoming_hearing, wyoming_voice  # noqa: E402, F401
 
-# The real-audio tests run under a busy core when COMPANION_TEST_HOG=1 (tests/cpu_hog.py).
+# The real-audio tests run under a busy core when COMPANION_TEST_HOG=1 (tests/helpers/cpu_hog.py).
 pytest_plugins = ["cpu_hog"]
 
 

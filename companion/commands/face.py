@@ -55,7 +55,7 @@ def run(args: argparse.Namespace, config) -> int:
         return 2
     # Rendering needs no screen: an offscreen Qt platform works on servers and in CI.
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    from companion.ui.pictures import save_face_png
+    from companion.ui.face.pictures import save_face_png
 
     width, height = args.size
     written = save_face_png(name, width, height, args.out, character=character)

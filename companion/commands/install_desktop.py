@@ -47,7 +47,7 @@ def _render_icon(size: int, path: Path) -> None:
     import os
 
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # painting needs no screen
-    from companion.ui.pictures import save_icon_png
+    from companion.ui.face.pictures import save_icon_png
 
     if not save_icon_png(size, path):
         raise OSError(f"the icon could not be saved at {path}")

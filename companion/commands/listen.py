@@ -54,11 +54,11 @@ async def _listen(args: argparse.Namespace, config: RunConfig) -> int:
     from companion.errors import CompanionError
     from companion.events import EventBus
     from companion.runtime import Companion
-    from companion.voice.audio import WavSink, WavSource
     from companion.voice.brain_port import CompanionBrain
     from companion.voice.factory import build_voice
-    from companion.voice.models import progress_bar
+    from companion.voice.models.files import progress_bar
     from companion.voice.session import VoiceSession
+    from companion.voice.sound.audio import WavSink, WavSource
 
     bus = EventBus()
     bus.subscribe(heard_printer(sys.stdout, sys.stderr))

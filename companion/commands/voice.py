@@ -32,7 +32,7 @@ def run(args: argparse.Namespace, config: RunConfig) -> int:
 
 def ready_line(voice: VoiceSettings, names: tuple[str, ...], microphone: bool) -> str:
     """What she prints once her voice is up: how to talk to her in this listening mode."""
-    from companion.voice.wake import wake_phrase
+    from companion.voice.addressing.wake import wake_phrase
 
     if not microphone:
         return "Type to me and press Enter. Ctrl-C quits."
@@ -49,7 +49,7 @@ def ready_line(voice: VoiceSettings, names: tuple[str, ...], microphone: bool) -
 
 def _list_devices() -> int:
     from companion.errors import CompanionError
-    from companion.voice.devices import list_devices
+    from companion.voice.sound.devices import list_devices
 
     try:
         devices = list_devices()
@@ -73,11 +73,11 @@ async def _voice(args: argparse.Namespace, config: RunConfig) -> int:
     from companion.events import EventBus
     from companion.runtime import Companion
     from companion.tools.context import Channel
-    from companion.voice.audio import NullSource
     from companion.voice.brain_port import CompanionBrain
     from companion.voice.factory import build_voice
-    from companion.voice.models import progress_bar
+    from companion.voice.models.files import progress_bar
     from companion.voice.session import LISTENING_WATCH, VoiceSession
+    from companion.voice.sound.audio import NullSource
 
     voice = config.settings.voice
     if args.input_device is not None or args.output_device is not None:

@@ -1,6 +1,6 @@
 """A push-to-talk key that works from any window: the desktop's GlobalShortcuts portal, else an X11 key grab.
 
-No Qt here: the window's adapter (companion.ui.global_keys) turns the callbacks into signals,
+No Qt here: the window's adapter (companion.ui.desktop.global_keys) turns the callbacks into signals,
 and `companion doctor` asks `where_it_works()` the same question.
 """
 

@@ -26,10 +26,10 @@ from companion.logs import details_hint
 from companion.tools.context import Channel
 from companion.ui.app_listening import ListeningControls
 from companion.ui.bridge import EventBridge
-from companion.ui.card_answers import answer_card
-from companion.ui.desktop import DesktopPresence
-from companion.ui.settings_keeper import SettingsKeeper
-from companion.ui.tray import TrayIcon
+from companion.ui.cards.answers import answer_card
+from companion.ui.desktop.presence import DesktopPresence
+from companion.ui.desktop.tray import TrayIcon
+from companion.ui.settings.keeper import SettingsKeeper
 from companion.ui.window import CompanionWindow
 from companion.voice.controller import VoiceController
 
@@ -205,7 +205,7 @@ class CompanionApp(QObject):
 
     # --- her voice ------------------------------------------------------------------------
     def _offer_voice(self) -> None:
-        from companion.voice.models import missing_models
+        from companion.voice.models.files import missing_models
 
         missing = missing_models(self.companion.voice_settings(self.keeper.settings.voice), self._models_dir())
         if not missing:
@@ -306,12 +306,12 @@ class CompanionApp(QObject):
 
     def open_settings(self, tab: str = "") -> None:
         from companion.persona.store import shipped_templates
-        from companion.ui.settings_dialog import SettingsDialog
-        from companion.voice.models import downloaded_hearing_models, downloaded_voices
+        from companion.ui.settings.dialog import SettingsDialog
+        from companion.voice.models.files import downloaded_hearing_models, downloaded_voices
 
         devices = None
         with contextlib.suppress(Exception):
-            from companion.voice.devices import list_devices
+            from companion.voice.sound.devices import list_devices
 
             devices = list_devices()
         core = self.companion
@@ -356,7 +356,7 @@ class CompanionApp(QObject):
         self.conversation_shown.emit(conversation_id)
 
     def open_conversations(self) -> None:
-        from companion.ui.conversations_dialog import ConversationsDialog
+        from companion.ui.dialogs.conversations import ConversationsDialog
 
         if self.companion is None or self.companion.store is None:
             return
@@ -368,7 +368,7 @@ class CompanionApp(QObject):
         self.conversations_dialog = dialog
 
     def open_notes(self) -> None:
-        from companion.ui.notes_dialog import NotesDialog
+        from companion.ui.dialogs.notes import NotesDialog
 
         dialog = NotesDialog(self.config.paths.data_dir, parent=self.window)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
@@ -376,7 +376,7 @@ class CompanionApp(QObject):
         self.notes_dialog = dialog
 
     def open_personality_editor(self) -> None:
-        from companion.ui.personality_editor import PersonalityEditor
+        from companion.ui.dialogs.personality_editor import PersonalityEditor
 
         if self.companion is None or self.companion.personality is None:
             return
@@ -543,9 +543,9 @@ def run(config, *, with_voice: bool = True) -> int:
     """Open the window and run until she is closed."""
     import qasync
 
+    from companion.ui.desktop.single_instance import SingleInstance, server_name
+    from companion.ui.face.pictures import app_icon
     from companion.ui.gc_guard import MainThreadCollector
-    from companion.ui.pictures import app_icon
-    from companion.ui.single_instance import SingleInstance, server_name
     from companion.ui.theme import apply_theme
 
     launched = time.perf_counter()

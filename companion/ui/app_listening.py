@@ -7,7 +7,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from companion.config import Settings
-from companion.voice.wake import wake_phrase
+from companion.voice.addressing.wake import wake_phrase
 
 if TYPE_CHECKING:
     from companion.ui.app import CompanionApp

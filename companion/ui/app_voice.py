@@ -17,9 +17,9 @@ from companion.events import EventBus, SpeechKind
 from companion.runtime import Companion
 from companion.voice.brain_port import CompanionBrain
 from companion.voice.factory import build_voice
-from companion.voice.models import Progress
+from companion.voice.models.files import Progress
 from companion.voice.session import LISTENING_WATCH, VoiceSession
-from companion.voice.vad import rms
+from companion.voice.sound.frames import rms
 
 log = logging.getLogger(__name__)
 

@@ -33,7 +33,7 @@ class Facts:
     replying: bool = False
     """Her reply text is streaming in."""
     attention: str = "awake"
-    """Listening mode as her face shows it (voice.addressed.Attention): awake | dozing | attentive | off."""
+    """Listening mode as her face shows it (voice.addressing.addressed.Attention): awake | dozing | attentive | off."""
     call_hint: str = ""
     """What calls her while she dozes ("Mira" or “Okay Nabu”), for the pill."""
 

@@ -23,12 +23,12 @@ from PySide6.QtWidgets import (
 )
 
 from companion.config import BrainSettings
-from companion.ui.approval_card import ApprovalPanel
 from companion.ui.banner import BannerArea, brain_advice
 from companion.ui.bridge import EventBridge
-from companion.ui.face import FaceWidget
+from companion.ui.cards.approval_card import ApprovalPanel
+from companion.ui.face.pictures import app_icon
+from companion.ui.face.widget import FaceWidget
 from companion.ui.key_recorder import PushToTalkKey
-from companion.ui.pictures import app_icon
 from companion.ui.presence import BUSY, Presence
 from companion.ui.transcript import TranscriptView
 

@@ -17,16 +17,22 @@ from companion.config import VoiceSettings
 from companion.errors import CompanionError, Stage
 from companion.events import EventBus
 from companion.memory import release_free_memory
-from companion.voice.audio import AudioSink, AudioSource, NullSink, NullSource
-from companion.voice.echo_canceller import EchoSettings
-from companion.voice.echo_worker import EchoWorker
-from companion.voice.models import HearingModel, Progress, resolve_hearing_model, resolve_voice
-from companion.voice.smart_turn import SmartTurn, load_turn_model
-from companion.voice.stt import Transcriber, WhisperTranscriber
-from companion.voice.tts import PiperSynthesizer, Synthesizer
-from companion.voice.vad import SileroVad, SkipQuiet, SpeechDetector
+from companion.voice.fallback import open_hearing, open_voice
+from companion.voice.hearing.local import local_transcriber
+from companion.voice.hearing.stt import Transcriber
+from companion.voice.hearing.vad import SileroVad, SkipQuiet, SpeechDetector
+from companion.voice.models.files import (
+    Progress,
+    resolve_hearing_model,
+    resolve_voice,
+)
+from companion.voice.sound.audio import AudioSink, AudioSource, NullSink, NullSource
+from companion.voice.sound.echo_canceller import EchoSettings
+from companion.voice.sound.echo_worker import EchoWorker
+from companion.voice.speaking.tts import PiperSynthesizer, Synthesizer
+from companion.voice.turns.smart_turn import SmartTurn, load_turn_model
 
-__all__ = ["VoiceParts", "build_voice", "load_engines", "load_turn_model_or_none", "local_transcriber", "make_synthesizer", "make_transcriber", "make_vad", "open_devices"]
+__all__ = ["VoiceParts", "build_voice", "load_engines", "load_turn_model_or_none", "make_synthesizer", "make_transcriber", "make_vad", "open_devices"]
 
 log = logging.getLogger(__name__)
 
@@ -79,15 +85,6 @@ def make_transcriber(voice: VoiceSettings, cache_dir: Path, *, progress: Progres
                          stage=Stage.HEARING)
 
 
-def local_transcriber(model: HearingModel, cache_dir: Path) -> Transcriber:
-    """The engine for a resolved hearing model (not loaded yet): Whisper or Moonshine."""
-    if model.engine == "moonshine":
-        from companion.voice.moonshine import MoonshineTranscriber
-
-        return MoonshineTranscriber(model, cache_dir)
-    return WhisperTranscriber(model)
-
-
 def make_synthesizer(voice: VoiceSettings, cache_dir: Path, *, progress: Progress | None = None) -> Synthesizer:
     """Her speaking engine, loaded (blocking: call from a worker thread)."""
     if voice.speaking == LOCAL:
@@ -106,7 +103,7 @@ async def open_devices(
     no microphone). A device microphone hears through an echo canceller that the device
     speaker feeds with what it plays (its echo cancellation, noise suppression and high-pass
     filter follow the settings)."""
-    from companion.voice.devices import DeviceSink, DeviceSource
+    from companion.voice.sound.devices import DeviceSink, DeviceSource
 
     loop = asyncio.get_running_loop()
     notices: list[str] = []
@@ -152,8 +149,6 @@ async def load_engines(
     that fails then or later emits an ErrorOccurred on `bus` and hands over to the local engine
     (companion.voice.fallback), so a server never stops her from starting.
     """
-    from companion.voice.fallback import open_hearing, open_voice
-
     bus = bus if bus is not None else EventBus()
 
     def load() -> tuple[Transcriber | None, Synthesizer | None]:

@@ -22,13 +22,13 @@ import numpy as np
 from companion.config import VoiceSettings
 from companion.errors import Stage
 from companion.events import ErrorOccurred, EventBus, Speak, SpeechKind, turn_scope
-from companion.voice.audio import resample
-from companion.voice.remote import ServerError
-from companion.voice.remote_stt import WyomingTranscriber
-from companion.voice.remote_tts import WyomingSynthesizer, server_voice
+from companion.voice.hearing.stt import Transcriber
+from companion.voice.remote.hearing import WyomingTranscriber
+from companion.voice.remote.servers import ServerError
+from companion.voice.remote.speaking import WyomingSynthesizer, server_voice
 from companion.voice.self_test import check_hearing, check_voice
-from companion.voice.stt import Transcriber
-from companion.voice.tts import Synthesizer
+from companion.voice.sound.audio import resample
+from companion.voice.speaking.tts import Synthesizer
 
 log = logging.getLogger(__name__)
 
@@ -230,9 +230,10 @@ def server_lines(transcriber: object, synthesizer: object) -> list[str]:
 
 def _local_loader(voice: VoiceSettings, cache_dir: Path, what: str) -> LocalLoader | None:
     """How to load her own engine to stand in for a server, or None when it would need a download."""
-    from companion.voice.models import missing_models, resolve_hearing_model, resolve_voice
-    from companion.voice.stt import WhisperTranscriber
-    from companion.voice.tts import PiperSynthesizer
+    from companion.voice.hearing.local import local_transcriber
+    from companion.voice.hearing.stt import WhisperTranscriber
+    from companion.voice.models.files import missing_models, resolve_hearing_model, resolve_voice
+    from companion.voice.speaking.tts import PiperSynthesizer
 
     field = "hearing_model" if what == "hearing model" else "voice"
     for candidate in (voice, replace(voice, **{field: ""})):  # as set, else the installed pack
@@ -240,8 +241,6 @@ def _local_loader(voice: VoiceSettings, cache_dir: Path, what: str) -> LocalLoad
             continue
         if what == "hearing model":
             def load_hearing(setting: str = candidate.hearing_model) -> WhisperTranscriber:
-                from companion.voice.factory import local_transcriber  # Whisper or Moonshine
-
                 engine = local_transcriber(resolve_hearing_model(setting, cache_dir), cache_dir)
                 engine.load()
                 return engine

@@ -1,6 +1,6 @@
 """The voice loop: her ear and her mouth, and who gets the floor.
 
-The ear (voice.ear) turns the microphone into "the user said X"; the mouth (voice.mouth)
+The ear (voice.turns.ear) turns the microphone into "the user said X"; the mouth (voice.speaking.mouth)
 turns the current turn's events into speech. The loop in between decides: an answer to an
 open approval card goes to the safety layer (it starts no turn); anything else starts a new
 spoken turn, which interrupts the one before. Talking over her is one interruption of the
@@ -17,16 +17,16 @@ from typing import Protocol
 
 from companion.events import EventBus, ListeningChanged
 from companion.turns import TurnOwner
-from companion.voice.audio import AudioSink, AudioSource
-from companion.voice.calling import Calling
-from companion.voice.ear import Ear, EarSettings, Utterance
-from companion.voice.latency import TurnLatency
-from companion.voice.mouth import Mouth
-from companion.voice.preparing import Preparation, ReplyPreparer
-from companion.voice.smart_turn import SmartTurn
-from companion.voice.speaker import Line, Speaker
-from companion.voice.stt import Transcriber
-from companion.voice.vad import SpeechDetector
+from companion.voice.addressing.calling import Calling
+from companion.voice.hearing.stt import Transcriber
+from companion.voice.hearing.vad import SpeechDetector
+from companion.voice.sound.audio import AudioSink, AudioSource
+from companion.voice.speaking.mouth import Mouth
+from companion.voice.speaking.speaker import Line, Speaker
+from companion.voice.turns.ear import Ear, EarSettings, Utterance
+from companion.voice.turns.latency import TurnLatency
+from companion.voice.turns.preparing import Preparation, ReplyPreparer
+from companion.voice.turns.smart_turn import SmartTurn
 
 __all__ = ["BrainPort", "LoopSettings", "VoiceLoop"]
 

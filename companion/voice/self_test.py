@@ -10,10 +10,10 @@ import numpy as np
 
 from companion.errors import CompanionError, Stage
 from companion.paths import resource_dir
-from companion.voice.audio import read_wav, resample
-from companion.voice.stt import Transcriber
-from companion.voice.tts import Synthesizer
-from companion.voice.vad import SAMPLE_RATE
+from companion.voice.hearing.stt import Transcriber
+from companion.voice.sound.audio import read_wav, resample
+from companion.voice.sound.frames import SAMPLE_RATE
+from companion.voice.speaking.tts import Synthesizer
 
 log = logging.getLogger(__name__)
 

@@ -9,24 +9,24 @@ from dataclasses import replace
 from companion.config import VoiceSettings
 from companion.events import EventBus, Speak, SpeechKind, UserHeard
 from companion.supervisor import Watch
-from companion.voice.addressed import CHIME_RATE, address_settings, chime
-from companion.voice.audio import AudioSink, AudioSource
+from companion.voice.addressing.addressed import CHIME_RATE, address_settings, chime
 from companion.voice.brain_port import CompanionBrain
-from companion.voice.devices import DeviceSink, DeviceSource
-from companion.voice.echo_canceller import EchoSettings
-from companion.voice.echo_worker import EchoWorker
 from companion.voice.factory import VoiceParts, make_vad
 from companion.voice.fallback import server_lines
+from companion.voice.hearing.stt import Transcriber
+from companion.voice.hearing.vad import SpeechDetector
 from companion.voice.loop import BrainPort, LoopSettings, VoiceLoop
-from companion.voice.narration_cache import NarrationCache
 from companion.voice.self_test import check_hearing, check_voice
-from companion.voice.smart_turn import SmartTurn
-from companion.voice.sound_watch import SoundWatch
-from companion.voice.speaker import Speaker
+from companion.voice.sound.audio import AudioSink, AudioSource
+from companion.voice.sound.devices import DeviceSink, DeviceSource
+from companion.voice.sound.echo_canceller import EchoSettings
+from companion.voice.sound.echo_worker import EchoWorker
+from companion.voice.sound.watch import SoundWatch
 from companion.voice.speaker_check import SpeakerCheck, check_speakers
-from companion.voice.stt import Transcriber
-from companion.voice.tts import Synthesizer
-from companion.voice.vad import SpeechDetector
+from companion.voice.speaking.narration_cache import NarrationCache
+from companion.voice.speaking.speaker import Speaker
+from companion.voice.speaking.tts import Synthesizer
+from companion.voice.turns.smart_turn import SmartTurn
 
 log = logging.getLogger(__name__)
 

@@ -7,10 +7,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from companion.voice.audio import AudioSink
-from companion.voice.echo_canceller import EchoStats, db
-from companion.voice.echo_worker import EchoWorker
-from companion.voice.tts import Synthesizer
+from companion.voice.sound.audio import AudioSink
+from companion.voice.sound.echo_canceller import EchoStats, db
+from companion.voice.sound.echo_worker import EchoWorker
+from companion.voice.speaking.tts import Synthesizer
 
 TEST_LINE = "This is a speaker test. One, two, three. If you can hear me, my voice works."
 TAIL_S = 0.6

@@ -17,13 +17,13 @@ from pathlib import Path
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tests" / "helpers"))
 
 
 def faces() -> None:
     from companion.events import EXPRESSIONS
-    from companion.ui.face import render_expression
-    from companion.ui.pictures import app_icon, contact_sheet
+    from companion.ui.face.pictures import app_icon, contact_sheet
+    from companion.ui.face.widget import render_expression
 
     for name in EXPRESSIONS:
         render_expression(name, 256, 256).save(str(HERE / "faces" / f"{name}.png"))
@@ -39,7 +39,7 @@ def characters() -> None:
     from PySide6.QtCore import QRectF, Qt
     from PySide6.QtGui import QColor, QFont, QImage, QPainter
 
-    from companion.ui.face import FaceWidget
+    from companion.ui.face.widget import FaceWidget
 
     size, label = 320, 36
     sheet = QImage(size * 3, size + label, QImage.Format.Format_ARGB32_Premultiplied)

@@ -15,7 +15,7 @@ from pathlib import Path
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tests" / "helpers"))
 
 
 def _desktop(width: int, height: int):
@@ -50,8 +50,8 @@ def compact_shot() -> None:
     from PySide6.QtGui import QPainter
     from PySide6.QtWidgets import QApplication
 
-    from companion.ui.compact import CompactWindow
-    from companion.ui.face import FaceWidget
+    from companion.ui.desktop.compact import CompactWindow
+    from companion.ui.face.widget import FaceWidget
 
     app = QApplication.instance() or QApplication([])
     big = FaceWidget()
@@ -77,7 +77,7 @@ def launcher_shot() -> None:
     from PySide6.QtGui import QColor, QFont, QImage, QPainter
 
     from companion import desktop_entry
-    from companion.ui.pictures import save_icon_png
+    from companion.ui.face.pictures import save_icon_png
 
     with tempfile.TemporaryDirectory() as home:
         places = desktop_entry.Places.for_user({"HOME": home})
@@ -119,8 +119,8 @@ def shortcuts_shot() -> None:
 
     from companion.config import Paths, Settings
     from companion.tools.registry import Registry
-    from companion.ui.settings_dialog import SettingsDialog
-    from companion.ui.settings_keeper import SettingsKeeper
+    from companion.ui.settings.dialog import SettingsDialog
+    from companion.ui.settings.keeper import SettingsKeeper
 
     app = QApplication.instance() or QApplication([])
     with tempfile.TemporaryDirectory() as folder:

@@ -1,0 +1,1 @@
+"""Approval cards and the window's answer path to them (typed or spoken)."""

@@ -1,0 +1,257 @@
+"""The compact face: a small frameless, always-on-top window with only her face and one line of caption.
+
+It shares the big face's animator, so it shows the same expression, state and lip sync. Where
+the desktop composites, the window is see-through and shaped: its mask is her face's own opaque
+pixels plus the caption, so clicks on the see-through parts reach the windows below. A click
+opens the full window; a drag moves her (the place is kept per screen); the wheel resizes.
+"""
+
+from __future__ import annotations
+
+import os
+
+from PySide6.QtCore import QPoint, QRect, QRectF, QSize, Qt, QTimer, Signal
+from PySide6.QtGui import (
+    QBitmap,
+    QColor,
+    QContextMenuEvent,
+    QFontMetrics,
+    QGuiApplication,
+    QImage,
+    QMouseEvent,
+    QPainter,
+    QPixmap,
+    QRegion,
+    QResizeEvent,
+    QScreen,
+    QWheelEvent,
+)
+from PySide6.QtWidgets import QLabel, QMenu, QVBoxLayout, QWidget
+
+from companion.ui.face.painter import paint_face
+from companion.ui.face.widget import FaceWidget
+
+DEFAULT_WIDTH = 200
+SIZES = (120, 520)
+"""The smallest and largest face, in pixels."""
+SETTLE_MS = 400
+"""A place is saved this long after she was last moved or resized."""
+DRAG_THRESHOLD = 6
+"""Pixels the pointer moves before a press becomes a drag (less is a click)."""
+NO_TRANSLUCENCY = ("This desktop can't show see-through windows (no compositor is running), so her "
+                   "small face sits on a square backdrop and clicks next to her don't pass through. "
+                   "Start a compositor (e.g. picom or xcompmgr) for the see-through face.")
+
+
+class CompactFace(FaceWidget):
+    """Her face on a see-through background (the big one paints a backdrop)."""
+
+    def __init__(self, parent: QWidget | None = None, *, translucent: bool = True) -> None:
+        super().__init__(parent)
+        self.translucent = translucent
+        self.setMinimumSize(SIZES[0], SIZES[0])
+        if translucent:
+            self.setAttribute(Qt.WidgetAttribute.WA_OpaquePaintEvent, False)
+            self.setAttribute(Qt.WidgetAttribute.WA_TranslucentBackground)
+
+    def sizeHint(self) -> QSize:
+        return QSize(DEFAULT_WIDTH, DEFAULT_WIDTH)
+
+    def _paint_background(self) -> QPixmap:
+        if not self.translucent:
+            return super()._paint_background()
+        pixmap = QPixmap(self.size())
+        pixmap.fill(Qt.GlobalColor.transparent)
+        return pixmap
+
+    def opaque_region(self) -> QRegion:
+        """Where her face has paint, in this widget's coordinates (from a frame drawn on alpha)."""
+        image = QImage(self.size(), QImage.Format.Format_ARGB32_Premultiplied)
+        image.fill(QColor(0, 0, 0, 0))
+        painter = QPainter(image)
+        frame = self.last_frame or self.animator.frame(self._clock())
+        paint_face(painter, QRectF(self.rect()), frame, background=False)
+        painter.end()
+        # Thresholded, not dithered: a soft edge pixel is wholly in or out.
+        mask = image.createAlphaMask(Qt.ImageConversionFlag.ThresholdAlphaDither)
+        return QRegion(QBitmap.fromImage(mask))
+
+
+class CompactWindow(QWidget):
+    open_requested = Signal()
+    """A click on her (not a drag): show the full window."""
+    moved = Signal(str, str)
+    """Screen name, "x,y,width,height": where she was put (saved per screen)."""
+    quit_requested = Signal()
+
+    def __init__(self, *, translucent: bool = True, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Companion")
+        self.setWindowFlags(Qt.WindowType.Tool | Qt.WindowType.FramelessWindowHint
+                            | Qt.WindowType.WindowStaysOnTopHint)
+        self.translucent = translucent
+        if translucent:
+            self.setAttribute(Qt.WidgetAttribute.WA_TranslucentBackground)
+        else:
+            self.setAutoFillBackground(True)
+        self.face = CompactFace(translucent=translucent)
+        self.face.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)  # the window drags
+        self.caption = QLabel()
+        self.caption.setObjectName("compactCaption")
+        self.caption.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.caption.setTextFormat(Qt.TextFormat.PlainText)
+        self.caption.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)
+        self.caption.setStyleSheet("QLabel#compactCaption { background: rgba(24, 20, 40, 215); color: #f3eefe;"
+                                   " border-radius: 8px; padding: 2px 8px; }")
+        self._caption_text = ""
+        column = QVBoxLayout(self)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.setSpacing(2)
+        column.addWidget(self.face, 1)
+        column.addWidget(self.caption)
+        self._settle = QTimer(self)
+        self._settle.setSingleShot(True)
+        self._settle.setInterval(SETTLE_MS)
+        self._settle.timeout.connect(self._report_place)
+        self._press: QPoint | None = None
+        self._dragging = False
+        self.menu = QMenu(self)
+        self.menu.addAction("Open the full window", self.open_requested.emit)
+        self.menu.addAction("Bigger", lambda: self.resize_face(1.25))
+        self.menu.addAction("Smaller", lambda: self.resize_face(0.8))
+        self.menu.addSeparator()
+        self.menu.addAction("Quit", self.quit_requested.emit)
+        self.setToolTip("Click to open her window; drag to move; scroll to resize")
+        self.resize(self._size_for(DEFAULT_WIDTH))
+        self.set_caption("")
+
+    # --- what she shows -------------------------------------------------------------------
+    def share_face(self, face: FaceWidget) -> None:
+        """Show what `face` shows (one animator: the same expression, state and lip sync)."""
+        self.face.animator = face.animator
+        self.update_mask()
+
+    def set_caption(self, text: str) -> None:
+        """One line: what she says now (elided to the width), or her state."""
+        self._caption_text = " ".join(text.split())
+        self._show_caption()
+
+    def _show_caption(self) -> None:
+        width = max(40, self.width() - 20)
+        metrics = QFontMetrics(self.caption.font())
+        self.caption.setText(metrics.elidedText(self._caption_text, Qt.TextElideMode.ElideRight, width))
+        self.caption.setToolTip(self._caption_text)
+        self.caption.setVisible(bool(self._caption_text))
+        self.update_mask()
+
+    def update_mask(self) -> None:
+        """Input (and, where composited, drawing) only where she is: her face and the caption."""
+        if not self.translucent:
+            self.clearMask()
+            return
+        region = self.face.opaque_region().translated(self.face.pos())
+        if self.caption.isVisible() and self._caption_text:
+            region = region.united(QRegion(self.caption.geometry()))
+        self.setMask(region)
+
+    # --- size and place -------------------------------------------------------------------
+    def _size_for(self, width: int) -> QSize:
+        line = QFontMetrics(self.caption.font()).height() + 10
+        return QSize(width, width + line)
+
+    def resize_face(self, factor: float) -> None:
+        width = round(min(SIZES[1], max(SIZES[0], self.width() * factor)))
+        self.resize(self._size_for(width))
+        self._settle.start()
+
+    def place(self, saved: dict[str, str], screen: QScreen | None = None) -> None:
+        """Where she was on this screen, or its bottom-right corner the first time."""
+        screen = screen or QGuiApplication.primaryScreen()
+        area = screen.availableGeometry()
+        rect = _parse_rect(saved.get(screen.name(), ""))
+        if rect is None or not area.intersects(rect):
+            size = self._size_for(DEFAULT_WIDTH)
+            rect = QRect(area.right() - size.width() - 24, area.bottom() - size.height() - 24,
+                         size.width(), size.height())
+        self.setGeometry(rect)
+
+    def _report_place(self) -> None:
+        if not self.isVisible():
+            return
+        screen = QGuiApplication.screenAt(self.geometry().center()) or self.screen()
+        g = self.geometry()
+        self.moved.emit(screen.name(), f"{g.x()},{g.y()},{g.width()},{g.height()}")
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt name)
+        super().resizeEvent(event)
+        self._show_caption()
+
+    # --- the pointer ----------------------------------------------------------------------
+    def mousePressEvent(self, event: QMouseEvent) -> None:  # noqa: N802
+        if event.button() == Qt.MouseButton.LeftButton:
+            self._press = event.globalPosition().toPoint()
+            self._origin = self.pos()
+            self._dragging = False
+
+    def mouseMoveEvent(self, event: QMouseEvent) -> None:  # noqa: N802
+        if self._press is None:
+            return
+        delta = event.globalPosition().toPoint() - self._press
+        if not self._dragging and delta.manhattanLength() >= DRAG_THRESHOLD:
+            self._dragging = True
+            handle = self.windowHandle()
+            # The window manager moves her where it can (Wayland allows nothing else).
+            if handle is not None and os.environ.get("QT_QPA_PLATFORM") != "offscreen" and handle.startSystemMove():
+                self._press = None
+                return
+        if self._dragging:
+            self.move(self._origin + delta)
+
+    def mouseReleaseEvent(self, event: QMouseEvent) -> None:  # noqa: N802
+        if event.button() != Qt.MouseButton.LeftButton:
+            return
+        pressed, was_drag = self._press is not None, self._dragging
+        self._press, self._dragging = None, False
+        if pressed and not was_drag:
+            self.open_requested.emit()
+
+    def moveEvent(self, event) -> None:  # noqa: N802
+        super().moveEvent(event)
+        if self.isVisible():
+            self._settle.start()  # saved once she stops moving (a drag moves her many times)
+
+    def wheelEvent(self, event: QWheelEvent) -> None:  # noqa: N802
+        steps = event.angleDelta().y() / 120
+        if steps:
+            self.resize_face(1.1 ** steps)
+
+    def contextMenuEvent(self, event: QContextMenuEvent) -> None:  # noqa: N802
+        self.menu.popup(event.globalPos())
+
+
+def _parse_rect(text: str) -> QRect | None:
+    try:
+        x, y, w, h = (int(part) for part in text.split(","))
+    except ValueError:
+        return None
+    if not (SIZES[0] <= w <= SIZES[1] + 200 and h > 0):
+        return None
+    return QRect(x, y, w, h)
+
+
+def translucency_available(platform: str, display: str | None = None) -> bool:
+    """Can this desktop show see-through windows? On X11 only with a compositing manager."""
+    if platform != "xcb":
+        return True  # Wayland composites always; offscreen draws into images with alpha
+    try:
+        from Xlib import X
+        from Xlib import display as xdisplay
+
+        conn = xdisplay.Display(display)
+    except Exception:  # no python-xlib or no display: Qt decides alone
+        return False
+    try:
+        owner = conn.get_selection_owner(conn.intern_atom(f"_NET_WM_CM_S{conn.get_default_screen()}"))
+        return owner != X.NONE
+    finally:
+        conn.close()

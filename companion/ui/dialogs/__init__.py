@@ -1,0 +1,1 @@
+"""The window's other dialogs: conversations, her notes, the personality editor."""

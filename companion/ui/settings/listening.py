@@ -1,0 +1,83 @@
+"""Settings → Voice → Listening: the mode, the wake word, her name, the follow-up window, the cue."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from PySide6.QtWidgets import QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout, QLabel
+
+from companion.config import VoiceSettings
+from companion.voice.addressing.wake import BUNDLED_WAKE_WORDS
+
+__all__ = ["LISTENING_SECTION", "MODES", "ListeningRows"]
+
+LISTENING_SECTION = "Listening"
+
+MODES = (("Always answer", "always"), ("When called", "called"), ("Muted", "muted"))
+"""(label, VoiceSettings.mode): the same three as the tray's Listening mode menu."""
+
+CUES = (("Nothing", "none"), ("A short chime", "chime"), ('She says "Yes?"', "yes"))
+
+
+def _combo(items, current: str) -> QComboBox:
+    box = QComboBox()
+    for label, value in items:
+        box.addItem(label, value)
+    box.setCurrentIndex(max(0, box.findData(current)))
+    return box
+
+
+class ListeningRows:
+    """The Listening section's widgets; `values(voice)` puts what they show into `voice`."""
+
+    def __init__(self, voice: VoiceSettings) -> None:
+        self.mode = _combo(MODES, voice.mode)
+        self.mode.setToolTip("When called: she answers only her name, the wake word or push-to-talk, "
+                             "then a follow-up; other voices in the room start nothing.")
+        self.wake_word = _combo([(phrase, name) for name, phrase in BUNDLED_WAKE_WORDS.items()], voice.wake_word)
+        self.name_wakes = QCheckBox("Her name wakes her (said first: \u201cMira, \u2026\u201d)")
+        self.name_wakes.setChecked(voice.name_wakes)
+        self.follow_up = QDoubleSpinBox()
+        self.follow_up.setRange(0.0, 60.0)
+        self.follow_up.setSingleStep(1.0)
+        self.follow_up.setDecimals(0)
+        self.follow_up.setSuffix(" s")
+        self.follow_up.setValue(voice.follow_up_s)
+        self.follow_up.setToolTip("After she answers, what you say within this time needs no wake word, "
+                                  "unless it is clearly meant for someone else.")
+        self.cue = _combo(CUES, voice.called_cue)
+        self.note = QLabel()
+        self.note.setWordWrap(True)
+        self.mode.currentIndexChanged.connect(self._explain)
+        self.name_wakes.toggled.connect(self._explain)
+        self._explain()
+
+    def fill(self, form: QFormLayout) -> None:
+        form.addRow("Listening mode", self.mode)
+        form.addRow("Wake word", self.wake_word)
+        form.addRow("", self.name_wakes)
+        form.addRow("Follow-up window", self.follow_up)
+        form.addRow("When called", self.cue)
+        form.addRow("", self.note)
+
+    def _explain(self) -> None:
+        mode = self.mode.currentData()
+        called = mode == "called"
+        for widget in (self.wake_word, self.name_wakes, self.follow_up, self.cue):
+            widget.setEnabled(called)
+        if mode == "always":
+            text = "She answers every voice she hears: best with a headset in a quiet room."
+        elif mode == "muted":
+            text = "Her microphone is off; push-to-talk still works."
+        elif self.name_wakes.isChecked():
+            text = ("While waiting, the wake-word detector and her hearing (for her name) run on every voice; "
+                    "nothing reaches her brain, history or transcript until she is called.")
+        else:
+            text = ("While waiting, only the wake-word detector runs; nothing reaches her brain, history "
+                    "or transcript until she is called.")
+        self.note.setText(text)
+
+    def values(self, voice: VoiceSettings) -> VoiceSettings:
+        return replace(voice.with_mode(self.mode.currentData()), wake_word=self.wake_word.currentData(),
+                       name_wakes=self.name_wakes.isChecked(), follow_up_s=float(self.follow_up.value()),
+                       called_cue=self.cue.currentData())

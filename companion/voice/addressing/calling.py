@@ -1,0 +1,175 @@
+"""Who may start a turn: the voice loop's door between the ear and the brain.
+
+It keeps the policy (voice.addressing.addressed.Addressing) and the wake-word thread (voice.addressing.wake) in
+step with the loop: the detector's detections cross to the event loop here, in one place;
+her answering opens the follow-up window; her face hears about it as AttentionChanged.
+While she is not called nothing leaves this door: no brain request, no history, no
+transcript line (the log says only how many words were ignored).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+from dataclasses import replace
+
+from companion.events import AttentionChanged, EventBus, ReplyDone
+from companion.voice.addressing.addressed import (
+    Addressing,
+    AddressSettings,
+    Attention,
+    Listening,
+    Verdict,
+)
+
+__all__ = ["Calling"]
+
+log = logging.getLogger(__name__)
+
+
+class Calling:
+    """`clock()` is the ear's stream time now; `her_voice_playing()` is True while she plays."""
+
+    def __init__(self, bus: EventBus, clock: Callable[[], float], her_voice_playing: Callable[[], bool]) -> None:
+        self.bus = bus
+        self.policy = Addressing()
+        self._clock = clock
+        self._playing = her_voice_playing
+        self.wake = None
+        """The wake-word detector (voice.addressing.wake.WakeWordThread) while When called is on, else None."""
+        self.echo_cancelled = False
+        """The detector hears through an echo canceller: her own voice is already gone from it."""
+        self.on_called: list[Callable[[str], None]] = []
+        """Told what called her (a cue: a chime or "Yes?"), the moment she is called."""
+        self.verdicts: list[Verdict] = []
+        self.wakes: list[float] = []
+        """Stream times of the wake words that called her (not those ignored as her own voice)."""
+        self.names: Callable[[], tuple[str, ...]] | None = None
+        """Her name and aliases, read afresh for each utterance (a personality edit applies at once)."""
+        self._attention: Attention | None = None
+        self._last_line = ""
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._timer: asyncio.TimerHandle | None = None
+        bus.subscribe(self._on_event)
+
+    @property
+    def settings(self) -> AddressSettings:
+        return self.policy.settings
+
+    def apply(self, settings: AddressSettings, wake_word: str = "") -> None:
+        """A new mode, names or window; the detector runs only in When called, with `wake_word`."""
+        self.policy.apply(settings)
+        wanted = wake_word if settings.mode == Listening.CALLED and wake_word else ""
+        if self.wake is not None and self.wake.name != wanted:
+            self.wake.close()
+            self.wake = None
+        if wanted and self.wake is None:
+            from companion.voice.addressing.wake import WakeWordThread
+
+            with contextlib.suppress(RuntimeError):  # a Qt slot under qasync may see no running loop
+                self._loop = asyncio.get_running_loop()
+            self.wake = WakeWordThread(wanted, self._heard_wake_word)
+        self.report()
+
+    def hear(self, frame, stream_s: float) -> None:
+        """Every frame the ear hears (an Ear.hearers entry): the detector queues it."""
+        if self.wake is not None:
+            self.wake.feed(frame, stream_s)
+
+    # --- calls ---------------------------------------------------------------------------------
+    def _heard_wake_word(self, stream_s: float, score: float) -> None:
+        loop = self._loop
+        if loop is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(self._woken, stream_s)
+
+    def _woken(self, stream_s: float) -> None:
+        if self._playing() and not self.echo_cancelled:
+            # Without an echo canceller this may be her own voice saying the word.
+            log.info("ignored a wake word heard while I was speaking")
+            return
+        self.wakes.append(stream_s)
+        self.policy.call(stream_s)
+        self._called("wake word")
+
+    def push_to_talk(self) -> None:
+        """The key was pressed or released: what is said under it is hers to answer."""
+        self.policy.call(self._clock())
+        self._called("push-to-talk")
+
+    def _called(self, how: str) -> None:
+        self.report(how)
+        for listener in self.on_called:
+            listener(how)
+
+    # --- utterances --------------------------------------------------------------------------
+    async def judge(self, text: str, start_s: float, end_s: float, *, stopped_her: bool = False) -> Verdict:
+        """Whether the utterance starts a turn (waits for the detector to have heard it all);
+        `stopped_her`: it talked over her loud enough to stop her."""
+        if self.wake is not None:
+            await asyncio.to_thread(self.wake.wait_until, end_s)
+        if self.names is not None:
+            names = self.names()
+            if names != self.settings.names:
+                self.policy.apply(replace(self.settings, names=names))
+        was = self.policy.attention(start_s)
+        verdict = self.policy.judge(text, start_s, end_s, stopped_her=stopped_her)
+        self.verdicts.append(verdict)
+        if not verdict.turn:
+            log.info("not called (%s): %d words ignored", verdict.reason, len(text.split()))
+        if verdict.called and was != Attention.ATTENTIVE and verdict.reason != "called":
+            self._called(verdict.reason)  # her name: attentive the moment the words are known
+        else:
+            self.report(verdict.reason)
+        return verdict
+
+    async def wants_words(self, start_s: float, end_s: float) -> bool:
+        """Should the ear transcribe this utterance? (voice.addressing.addressed.Addressing.needs_words)"""
+        if self.policy.needs_words(start_s, end_s):
+            return True
+        if self.wake is not None:
+            await asyncio.to_thread(self.wake.wait_until, end_s)
+        return self.policy.needs_words(start_s, end_s)
+
+    def peek(self, text: str, start_s: float, end_s: float) -> bool:
+        """Would this (early) transcript start a turn? Nothing is used up."""
+        return self.policy.judge(text, start_s, end_s, peek=True).turn
+
+    def answering(self) -> None:
+        self.policy.answering()
+        self.report()
+
+    def answered(self) -> None:
+        """She has finished answering (her turn is over and everything said)."""
+        self.policy.answered(self._clock(), self._last_line)
+        self.report()
+
+    def _on_event(self, event) -> None:
+        if isinstance(event, ReplyDone) and event.text.strip():
+            self._last_line = event.text
+
+    # --- her face ------------------------------------------------------------------------------
+    def report(self, how: str = "") -> None:
+        """Tell the face if her attention changed; check again when a window will have closed."""
+        attention = self.policy.attention(self._clock())
+        if attention != self._attention:
+            self._attention = attention
+            self.bus.emit(AttentionChanged(str(attention), how if attention == Attention.ATTENTIVE else ""))
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if attention == Attention.ATTENTIVE:
+            loop = self._loop
+            with contextlib.suppress(RuntimeError):  # no loop at all (a unit test): nobody to tell later
+                loop = asyncio.get_running_loop()
+            if loop is not None and not loop.is_closed():
+                self._loop = loop
+                self._timer = loop.call_later(1.0, self.report)
+
+    def close(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        if self.wake is not None:
+            self.wake.close()
+            self.wake = None

@@ -1,0 +1,357 @@
+"""Acoustic echo cancellation: WebRTC's audio processing module (AEC3) on the microphone path.
+
+What the speaker plays (the far end) and what the microphone hears (the near end) arrive as
+blocks stamped with PortAudio's clock: the output block's DAC time and the input block's ADC
+time. Both become 16 kHz sample timelines on that clock, so every 10 ms microphone frame is
+paired with the far-end audio that was leaving the speaker at the same moment, whatever the
+two devices' buffer sizes. The module then only has to find the room's own delay (the air
+between speaker and microphone, or a sound server's loopback), which AEC3 estimates itself.
+
+EchoCanceller is single-threaded and does no I/O; echo_worker.EchoWorker runs it on a thread of its own.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from dataclasses import dataclass
+
+import numpy as np
+import soxr
+
+from companion.config import VoiceSettings
+from companion.voice.sound.frames import QUIET_RMS, SAMPLE_RATE
+
+APM_FRAME = SAMPLE_RATE // 100
+"""WebRTC's module takes exactly 10 ms frames."""
+RESTART_S = 1.0
+"""A block stamped this far from where the stream was expected starts a new run (a device
+restarted); the stream's rate changing does too."""
+SETTLE_BLOCKS = 25
+"""After a start or an xrun, the median stamp offset of the blocks from this many to twice
+this many says where the stream is: PortAudio refills the buffer in a burst whose stamps
+barely advance, and single stamps jitter by several ms (more through a sound server)."""
+SETTLE_TOLERANCE = SAMPLE_RATE // 50
+"""A settled median offset above 20 ms means the first stamps were a refill burst, or audio
+was really lost (or silence played) in an xrun: the stream moves by it. Smaller ones are
+jitter, and AEC3 follows small shifts itself."""
+FAR_KEPT = SAMPLE_RATE * 2
+"""Far-end audio kept ahead of the microphone (the speaker's buffer is rarely 2 s deep)."""
+_INT16 = 32767.0
+NO_ECHO_COUPLING = 1e-4
+"""Microphone energy over speaker energy, while she speaks, below which the microphone hears
+none of her (-40 dB: a headset, or hardware that cancels echo). AEC3 starts out assuming a
+loud echo and, for its first seconds of her voice, suppresses everything the microphone hears,
+so a user talking over her first reply on a headset went unheard. Below this coupling her
+echo is 30 dB under the level that could count as talking over her, so the raw frame is safe."""
+COUPLING_FRAMES = 300
+"""The coupling compares the median energies of the microphone and the speaker over the last
+3 s of frames in which she spoke: medians of the two, not frame by frame, so the room's delay
+does not matter, and a user talking over her now and then does not move it."""
+QUIET_TAIL_FRAMES = 50
+"""Her echo dies away within 500 ms of her last sound (the room's delay and reverberation)."""
+FAR_SILENT = 1e-8
+"""Mean square of a far-end frame that is silence (-80 dBFS: the speaker idles on zeros)."""
+NEAR_QUIET = QUIET_RMS ** 2
+"""Mean square of a microphone frame of a quiet room (the VAD's quiet, -60 dBFS): nothing in it
+to clean. Such a frame, 500 ms after she last made a sound, skips the module with its far end:
+the module's streams stay in step, and listening to silence costs next to nothing."""
+COUPLING_MIN_FRAMES = 100
+"""Until she has spoken for a second, the module's output is used (it may be a room whose
+echo has not arrived yet)."""
+
+
+@dataclass(frozen=True)
+class EchoSettings:
+    echo_cancellation: bool = True
+    """Remove her own voice from the microphone (off for headsets and hardware echo cancellation)."""
+    noise_suppression: bool = False
+    """WebRTC's noise suppressor (steady fans and hum); off by default, as Whisper copes with noise."""
+    high_pass_filter: bool = True
+    """Remove rumble below ~80 Hz."""
+
+    @property
+    def active(self) -> bool:
+        """True when any processing runs at all."""
+        return self.echo_cancellation or self.noise_suppression or self.high_pass_filter
+
+    @classmethod
+    def from_voice(cls, voice: VoiceSettings) -> EchoSettings:
+        return cls(echo_cancellation=voice.echo_cancellation, noise_suppression=voice.noise_suppression,
+                   high_pass_filter=voice.high_pass_filter)
+
+
+def audio_processing_module(settings: EchoSettings):
+    """A new livekit.rtc.AudioProcessingModule with the chosen features (imported lazily:
+    the native library loads only when echo cancellation is actually used)."""
+    from livekit import rtc
+
+    return rtc.AudioProcessingModule(
+        echo_cancellation=settings.echo_cancellation, noise_suppression=settings.noise_suppression,
+        high_pass_filter=settings.high_pass_filter,
+    )
+
+
+def _index(at: float) -> int:
+    """A PortAudio time in seconds as a sample index on the 16 kHz timeline."""
+    return round(at * SAMPLE_RATE)
+
+
+class Timeline:
+    """Blocks at any rate, stamped with the time of their first sample, as one 16 kHz stream.
+
+    `start` is the sample index (on the 16 kHz clock) of `samples[0]`. Between xruns a
+    device neither drops nor adds samples, so each block is appended where the last one ended
+    and the samples are counted; the stamps only say where the count stands. They are read
+    after a start and after each xrun (the device ran dry or overflowed, and audio may have
+    been lost or silence played): once settled, the median offset of SETTLE_BLOCKS stamps
+    moves the stream if it is more than SETTLE_TOLERANCE (inserting silence, or dropping the
+    newest unused audio). Other stamps are not followed: through a sound server they wander
+    by tens of ms, and jump after an xrun, while the audio itself does not.
+    """
+
+    def __init__(self) -> None:
+        self.samples = np.zeros(0, dtype=np.float32)
+        self.start = 0
+        self._rate = 0
+        self._resampler: soxr.ResampleStream | None = None
+        self._next_in = 0  # 16 kHz index where the next input block is expected to start
+        self._settling = 0  # blocks until the stamps are read (0: settled)
+        self._offsets: list[int] = []
+        self.runs = 0
+        """How many times the stream (re)started: 1 for a steady device."""
+        self.moves = 0
+        """How many times the stamps moved the stream (after a start or an xrun)."""
+        self.filled: list[tuple[int, int]] = []
+        """[start, end) of the silence each forward move inserted: on the far end it is silence
+        the speaker played; on the near end it was never heard, and the ear must not hear it."""
+
+    @property
+    def end(self) -> int:
+        return self.start + self.samples.size
+
+    def push(self, block: np.ndarray, rate: int, at: float, *, xrun: bool = False) -> None:
+        """Append `block` (`rate` Hz) whose first sample is at PortAudio time `at`; `xrun` when
+        PortAudio flagged it (output underflow, input overflow)."""
+        block = np.asarray(block, dtype=np.float32).reshape(-1)
+        offset = _index(at) - self._next_in
+        if self.runs == 0 or rate != self._rate or abs(offset) > RESTART_S * SAMPLE_RATE:
+            self._restart(rate, _index(at))
+            offset = 0
+        if xrun:
+            # Through a sound server a flagged block's stamp is often wrong and the audio went
+            # on without a gap: only the stamps once the stream has settled again can move it.
+            self._settling, self._offsets = 2 * SETTLE_BLOCKS, []
+        elif self._settling:
+            self._settling -= 1
+            if self._settling < SETTLE_BLOCKS:
+                self._offsets.append(offset)
+            if not self._settling:
+                median = int(np.median(self._offsets))
+                if abs(median) > SETTLE_TOLERANCE:
+                    self._move(median)
+                    offset -= median
+        self._next_in += round(block.size * SAMPLE_RATE / rate)
+        if self._resampler is not None:
+            block = self._resampler.resample_chunk(block)
+        self.samples = np.concatenate([self.samples, block]) if self.samples.size else block.copy()
+
+    def _move(self, offset: int) -> None:
+        """The stream really is `offset` samples later (or earlier, when negative) than counted."""
+        self.moves += 1
+        self._next_in += offset
+        if offset > 0:
+            self.filled.append((self.end, self.end + offset))
+            self.samples = np.concatenate([self.samples, np.zeros(offset, dtype=np.float32)])
+        else:
+            keep = max(0, self.samples.size + offset)
+            self.start -= max(0, -offset - self.samples.size)
+            self.samples = self.samples[:keep]
+
+    def _restart(self, rate: int, stamped: int) -> None:
+        self.runs += 1
+        self._rate = rate
+        self._resampler = soxr.ResampleStream(rate, SAMPLE_RATE, 1, dtype="float32") \
+            if rate != SAMPLE_RATE else None
+        self._next_in = stamped
+        self._settling, self._offsets = 2 * SETTLE_BLOCKS, []
+        # A resampler holds back a few ms: its first output sample still belongs at `stamped`.
+        self.samples = np.zeros(0, dtype=np.float32)
+        self.start = stamped
+
+    def is_filled(self, start: int, count: int) -> bool:
+        """Whether samples [start, start + count) all lie in silence a move inserted."""
+        return any(lo <= start and start + count <= hi for lo, hi in self.filled)
+
+    def take(self, start: int, count: int) -> np.ndarray:
+        """`count` samples from index `start`; silence where the stream has nothing."""
+        out = np.zeros(count, dtype=np.float32)
+        lo, hi = max(start, self.start), min(start + count, self.end)
+        if hi > lo:
+            out[lo - start:hi - start] = self.samples[lo - self.start:hi - self.start]
+        return out
+
+    def drop_before(self, index: int) -> None:
+        self.filled = [(lo, hi) for lo, hi in self.filled if hi > index]
+        if index > self.start:
+            cut = min(index - self.start, self.samples.size)
+            self.samples = self.samples[cut:]
+            self.start += cut
+
+
+@dataclass
+class EchoStats:
+    """Running totals over processed 10 ms frames (energies are sums of squared samples)."""
+
+    frames: int = 0
+    quiet_frames: int = 0
+    """Frames of a quiet room long after her last sound, passed on without the module."""
+    busy_s: float = 0.0
+    """CPU time spent pairing and inside the audio processing module (its thread's time)."""
+    far_energy: float = 0.0
+    raw_energy: float = 0.0
+    clean_energy: float = 0.0
+    echo_frames: int = 0
+    """Frames during which she was audible (the far end above a whisper)."""
+    lead_ms: int = 0
+    """How far ahead of the microphone frame the speaker's audio had arrived, last frame."""
+    xruns: int = 0
+    """Blocks the speaker or the microphone flagged as an underflow or overflow: the sound
+    system stuttered (a busy machine), and the echo may be out of step for a second or two."""
+
+    @property
+    def ms_per_frame(self) -> float:
+        return 1000 * self.busy_s / self.frames if self.frames else 0.0
+
+
+def db(ratio: float) -> float:
+    """10·log10 of an energy ratio, floored at -100 dB."""
+    return float(10 * np.log10(max(ratio, 1e-10)))
+
+
+class EchoCanceller:
+    """Pairs far-end and near-end audio by their PortAudio times and cleans the near end.
+
+    render(): a block the speaker is about to play and its DAC time. capture(): a microphone
+    block and its ADC time; returns the cleaned 16 kHz audio ready so far (10 ms frames, so up
+    to 10 ms is held back until the next block).
+    """
+
+    FAR_ACTIVE = 1e-4
+    """Mean square above which a far-end frame counts as her speaking (about -40 dBFS)."""
+
+    def __init__(self, settings: EchoSettings | None = None) -> None:
+        self.settings = settings or EchoSettings()
+        self.stats = EchoStats()
+        self._far = Timeline()
+        self._near = Timeline()
+        self._far_fed = 0  # 16 kHz index up to which far-end audio has gone into the module
+        self._near_done = 0  # 16 kHz index up to which the microphone has been processed
+        self._apm = audio_processing_module(self.settings) if self.settings.active else None
+        self._frame_type = None
+        self._spoken: deque[tuple[float, float]] = deque(maxlen=COUPLING_FRAMES)
+        """(speaker, microphone) energy of recent frames in which she spoke."""
+        self._hears_her: bool | None = None
+        """hears_her, until _spoken changes."""
+        self._far_silent_run = 0
+        """Microphone frames since the far end last made a sound."""
+
+    def configure(self, settings: EchoSettings) -> None:
+        """Switch features on or off; a new module starts (its echo model learns again in ~1 s)."""
+        if settings != self.settings:
+            self.settings = settings
+            self._apm = audio_processing_module(settings) if settings.active else None
+
+    def render(self, block: np.ndarray, rate: int, dac_time: float, *, xrun: bool = False) -> None:
+        self.stats.xruns += xrun
+        self._far.push(block, rate, dac_time, xrun=xrun)
+        # Keep only what can still be paired with a microphone frame.
+        self._far.drop_before(max(self._far_fed, self._far.end - FAR_KEPT))
+
+    def capture(self, block: np.ndarray, rate: int, adc_time: float, *, xrun: bool = False) -> np.ndarray:
+        self.stats.xruns += xrun
+        self._near.push(block, rate, adc_time, xrun=xrun)
+        if not self._near.start <= self._near_done <= self._near.end:
+            self._near_done = self._near.start  # a new run, or the stream moved past what was done
+        out = []
+        while self._near.end - self._near_done >= APM_FRAME:
+            cleaned = self._process(self._near.take(self._near_done, APM_FRAME))
+            # Silence the stamps inserted into the microphone's stream keeps the canceller in
+            # step with the speaker, but it was never heard: passed on, half a second of it
+            # split a question in two ("Tell me about Canber-" … "ra." heard as "for a.", a
+            # turn of its own). The canceller still takes it, frame by frame as before.
+            if not self._near.is_filled(self._near_done, APM_FRAME):
+                out.append(cleaned)
+            self._near_done += APM_FRAME
+            self._near.drop_before(self._near_done)
+        return np.concatenate(out) if out else np.zeros(0, dtype=np.float32)
+
+    def _process(self, near: np.ndarray) -> np.ndarray:
+        """One 10 ms microphone frame starting at self._near_done, with its far end first."""
+        frame_at = self._near_done
+        if self._far_fed < frame_at - FAR_KEPT or self._far_fed > frame_at + FAR_KEPT:
+            self._far_fed = frame_at  # first frame, or the clocks jumped: start pairing afresh
+        # How far the speaker's queued audio reaches past this frame: the delay a canceller fed
+        # in arrival order would have had to be told (output plus input latency).
+        if self._far.runs:
+            self.stats.lead_ms = (self._far.end - frame_at) * 1000 // SAMPLE_RATE
+        began = time.thread_time()
+        # Everything the speaker played up to the end of this microphone frame goes in first.
+        fars = []
+        while self._far_fed < frame_at + APM_FRAME:
+            fars.append(self._far.take(self._far_fed, APM_FRAME))
+            self._far_fed += APM_FRAME
+        self._far.drop_before(self._far_fed)
+        far_energy = sum(float(np.dot(far, far)) for far in fars)
+        far_silent = far_energy <= FAR_SILENT * APM_FRAME * max(1, len(fars))
+        self._far_silent_run = self._far_silent_run + 1 if far_silent else 0
+        quiet = (self._far_silent_run > QUIET_TAIL_FRAMES
+                 and float(np.dot(near, near)) <= NEAR_QUIET * APM_FRAME)
+        if self._apm is not None and self.settings.echo_cancellation and not quiet:
+            for far in fars:
+                self._apm.process_reverse_stream(self._frame(far))
+        clean = near
+        self.stats.quiet_frames += quiet
+        if self._apm is not None and not quiet:
+            if self.settings.echo_cancellation:
+                # The stamps already paired the far end with this frame; the hint is only what
+                # the 10 ms framing leaves over (AEC3 finds the acoustic path itself).
+                self._apm.set_stream_delay_ms((self._far_fed - frame_at - APM_FRAME) * 1000 // SAMPLE_RATE)
+            frame = self._frame(near)
+            self._apm.process_stream(frame)
+            clean = np.frombuffer(frame.data, dtype=np.int16).astype(np.float32) / _INT16
+        if far_energy / APM_FRAME >= self.FAR_ACTIVE:
+            self._spoken.append((far_energy, float(np.dot(near, near))))
+            self._hears_her = None
+        if self.settings.echo_cancellation and not self.hears_her:
+            clean = near  # nothing of hers to remove, and the module would suppress the user
+        self._count(far_energy, near, clean, time.thread_time() - began)
+        return clean
+
+    @property
+    def hears_her(self) -> bool:
+        """True unless the microphone measurably hears none of what she plays (NO_ECHO_COUPLING)."""
+        if self._hears_her is None:
+            if len(self._spoken) < COUPLING_MIN_FRAMES:
+                return True
+            far, near = np.median(np.array(self._spoken), axis=0)
+            self._hears_her = float(near) >= NO_ECHO_COUPLING * float(far)
+        return self._hears_her
+
+    def _frame(self, samples: np.ndarray):
+        if self._frame_type is None:
+            from livekit.rtc import AudioFrame
+
+            self._frame_type = AudioFrame
+        pcm = (np.clip(samples, -1.0, 1.0) * _INT16).astype(np.int16)
+        return self._frame_type(bytearray(pcm.tobytes()), SAMPLE_RATE, 1, APM_FRAME)
+
+    def _count(self, far_energy: float, near: np.ndarray, clean: np.ndarray, busy: float) -> None:
+        s = self.stats
+        s.frames += 1
+        s.busy_s += busy
+        if far_energy / APM_FRAME >= self.FAR_ACTIVE:
+            s.echo_frames += 1
+            s.far_energy += far_energy
+            s.raw_energy += float(np.dot(near, near))
+            s.clean_energy += float(np.dot(clean, clean))

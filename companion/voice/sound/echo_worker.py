@@ -1,0 +1,119 @@
+"""The one thread where echo cancellation runs, between the PortAudio callbacks and the ear.
+
+The speaker's output callback calls render() with each block it hands to the device and the
+block's DAC time; the microphone's input callback calls capture() with each block and its ADC
+time. Both only put the block on a queue, so no audio callback waits for the canceller. The
+thread pairs and cleans them (echo_canceller.EchoCanceller) and hands each cleaned block of
+16 kHz microphone audio to the consumer's `deliver` callable, which is the consumer's own
+door to its event loop. The Qt thread never runs any of this.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+import queue
+import threading
+from collections.abc import Callable
+
+import numpy as np
+
+from companion.voice.sound.audio import resample
+from companion.voice.sound.echo_canceller import EchoCanceller, EchoSettings, EchoStats
+from companion.voice.sound.frames import SAMPLE_RATE
+
+log = logging.getLogger(__name__)
+
+Deliver = Callable[[np.ndarray], None]
+
+
+class EchoWorker:
+    """Owns an EchoCanceller and its thread. `deliver` receives cleaned 16 kHz blocks."""
+
+    def __init__(self, settings: EchoSettings | None = None, *, deliver: Deliver | None = None) -> None:
+        self._canceller = EchoCanceller(settings)
+        self._settings = self._canceller.settings
+        self._deliver = deliver
+        self._queue: queue.SimpleQueue = queue.SimpleQueue()
+        self._closed = False
+        self._failed = False
+        self._lock = threading.Lock()  # guards the stats snapshot
+        self._stats = EchoStats()
+        self._thread = threading.Thread(target=self._run, name="echo-canceller", daemon=True)
+        self._thread.start()
+
+    @property
+    def settings(self) -> EchoSettings:
+        return self._settings
+
+    @property
+    def cancelling(self) -> bool:
+        """True while her voice is being removed from the microphone."""
+        return self._settings.echo_cancellation and not self._failed and not self._closed
+
+    def connect(self, deliver: Deliver) -> None:
+        """Where cleaned microphone audio goes (set by the microphone before its stream starts)."""
+        self._deliver = deliver
+
+    # --- called from PortAudio's threads: queue only --------------------------------------
+    def render(self, block: np.ndarray, rate: int, dac_time: float, xrun: bool = False) -> None:
+        """A block the speaker is handing to the device, with the time its first sample sounds;
+        `xrun` when PortAudio reported an output underflow with it."""
+        if not self._closed:
+            self._queue.put(("far", block, rate, dac_time, xrun))
+
+    def capture(self, block: np.ndarray, rate: int, adc_time: float, xrun: bool = False) -> None:
+        """A microphone block, with the time its first sample was captured (`xrun`: overflow)."""
+        if not self._closed:
+            self._queue.put(("near", block, rate, adc_time, xrun))
+
+    # --- called from the event loop ---------------------------------------------------------
+    def configure(self, settings: EchoSettings) -> None:
+        """Switch echo cancellation, noise suppression or the high-pass filter; applies at once."""
+        self._settings = settings
+        self._queue.put(("configure", settings))
+
+    def stats(self) -> EchoStats:
+        """A copy of the running totals (take two and subtract to measure a stretch of time)."""
+        with self._lock:
+            return copy.copy(self._stats)
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self._queue.put(None)
+        self._thread.join(timeout=5)
+
+    # --- the thread ---------------------------------------------------------------------------
+    def _run(self) -> None:
+        while (item := self._queue.get()) is not None:
+            kind = item[0]
+            try:
+                if kind == "far":
+                    self._canceller.render(item[1], item[2], item[3], xrun=item[4])
+                elif kind == "near":
+                    self._near(item[1], item[2], item[3], item[4])
+                else:
+                    self._canceller.configure(item[1])
+            except Exception:
+                # Never lose the microphone: pass it through raw and say so once.
+                if not self._failed:
+                    log.exception("echo cancellation failed; the microphone goes through uncleaned")
+                self._failed = True
+                if kind == "near" and self._deliver is not None:
+                    self._deliver(_at_16k(item[1], item[2]))
+
+    def _near(self, block: np.ndarray, rate: int, adc_time: float, xrun: bool) -> None:
+        if self._failed:
+            clean = _at_16k(block, rate)
+        else:
+            clean = self._canceller.capture(block, rate, adc_time, xrun=xrun)
+            with self._lock:
+                self._stats = copy.copy(self._canceller.stats)
+        if clean.size and self._deliver is not None:
+            self._deliver(clean)
+
+
+def _at_16k(block: np.ndarray, rate: int) -> np.ndarray:
+    return resample(block, rate, SAMPLE_RATE)

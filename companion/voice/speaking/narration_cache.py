@@ -1,0 +1,82 @@
+"""Narration lines synthesized ahead of time, so an ANNOUNCE or HEARTBEAT costs no synthesis."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Iterable
+
+import numpy as np
+
+from companion.memory import release_free_memory
+from companion.voice.speaking.speech_filter import speakable
+from companion.voice.speaking.tts import Synthesizer
+
+log = logging.getLogger(__name__)
+
+
+class NarrationCache:
+    """Audio for known lines, keyed by their speakable text and the speaking speed."""
+
+    def __init__(self, synthesizer: Synthesizer) -> None:
+        self._synth = synthesizer
+        self._audio: dict[tuple[str, float], np.ndarray] = {}
+        self._task: asyncio.Task | None = None
+        self.ready = asyncio.Event()
+        """Set once the latest set of lines is all synthesized."""
+        self._quiet = asyncio.Event()
+        self._quiet.set()
+
+    def set_busy(self, busy: bool) -> None:
+        """While she listens to speech or answers, background synthesis waits (live speech first)."""
+        if busy:
+            self._quiet.clear()
+        else:
+            self._quiet.set()
+
+    def _key(self, text: str) -> tuple[str, float]:
+        return speakable(text), float(getattr(self._synth, "speed", 1.0))
+
+    def get(self, text: str) -> np.ndarray | None:
+        return self._audio.get(self._key(text))
+
+    def clear(self) -> None:
+        """Forget every line (the next refresh synthesizes them all again)."""
+        self._audio.clear()
+
+    def __len__(self) -> int:
+        return len(self._audio)
+
+    def refresh(self, lines: Iterable[str]) -> asyncio.Task:
+        """Synthesize `lines` in the background (at start, and when the personality or speed changes).
+
+        Lines already cached are kept; lines no longer listed are dropped.
+        """
+        wanted = list(dict.fromkeys(line for line in lines if speakable(line)))
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
+        self.ready.clear()
+        self._task = asyncio.get_running_loop().create_task(self._fill(wanted))
+        return self._task
+
+    async def _fill(self, lines: list[str]) -> None:
+        keys = {self._key(line): line for line in lines}
+        for key in [k for k in self._audio if k not in keys]:
+            del self._audio[key]
+        for key, line in keys.items():
+            if key in self._audio:
+                continue
+            await self._quiet.wait()
+            try:
+                self._audio[key] = await self._synth.synthesize(key[0])
+            except Exception:
+                log.exception("could not pre-synthesize narration line %r", line)
+        await asyncio.to_thread(release_free_memory)  # what synthesizing them all allocated
+        self.ready.set()
+
+    async def close(self) -> None:
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task

@@ -1,0 +1,457 @@
+"""Her ear: source → (frame processors) → VAD → endpointer (and turn model) → transcriber →
+"the user said X". It also notices the user talking over her (barge-in) and drops her own
+voice coming back as echo. It never talks to the brain or the speaker: the voice loop does.
+
+Seams:
+- `processors`: each frame passes through them, in order, before the VAD. An echo canceller
+  goes here (it takes the speaker's reference from the sink itself) and returns the cleaned
+  frame.
+- The endpointer (`voice.turns.endpoint.Endpointer`) and the turn watch (`voice.turns.turn_end`) decide
+  where an utterance ends; a semantic end of turn replaces or extends them without touching
+  the rest of the ear.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import statistics
+import time
+from collections import deque
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import numpy as np
+
+from companion.config import VoiceSettings
+from companion.voice.hearing.stt import Transcriber
+from companion.voice.hearing.vad import SpeechDetector
+from companion.voice.sound.audio import AudioSink, AudioSource
+from companion.voice.sound.frames import FRAME_S, rms
+from companion.voice.speaking.echo import PlayedLine, is_echo
+from companion.voice.turns.endpoint import (
+    TURN_CHECK_MS,
+    Endpointer,
+    EndpointSettings,
+    PauseStarted,
+    SpeechResumed,
+    SpeechStarted,
+    TurnCheck,
+    UtteranceEnded,
+)
+from companion.voice.turns.latency import TurnLatency
+from companion.voice.turns.load import PartialPacer
+from companion.voice.turns.smart_turn import SmartTurn
+from companion.voice.turns.turn_end import TurnJudge, TurnWatch
+
+__all__ = ["Ear", "EarSettings", "FrameProcessor", "HerVoice", "PauseListener", "Utterance", "talks_over_her"]
+
+log = logging.getLogger(__name__)
+
+PARTIAL_EVERY_S = 0.48
+"""While the user talks, how often an engine that offers partial transcripts (Moonshine)
+transcribes the audio so far: its words then need only checking when the pause begins."""
+BARGE_IN_LEAD_S = 0.5
+"""Barge-in this long before an utterance's confirmed start still belongs to it."""
+PREPARE_AFTER_MS = TURN_CHECK_MS
+"""A reply is prepared once a pause is this long: shorter gaps between words would waste requests."""
+
+
+class FrameProcessor(Protocol):
+    """Cleans one 16 kHz frame before the VAD hears it (an echo canceller, a noise gate)."""
+
+    def process(self, frame: np.ndarray) -> np.ndarray: ...
+
+
+class HerVoice(Protocol):
+    """What the ear needs to know about her own voice (the mouth's speaker)."""
+
+    playing: bool
+    recent_played: deque[PlayedLine]
+
+    @property
+    def busy(self) -> bool:
+        """Something of hers is queued or playing."""
+
+
+CANCELLED_ECHO_RATIO = 0.05
+"""EarSettings.echo_ratio behind an echo canceller: -26 dB of her level, still above what
+AEC3 leaves of her (the bench measures 50-76 dB removed)."""
+
+
+@dataclass(frozen=True)
+class EarSettings:
+    barge_in: bool = True
+    """Stop her when the user talks over her (turn off for speakers without a headset)."""
+    barge_in_ms: int = 200
+    """How long the user must speak over her before she stops. A short first word ("Stop,")
+    is about 250 ms of voice, and behind an echo canceller a frame of it now and then comes
+    out suppressed: at 250 ms such a word missed by one frame in 2 of 6 rounds on open
+    speakers, and she stopped only when the user's whole sentence had ended."""
+    barge_in_floor: float = 0.01
+    """Minimum microphone level (RMS) that can count as the user talking over her."""
+    echo_ratio: float = 0.3
+    """The floor also rises to this fraction of her own current playback level (her echo in
+    a raw microphone can come back nearly as loud as she plays)."""
+    muted: bool = False
+    """Microphone muted: frames are read and thrown away."""
+    endpoint: EndpointSettings = field(default_factory=EndpointSettings)
+
+    @classmethod
+    def from_voice(cls, voice: VoiceSettings, *, turn_model: bool = False, echo_cancelled: bool = False) -> EarSettings:
+        """`echo_cancelled`: the microphone reaches the ear through a working echo canceller,
+        so her echo is tens of dB down and the floor need not rise as high with her voice
+        (at 0.3, a user no louder than her echo could not stop her on open speakers)."""
+        return cls(barge_in=voice.barge_in, muted=voice.muted,
+                   echo_ratio=CANCELLED_ECHO_RATIO if echo_cancelled else cls.echo_ratio,
+                   endpoint=EndpointSettings.for_patience(voice.end_of_turn_silence_ms, turn_model=turn_model))
+
+
+@dataclass(frozen=True)
+class Utterance:
+    """What the user said, with its latency marks and the pause that ended it."""
+
+    text: str
+    latency: TurnLatency
+    pause_id: int | None = None
+    start_s: float = 0.0
+    """Stream seconds where the speech began and ended (who called her is judged on them)."""
+    end_s: float = 0.0
+    stopped_her: bool = False
+    """It talked over her loud enough to stop her (barge-in)."""
+
+
+class PauseListener(Protocol):
+    """Told about pauses, so a reply can be prepared while the user may still go on."""
+
+    def pause_ready(self, pause_id: int, text: str) -> None:
+        """The pause under way is longer than a gap between words, with its early transcript."""
+
+    def resumed(self, pause_id: int) -> None:
+        """The user went on talking: a reply prepared for that pause is stale."""
+
+    def discarded(self, pause_id: int | None) -> None:
+        """The utterance ended as nothing she should answer (silence, her own echo)."""
+
+
+def talks_over_her(recent: Iterable[tuple[bool, float]], needed: int, floor: float) -> bool:
+    """The user talks over her: of the recent frames, given as (sounds like speech, level),
+    at least `needed` sound like speech (not all in a row: the gaps between words don't reset
+    it), and the median level of those is above the floor. The level is judged over the word,
+    not per frame: behind an echo canceller talked over at her own loudness, one 32 ms frame
+    of "Please" came out at 0.008 with the floor at 0.016, and she stopped only when the whole
+    sentence had ended, 2.5 s later (2 rounds in 20)."""
+    levels = [level for speech, level in recent if speech]
+    return len(levels) >= needed and statistics.median(levels) >= floor
+
+
+def _frames_in(ms: float) -> int:
+    return max(1, round(ms / 1000 / FRAME_S))
+
+
+class Ear:
+    """`run()` reads the source until it ends or is closed; each utterance goes to `heard`,
+    each barge-in to `barged_in`."""
+
+    def __init__(
+        self, *, source: AudioSource, vad: SpeechDetector, transcriber: Transcriber, her_voice: HerVoice,
+        heard: Callable[[Utterance], Awaitable[None]], barged_in: Callable[[], None],
+        settings: EarSettings | None = None, sink: AudioSink | None = None, turn_model: SmartTurn | None = None,
+        pauses: PauseListener | None = None,
+    ) -> None:
+        self.source = source
+        self.vad = vad
+        self.transcriber = transcriber
+        self.her_voice = her_voice
+        self._heard = heard
+        self._barged_in = barged_in
+        self.settings = settings or EarSettings()
+        self.endpointer = Endpointer(self.settings.endpoint)
+        self.pauses = pauses
+        """Where pauses are reported (the loop prepares a reply there): the turn-taking seam."""
+        self.processors: list[FrameProcessor] = []
+        """Run on every frame before the VAD (the echo canceller's place)."""
+        self.hearers: list[Callable[[np.ndarray, float], None]] = []
+        """Given every frame she hears, cleaned, with the stream time it ends at (the wake-word
+        detector's door: it must only queue)."""
+        self.speech_start_s = 0.0
+        """Stream seconds where the utterance under way (or the latest) began."""
+        self.turn_watch = TurnWatch(TurnJudge(turn_model)) if turn_model is not None else None
+        """Asks the turn model at each pause; None: the silence alone ends a turn."""
+        self._early: dict[int, asyncio.Task[str]] = {}
+        self._partial: asyncio.Task[str | None] | None = None
+        self._partial_at_s = 0.0
+        self.partial_pacer = PartialPacer(PARTIAL_EVERY_S)
+        """Holds partial transcripts back under load (companion.voice.turns.load says in which order work goes)."""
+        self.partials: list[str] = []
+        """The partial transcripts of the utterance under way (never heard as what was said)."""
+        self.words_wanted: Callable[[float, float], Awaitable[bool]] | None = None
+        """Asked (start, end in stream seconds) before an utterance is transcribed: False when
+        nobody called her and only the wake word could (Whisper then never runs on it)."""
+        self.early_words: Callable[[float, float], bool] = lambda _start, _end: True
+        """The same question without waiting (for the early transcript at a pause)."""
+        self.skipped = 0
+        """Utterances not transcribed because words_wanted said no."""
+        self._over_her = False
+        """The utterance under way sounded (speech, not its trailing silence) while she spoke."""
+        self._barge_in_s: float | None = None
+        """Endpointer stream seconds of the latest barge-in: the utterance around it stopped her,
+        and only that makes a turn while she still speaks."""
+        self._pause_speech_end_s = 0.0
+        """Stream time the latest pause began (where its early transcript ends)."""
+        self._recent: deque[tuple[bool, float]] = deque(maxlen=_frames_in(400))
+        """The last 400 ms of frames while she speaks: (sounds like speech, level)."""
+        self._out_levels: deque[float] = deque(maxlen=15)  # ~300 ms of 20 ms blocks
+        self._last_frame = (0.0, time.monotonic())
+        """(endpointer stream seconds, time.monotonic()) at the end of the newest frame heard."""
+        self._closing = False
+        self._spoke_from = 0.0
+        self._origin: float | None = None
+        """time.monotonic() of the endpointer's stream time 0: frames are captured in real time,
+        but read late when the ear falls behind, so their capture time comes from here."""
+        if sink is not None:
+            sink.add_level_listener(self._out_levels.append)
+
+    @property
+    def in_speech(self) -> bool:
+        return self.endpointer.in_speech
+
+    def apply(self, settings: EarSettings) -> None:
+        """New settings take effect now; a new end-of-turn silence applies from the next utterance."""
+        if settings.endpoint != self.settings.endpoint:
+            self.endpointer = Endpointer(settings.endpoint)
+            self._barge_in_s = None
+            self._origin = None
+        self.settings = settings
+
+    async def run(self, after_frame: Callable[[], None] = lambda: None) -> None:
+        """Until the source ends. Run again after a failure, it starts on a fresh utterance."""
+        self.endpointer = Endpointer(self.settings.endpoint)
+        self._origin = None
+        self._barge_in_s = None
+        for task in self._early.values():
+            task.cancel()
+        self._early.clear()
+        while (frame := await self.source.read()) is not None:
+            if self._origin is None:
+                self._origin = time.monotonic() - FRAME_S - self.endpointer.stream_s
+            if self.settings.muted:
+                # Muted frames never reach the endpointer, so its clock stops: the origin moves
+                # on with the real one, or her echo would be looked for at the wrong time after.
+                self._origin += FRAME_S
+                continue
+            self._last_frame = (self.endpointer.stream_s + FRAME_S, time.monotonic())
+            for processor in self.processors:
+                frame = processor.process(frame)
+            for hearer in self.hearers:
+                hearer(frame, self.endpointer.stream_s + FRAME_S)  # the clock utterances are timed on
+            await self._hear(frame)
+            after_frame()
+        if not self._closing:
+            # The audio ran out (a file): whoever was speaking has stopped.
+            for event in self.endpointer.flush():
+                await self._utterance_ended(event)
+
+    async def _hear(self, frame: np.ndarray) -> None:
+        probability = self.vad.probability(frame)
+        voice = self.her_voice
+        if voice.busy and not self.settings.barge_in:
+            # Without barge-in her own voice must not become a question: hear nothing while she talks.
+            return
+        if voice.busy:
+            # Between two of her sentences too: on a busy machine the next one may still be
+            # synthesizing, and a "Stop" said in that gap is as much talking over her.
+            self._watch_for_barge_in(frame, probability)
+        else:
+            self._recent.clear()  # talk while she was quiet is no talking over her next line
+        if voice.busy and self.endpointer.in_speech and probability >= self.settings.endpoint.start_threshold:
+            self._over_her = True
+        watch = self.turn_watch
+        if watch is not None:
+            for pause_id in watch.finished():
+                for event in self.endpointer.conclude(pause_id):
+                    await self._utterance_ended(event)
+        for event in self.endpointer.push(frame, probability):
+            if isinstance(event, SpeechStarted):
+                self._over_her = voice.busy
+                self._spoke_from = self._captured_at(event.at_s)
+                self.partials, self._partial_at_s = [], self.endpointer.stream_s
+                self.speech_start_s = event.at_s
+            elif isinstance(event, PauseStarted):
+                if self.words_wanted is not None and not self.early_words(self.speech_start_s, event.speech_end_s):
+                    continue  # nobody called her: no early transcript either
+                early = asyncio.create_task(self.transcriber.transcribe(event.audio))
+                self._early[event.pause_id] = early
+                self._pause_speech_end_s = event.speech_end_s
+                early.add_done_callback(lambda _task, pause_id=event.pause_id: self._pause_ready(pause_id))
+            elif isinstance(event, TurnCheck) and watch is not None:
+                watch.check(event, self._early.get(event.pause_id))
+                if not self.source.realtime:
+                    # A file has no real time to keep up with: wait for the answer right here.
+                    finished = await watch.answer(event.pause_id)
+                    self._pause_ready(event.pause_id)
+                    for ended in self.endpointer.conclude(event.pause_id) if finished else ():
+                        await self._utterance_ended(ended)
+            elif isinstance(event, SpeechResumed):
+                task = self._early.pop(event.pause_id, None)
+                if task:
+                    task.cancel()
+                if self.pauses is not None:
+                    self.pauses.resumed(event.pause_id)
+                if watch is not None:
+                    watch.resumed(event.pause_id)
+            elif isinstance(event, UtteranceEnded):
+                await self._utterance_ended(event)
+        if self.endpointer.pause_id is not None:
+            self._pause_ready(self.endpointer.pause_id)
+        self._transcribe_so_far()
+
+    def _transcribe_so_far(self) -> None:
+        """While the user talks, a partial transcript every PARTIAL_EVERY_S, by an engine that
+        offers them: the first work dropped under load. Never queued: the next waits for the
+        last to finish, and longer when it took long; none while the ear is behind; and the
+        transcript the pause asks for stops one under way."""
+        pacer = self.partial_pacer
+        pacer.frame_heard(self._last_frame[0], self._origin)  # a new run or endpointer: a new timeline
+        partial = getattr(self.transcriber, "partial", None)
+        if partial is None or not self.source.realtime or self.endpointer.pause_id is not None:
+            return
+        if self._partial is not None and not self._partial.done():
+            return
+        if not pacer.may_start(self.endpointer.stream_s - self._partial_at_s):
+            return
+        audio = self.endpointer.audio_so_far()
+        if audio is None:
+            return
+        self._partial_at_s = self.endpointer.stream_s
+        pacer.partial_started()
+        self._partial = asyncio.create_task(partial(audio))
+        self._partial.add_done_callback(self._partial_done)
+
+    def _partial_done(self, task: asyncio.Task[str | None]) -> None:
+        self.partial_pacer.partial_done()
+        if task.cancelled() or task.exception() is not None:
+            if not task.cancelled():
+                log.debug("a partial transcript failed: %s", task.exception())
+            return
+        if task.result() and self.endpointer.in_speech:
+            self.partials.append(task.result())
+
+    def _pause_ready(self, pause_id: int) -> None:
+        """Tell the listener once the pause under way is long enough to be more than a gap
+        between words and its early transcript is ready."""
+        early = self._early.get(pause_id)
+        if self.pauses is None or early is None or not early.done() or early.cancelled():
+            return
+        if early.exception() is not None or not early.result() or self.settings.muted or self._closing:
+            return
+        if self.endpointer.pause_id != pause_id or self.endpointer.silence_ms < PREPARE_AFTER_MS:
+            return
+        if self._is_her_echo(early.result(), self._pause_speech_end_s):
+            return  # her own voice coming back: nothing to prepare a reply to
+        self.pauses.pause_ready(pause_id, early.result())
+
+    def _watch_for_barge_in(self, frame: np.ndarray, probability: float) -> None:
+        s = self.settings
+        floor = max(s.barge_in_floor, s.echo_ratio * max(self._out_levels, default=0.0))
+        self._recent.append((probability >= s.endpoint.start_threshold, rms(frame)))
+        if talks_over_her(self._recent, _frames_in(s.barge_in_ms), floor):
+            self._recent.clear()
+            self._barge_in_s = self.endpointer.stream_s
+            log.debug("barge-in: mic %.3f, floor %.3f", rms(frame), floor)
+            self._barged_in()
+
+    async def _utterance_ended(self, event: UtteranceEnded) -> None:
+        latency = TurnLatency()
+        stream_now, wall_now = self._last_frame
+        latency.mark("speech_end", wall_now - (stream_now - event.speech_end_s))
+        latency.mark("utterance_end")
+        if self.turn_watch is not None:
+            latency.verdicts = self.turn_watch.take_verdicts(event.pause_id)
+        early = self._early.pop(event.pause_id, None) if event.pause_id is not None else None
+        for task in self._early.values():
+            task.cancel()
+        stopped_her = self._stopped_her(event.speech_end_s)
+        if self._over_her and not stopped_her and self.her_voice.busy:
+            # Sounded over her and ended while she speaks, never as loud as someone talking over
+            # her: while she speaks only barge-in makes a turn. Otherwise the canceller's leftover
+            # of her words (heard as "algebra." for "Australia", or "Alright.", mostly while it
+            # still learns the room at her first reply) started a turn of its own and cut her
+            # off, bypassing the level that keeps her echo from stopping her. Words said before
+            # she began, whose trailing silence she starts speaking in, are still a turn.
+            log.info("dropped a sound heard only while she spoke, below the barge-in level")
+            self._early.clear()
+            if early is not None:
+                early.cancel()
+            self._discard(event.pause_id)
+            return
+        self._early.clear()
+        if self.words_wanted is not None and not await self.words_wanted(self.speech_start_s, event.speech_end_s):
+            if early is not None:
+                early.cancel()
+            self.skipped += 1
+            self._discard(event.pause_id)
+            return
+        if early is not None:
+            latency.early_transcript_ready = early.done()
+            text = await early
+        else:
+            text = await self.transcriber.transcribe(event.audio)
+        latency.mark("transcribed")
+        if not text:
+            self._discard(event.pause_id)
+            return
+        if self._is_her_echo(text, event.speech_end_s):
+            log.info("dropped my own echo: %r", text)
+            self._discard(event.pause_id)
+            return
+        latency.heard = text
+        await self._heard(Utterance(text, latency, event.pause_id, self.speech_start_s, event.speech_end_s,
+                                    stopped_her))
+
+    def _is_her_echo(self, text: str, speech_end_s: float) -> bool:
+        """True when `text`, heard up to stream time `speech_end_s`, is her own line coming back."""
+        spoken_to = self._captured_at(speech_end_s)
+        spoken_from = min(self._spoke_from or spoken_to, spoken_to)
+        log.debug("echo check %r from %.2f to %.2f now %.2f: %s", text, spoken_from, spoken_to, time.monotonic(),
+                  [(p.text, round(p.started, 2), p.ended and round(p.ended, 2)) for p in self.her_voice.recent_played])
+        return is_echo(text, self.her_voice.recent_played, spoken_from=spoken_from, spoken_to=spoken_to,
+                       now=time.monotonic())
+
+    def _stopped_her(self, speech_end_s: float) -> bool:
+        """Barge-in fired during the utterance ending at `speech_end_s` (the VAD confirms speech
+        a few frames after barge-in may already have fired on it)."""
+        return self._barge_in_s is not None and \
+            self.speech_start_s - BARGE_IN_LEAD_S <= self._barge_in_s <= speech_end_s
+
+    def drop_utterance(self) -> None:
+        """Forget the utterance under way: its audio was cut off (the sound server went away),
+        so what was heard of it is no question to answer."""
+        pause_id = self.endpointer.pause_id
+        self.endpointer.drop()
+        for task in self._early.values():
+            task.cancel()
+        self._early.clear()
+        if self._partial is not None:
+            self._partial.cancel()
+        self.partials = []
+        self._discard(pause_id)
+
+    def _discard(self, pause_id: int | None) -> None:
+        if self.pauses is not None:
+            self.pauses.discarded(pause_id)
+
+    def _captured_at(self, stream_s: float) -> float:
+        """When (time.monotonic()) the audio at the endpointer's `stream_s` was captured."""
+        return (self._origin if self._origin is not None else time.monotonic()) + stream_s
+
+    def close(self) -> None:
+        self._closing = True
+        self.source.close()
+        if self._partial is not None:
+            self._partial.cancel()
+        for task in self._early.values():
+            task.cancel()
+        if self.turn_watch is not None:
+            self.turn_watch.close()

@@ -1,0 +1,236 @@
+"""Test audio: a private PulseAudio with virtual speaker and microphone, and shared real models.
+
+The PulseAudio daemon loads a null sink `speaker` (what she says; record `speaker.monitor`)
+and a null sink `micfeed` remapped as the source `mic` (play a WAV into `micfeed` and she
+hears it). PortAudio lists devices when it initialises, so the fixture re-initialises
+sounddevice after pointing PULSE_SERVER at the private daemon, and again when it stops.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import os
+import shutil
+import signal
+import subprocess
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from companion.voice.hearing.stt import WhisperTranscriber
+from companion.voice.models.files import resolve_hearing_model, resolve_voice
+from companion.voice.sound.audio import resample, write_wav
+from companion.voice.speaking.tts import PiperSynthesizer
+
+PULSE_CONFIG = """\
+load-module module-native-protocol-unix auth-anonymous=1 socket={socket}
+load-module module-null-sink sink_name=speaker rate=22050 channels=1
+load-module module-null-sink sink_name=micfeed rate=16000 channels=1
+load-module module-remap-source source_name=mic master=micfeed.monitor channels=1
+set-default-sink speaker
+set-default-source mic
+"""
+
+
+RECORD_LATENCY = "--latency-msec=50"
+"""parecord at its default latency got its audio in ~2 s fragments (nothing on disk for the
+first 1.75 s here), so a recording stopped soon after she fell quiet could miss her last words
+("she did not finish"); in 50 ms fragments the file keeps up, and wait_until_recorded can tell."""
+
+
+def recorded_s(wav: Path, *, channels: int = 1, rate: int = 16_000) -> float:
+    """Seconds of 16-bit audio a recorder has written to `wav` so far (its header not yet final)."""
+    try:
+        size = wav.stat().st_size
+    except FileNotFoundError:
+        return 0.0
+    return max(0, size - 44) / (2 * channels) / rate
+
+
+def wait_until_recorded(wav: Path, seconds: float, *, channels: int = 1, timeout_s: float = 30.0) -> None:
+    """Until the recorder writing `wav` has written `seconds` of audio (blocking: call in a thread).
+    A recorder started at t0 and `seconds` long covers everything played before t0 + seconds."""
+    deadline = time.monotonic() + timeout_s
+    while recorded_s(wav, channels=channels) < seconds:
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{wav.name}: only {recorded_s(wav, channels=channels):.2f} of {seconds:.2f} s recorded")
+        time.sleep(0.02)  # another process's progress on disk: nothing to wait on but the file
+
+
+class PrivatePulseAudio:
+    """A PulseAudio daemon of our own in `folder`; `env` is what a client process needs."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.socket = folder / "native"
+        self.runtime = folder / "runtime"
+        self.env = {
+            "PULSE_SERVER": f"unix:{self.socket}",
+            "PULSE_RUNTIME_PATH": str(self.runtime),
+            "PULSE_STATE_PATH": str(folder / "state"),
+            "PULSE_CONFIG_PATH": str(folder / "config"),
+        }
+        self.process: subprocess.Popen | None = None
+
+    def start(self) -> PrivatePulseAudio:
+        for name in ("runtime", "state", "config"):
+            (self.folder / name).mkdir(parents=True, exist_ok=True)
+        config = self.folder / "private.pa"
+        config.write_text(PULSE_CONFIG.format(socket=self.socket))
+        env = {**os.environ, **self.env, "HOME": str(self.folder)}
+        # Not daemonized: a child that dies with us, so a killed test run leaves no daemon behind.
+        self.process = subprocess.Popen(
+            ["pulseaudio", "-n", "-F", str(config), "--daemonize=no", "--exit-idle-time=-1",
+             "--log-target=stderr"],
+            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=_die_with_parent,
+        )
+        deadline = time.monotonic() + 30
+        while subprocess.run(["pactl", "info"], env=env, capture_output=True, timeout=10).returncode != 0:
+            # The daemon is an outside program with no readiness signal: ask until it answers.
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError("the private PulseAudio did not start")
+            time.sleep(0.05)
+        return self
+
+    def client_env(self) -> dict[str, str]:
+        return {**os.environ, **self.env}
+
+    def play_into_mic(self, wav: Path) -> subprocess.Popen:
+        """Start playing `wav` into the virtual microphone (returns the paplay process)."""
+        return subprocess.Popen(["paplay", "--device=micfeed", str(wav)], env=self.client_env())
+
+    def record_speaker(self, wav: Path) -> subprocess.Popen:
+        """Start recording the virtual speaker to `wav`; stop it with .send_signal(SIGINT)."""
+        return subprocess.Popen(
+            ["parecord", "--device=speaker.monitor", "--rate=16000", "--channels=1", RECORD_LATENCY,
+             "--format=s16le", "--file-format=wav", str(wav)], env=self.client_env(),
+        )
+
+    def kill(self) -> None:
+        """The daemon dies as in a crash (SIGKILL: no goodbye to its clients); start() brings
+        a new one up on the same socket, as a desktop's session manager would."""
+        if self.process is not None:
+            self.process.kill()
+            self.process.wait()
+        self.process = None
+
+    def stall(self) -> None:
+        """The daemon stops answering (SIGSTOP), as a hung server does; resume() lets it go on."""
+        if self.process is not None:
+            self.process.send_signal(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        if self.process is not None:
+            self.process.send_signal(signal.SIGCONT)
+
+    def stop(self) -> None:
+        self.resume()  # a stalled daemon would not see SIGTERM
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self.process = None
+
+
+def _die_with_parent() -> None:
+    """In the child before exec: ask Linux to SIGTERM it when the test process dies."""
+    libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+    libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
+def reinitialise_sounddevice() -> None:
+    """Make PortAudio list devices again (it reads the sound server only when it initialises)."""
+    import sounddevice
+
+    sounddevice._terminate()
+    sounddevice._initialize()
+
+
+@contextmanager
+def sound_server(folder: Path) -> Iterator[PrivatePulseAudio]:
+    """A private PulseAudio in `folder`, with this process (and PortAudio) pointed at it while
+    it runs; the environment and PortAudio's device list are put back afterwards."""
+    pulse = PrivatePulseAudio(folder).start()
+    saved = {name: os.environ.get(name) for name in pulse.env}
+    os.environ.update(pulse.env)
+    reinitialise_sounddevice()
+    try:
+        yield pulse
+    finally:
+        pulse.stop()
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+        reinitialise_sounddevice()
+
+
+@pytest.fixture(scope="session")
+def pulse_audio(tmp_path_factory):
+    """The private PulseAudio, with this process's environment pointing at it while it runs."""
+    if shutil.which("pulseaudio") is None:
+        pytest.fail("pulseaudio is not installed: run `make system-deps` (scripts/system-deps.sh)")
+    with sound_server(tmp_path_factory.mktemp("pulse")) as pulse:
+        yield pulse
+
+
+@pytest.fixture(scope="session")
+def hearing(tmp_path_factory) -> WhisperTranscriber:
+    """The installed Whisper tiny.en, loaded and warmed once per test session."""
+    transcriber = WhisperTranscriber(resolve_hearing_model("", tmp_path_factory.mktemp("models")))
+    transcriber.load()
+    return transcriber
+
+
+@pytest.fixture(scope="session")
+def piper_voice(tmp_path_factory) -> PiperSynthesizer:
+    """The installed piper voice (joe-medium), loaded once per test session, without sampling noise."""
+    # Steady (no sampling noise): test speech and her answers are the same on every run.
+    synthesizer = PiperSynthesizer(resolve_voice("", tmp_path_factory.mktemp("models")), steady=True)
+    synthesizer.load()
+    return synthesizer
+
+
+@pytest.fixture(scope="session")
+def turn_model():
+    """Smart Turn v3 from the installed pack, verified and loaded once per test session."""
+    from companion.voice.turns.smart_turn import SmartTurn, resolve_turn_model
+
+    model = SmartTurn(resolve_turn_model())
+    model.load()
+    return model
+
+
+def speech(synth: PiperSynthesizer, *parts: str | float, lead_s: float = 0.5, tail_s: float = 0.0) -> np.ndarray:
+    """Piper speech at 16 kHz: strings are spoken, numbers are seconds of silence between."""
+    pieces = [np.zeros(int(lead_s * 16_000), dtype=np.float32)]
+    for part in parts:
+        if isinstance(part, str):
+            pieces.append(resample(synth.synthesize_sync(part), synth.sample_rate, 16_000))
+        else:
+            pieces.append(np.zeros(int(part * 16_000), dtype=np.float32))
+    pieces.append(np.zeros(int(tail_s * 16_000), dtype=np.float32))
+    return np.concatenate(pieces)
+
+
+def speech_wav(path: Path, synth: PiperSynthesizer, *parts: str | float, **kwargs) -> Path:
+    write_wav(path, speech(synth, *parts, **kwargs), 16_000)
+    return path
+
+
+def espeak_wav(path: Path, text: str) -> Path:
+    """A second, different voice for test speech (espeak-ng)."""
+    subprocess.run(["espeak-ng", "-v", "en-us", "-s", "150", "-w", str(path), text], check=True, timeout=30)
+    return path
+
+

@@ -1,0 +1,47 @@
+"""Her own voice coming back through the microphone: dropped only when it is word for word hers,
+at least four words, heard while that line was playing. Short answers always reach her."""
+
+from __future__ import annotations
+
+from companion.voice.speaking.echo import PlayedLine, is_echo
+
+ASKING = PlayedLine("Should I delete it? Say yes or no, or stop to cancel.", started=100.0, ended=103.5)
+REPORT = PlayedLine("I opened the report for you. It has three pages about the new project.",
+                    started=100.0, ended=104.0)
+
+
+def heard_while_playing(text: str, line: PlayedLine) -> bool:
+    return is_echo(text, [line], spoken_from=line.started + 0.5, spoken_to=line.ended, now=line.ended + 0.5)
+
+
+def test_short_answers_are_never_echo_even_when_her_line_contained_them():
+    for answer in ("Yes.", "No.", "Stop.", "What?", "Yes or no", "No, thank you."):
+        assert not heard_while_playing(answer, ASKING), answer
+
+
+def test_words_she_never_said_in_that_order_are_the_users():
+    for heard in ("Open the report.", "Cancel it.", "What about the new report?", "Delete the three pages now"):
+        assert not heard_while_playing(heard, REPORT), heard
+
+
+def test_four_or_more_of_her_words_in_order_while_she_plays_are_echo():
+    assert heard_while_playing("It has three pages", REPORT)
+    assert heard_while_playing("I opened the report for you.", REPORT)
+    # An echo may run across her sentence boundary, whatever the punctuation.
+    assert heard_while_playing("for you, it has three pages", REPORT)
+
+
+def test_the_same_words_said_after_she_went_quiet_are_the_users():
+    # The user repeats her line a few seconds after she stopped: not acoustically hers.
+    assert not is_echo("It has three pages", [REPORT], spoken_from=REPORT.ended + 2.0,
+                       spoken_to=REPORT.ended + 3.5, now=REPORT.ended + 4.0)
+
+
+def test_a_line_played_long_ago_is_not_echo_now():
+    assert not is_echo("It has three pages", [REPORT], spoken_from=REPORT.started, spoken_to=REPORT.ended,
+                       now=REPORT.ended + 30.0)
+
+
+def test_a_line_still_playing_counts_until_now():
+    playing = PlayedLine("The weather today is sunny and warm.", started=50.0)
+    assert is_echo("the weather today is sunny", [playing], spoken_from=50.4, spoken_to=52.0, now=52.2)

@@ -1,0 +1,277 @@
+"""Semantic end of turn with the real models: Smart Turn v3 on real speech, in the real voice loop."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+
+import pytest
+from audio_env import speech
+from brain_harness import make_config, tool
+from scripted_brain import user_texts
+
+from companion.config import Settings, VoiceSettings
+from companion.doctor import check_turn_model
+from companion.errors import CompanionError
+from companion.events import EventBus, UserHeard
+from companion.runtime import Companion
+from companion.tools.registry import Registry
+from companion.voice.brain_port import CompanionBrain
+from companion.voice.session import VoiceSession
+from companion.voice.sound.audio import WavSink, WavSource, resample, write_wav
+from companion.voice.turns.endpoint import TurnCheck
+from companion.voice.turns.smart_turn import PATH_VARIABLE, load_turn_model, resolve_turn_model
+from companion.voice.turns.turn_end import (
+    WORDS_DECIDE_MS,
+    TurnJudge,
+    sounds_finished,
+    sounds_unfinished,
+)
+
+THINKING = ("I would like to", 0.7, "book a table for two people tonight.")
+
+
+async def converse(tmp_path, scripted_brain, hearing, piper_voice, wav, *, turn_model, voice=None,
+                   registry=None, source=None, events=None):
+    companion = Companion(make_config(tmp_path, scripted_brain.url), EventBus(), registry=registry)
+    if events is not None:
+        companion.bus.subscribe(events.append)
+    await companion.start()
+    source = source or WavSource(wav, realtime=False)
+    sink = WavSink(lambda: source.position_s, rate=piper_voice.sample_rate, realtime=False)
+    session = VoiceSession(brain=CompanionBrain(companion), bus=companion.bus, source=source, sink=sink,
+                           transcriber=hearing, synthesizer=piper_voice, voice=voice or VoiceSettings(listening="always"),
+                           turn_model=turn_model)
+    if isinstance(source, PausingSource):
+        source.loop = session.loop
+    try:
+        await session.run()
+    finally:
+        await session.close()
+        await companion.close()
+    session.history = list(companion.conversation.history)
+    session.said = sink.audio()
+    return session
+
+
+class PausingSource(WavSource):
+    """A WAV read as fast as the loop takes it, whose speaker stays silent at `resume_s` until
+    she has prepared a reply (and, with `until_reply`, until its model reply waits): the user
+    pauses long enough for that however busy the machine is."""
+
+    def __init__(self, path, resume_s: float, *, until_reply: bool = False) -> None:
+        super().__init__(path, realtime=False)
+        self.resume_s, self.until_reply = resume_s, until_reply
+        self.loop = None
+        self.waited = False
+
+    async def read(self):
+        if not self.waited and self.position_s >= self.resume_s:
+            self.waited = True
+            preparer = self.loop.preparer
+            await preparer.preparing.wait()
+            if self.until_reply:
+                await preparer.current.turn.model.holding.wait()
+        return await super().read()
+
+
+async def test_the_turn_model_hears_a_finished_question_and_a_phrase_broken_off(piper_voice, turn_model):
+    finished = speech(piper_voice, "What is the capital of France?", 0.2)
+    broken = speech(piper_voice, "So I was thinking that maybe we could", 0.2)
+    assert turn_model.guess_sync(finished).probability > 0.8
+    assert turn_model.guess_sync(broken).probability < 0.2
+
+
+def test_words_that_stop_mid_phrase_sound_unfinished():
+    for words in ("I would like to...", "I want to go to the", "Remind me about, um", "Book a table and"):
+        assert sounds_unfinished(words), words
+    for words in ("What time is it?", "Yes, I can.", "Book a table for two people tonight."):
+        assert not sounds_unfinished(words), words
+
+
+async def test_the_judge_waits_when_the_words_stop_on_to_even_if_the_sound_says_finished(piper_voice, turn_model):
+    audio = speech(piper_voice, "I would like to", 0.2)
+    transcript = asyncio.get_running_loop().create_future()
+    transcript.set_result("I would like to...")
+    verdict = await TurnJudge(turn_model, threshold=0.0).judge(TurnCheck(1, audio, 192.0), transcript)
+    assert verdict.words_unfinished and not verdict.complete
+
+
+def test_words_that_end_a_sentence_sound_finished():
+    for words in ("Why is the sky blue?", "Yes, I can.", "Stop!"):
+        assert sounds_finished(words), words
+    for words in ("I would like to...", "Book a table for", "What is the weather like in", "Remind me to."):
+        assert not sounds_finished(words), words
+
+
+async def test_after_a_long_pause_a_finished_sentence_ends_the_turn_the_model_still_doubts(piper_voice, turn_model):
+    audio = speech(piper_voice, "Why is the sky blue?", 0.8)
+    doubting = TurnJudge(turn_model, threshold=1.01)  # the model never says "finished"
+
+    async def verdict(words: str, silence_ms: float):
+        transcript = asyncio.get_running_loop().create_future()
+        transcript.set_result(words)
+        return await doubting.judge(TurnCheck(1, audio, silence_ms), transcript)
+
+    assert not (await verdict("Why is the sky blue?", WORDS_DECIDE_MS - 192)).complete
+    decided = await verdict("Why is the sky blue?", WORDS_DECIDE_MS)
+    assert decided.complete and decided.by_words
+    assert not (await verdict("Why is the sky...", WORDS_DECIDE_MS)).complete
+
+
+async def test_a_thinking_pause_mid_sentence_stays_one_turn(tmp_path, scripted_brain, hearing, piper_voice, turn_model):
+    scripted_brain.push({"text": "I booked it."}, {"text": "Anything else?"})
+    wav = tmp_path / "q.wav"
+    write_wav(wav, speech(piper_voice, *THINKING), 16_000)
+    session = await converse(tmp_path, scripted_brain, hearing, piper_voice, wav, turn_model=turn_model)
+    assert len(session.loop.heard) == 1
+    assert "table for two" in session.loop.heard[0] and session.loop.heard[0].startswith("I would like to")
+
+
+async def test_without_the_turn_model_the_same_pause_cuts_the_sentence_in_two(
+    tmp_path, scripted_brain, hearing, piper_voice
+):
+    scripted_brain.push({"text": "I booked it."}, {"text": "Anything else?"})
+    wav = tmp_path / "q.wav"
+    write_wav(wav, speech(piper_voice, *THINKING), 16_000)
+    session = await converse(tmp_path, scripted_brain, hearing, piper_voice, wav, turn_model=None)
+    assert len(session.loop.heard) == 2
+
+
+async def test_a_finished_question_ends_the_turn_at_the_first_check_not_the_patience(
+    tmp_path, scripted_brain, hearing, piper_voice, turn_model
+):
+    scripted_brain.push({"text": "Paris."}, {"text": "Rome."})
+    wav = tmp_path / "q.wav"
+    write_wav(wav, speech(piper_voice, "What is the capital of France?", 3.0,
+                          "And what is the capital of Italy?"), 16_000)
+    session = await converse(tmp_path, scripted_brain, hearing, piper_voice, wav, turn_model=turn_model)
+    assert len(session.loop.heard) == 2
+    for latency in session.loop.latencies:
+        [verdict] = latency.verdicts
+        assert verdict.complete and verdict.silence_ms < 250  # patience: 2000 ms
+        assert "p=" in latency.summary()
+
+
+def test_a_damaged_turn_model_is_refused_with_a_sentence(tmp_path):
+    copy = tmp_path / "smart-turn-v3.2-cpu.onnx"
+    shutil.copyfile(resolve_turn_model(), copy)
+    with copy.open("r+b") as handle:
+        handle.seek(4096)
+        handle.write(b"\0" * 64)
+    with pytest.raises(CompanionError) as caught:
+        resolve_turn_model(copy)
+    assert caught.value.code == "model_corrupt" and "pip install" in caught.value.sentence
+
+
+async def test_with_the_turn_model_missing_a_fixed_silence_ends_turns_and_doctor_says_why(
+    tmp_path, monkeypatch, scripted_brain, hearing, piper_voice
+):
+    monkeypatch.setenv(PATH_VARIABLE, str(tmp_path / "nowhere.onnx"))
+    check = check_turn_model(Settings())
+    assert not check.ok and not check.essential
+    assert "fixed 500 ms of silence" in check.detail and "pip install --no-deps pipecat-ai" in check.fix
+    scripted_brain.push({"text": "Paris."})
+    wav = tmp_path / "q.wav"
+    write_wav(wav, speech(piper_voice, "What is the capital of France?"), 16_000)
+    model, why = load_turn_model()
+    assert model is None and "can't find the turn model" in why
+    session = await converse(tmp_path, scripted_brain, hearing, piper_voice, wav, turn_model=model)
+    assert session.loop.heard == ["What is the capital of France?"]
+    assert session.loop.endpointer.settings.end_silence_ms == 500
+
+
+PAUSED = ("Please remind me to", 0.7, "call my sister tomorrow.")
+
+
+def paused_wav(tmp_path, piper_voice):
+    wav = tmp_path / "paused.wav"
+    audio = speech(piper_voice, *PAUSED)
+    write_wav(wav, audio, 16_000)
+    first_part = speech(piper_voice, PAUSED[0]).size / 16_000
+    return wav, first_part + 0.5  # the speaker goes on 0.5 s into the pause
+
+
+def user_messages(history):
+    """The user's words in a request (without the turn note on the newest one)."""
+    return user_texts({"messages": history})
+
+
+async def test_a_reply_prepared_for_a_turn_that_goes_on_is_never_spoken_shown_or_kept(
+    tmp_path, scripted_brain, hearing, piper_voice, turn_model
+):
+    scripted_brain.fallback = {"text": "Your sister Anna lives in Paris."}  # answers the half sentence
+    scripted_brain.push({"for": "sister", "text": "I will remind you tomorrow."})
+    wav, resume_s = paused_wav(tmp_path, piper_voice)
+    events = []
+    session = await converse(tmp_path, scripted_brain, hearing, piper_voice, wav, turn_model=turn_model,
+                             source=PausingSource(wav, resume_s), events=events)
+    asked = [user_messages(body["messages"])[-1] for body in scripted_brain.bodies]
+    assert asked[0].startswith("Please remind me to") and "sister" not in asked[0]  # it was prepared
+    assert session.loop.preparer.discarded >= 1
+    [heard] = session.loop.heard
+    assert "sister" in heard
+    assert user_messages(session.history) == [heard]
+    assert [m["content"] for m in session.history if m["role"] == "assistant"] == ["I will remind you tomorrow."]
+    assert [e.text for e in events if isinstance(e, UserHeard)] == [heard]
+    assert not any("Paris" in getattr(e, "text", "") for e in events)
+    said = hearing.transcribe_sync(resample(session.said, piper_voice.sample_rate, 16_000))
+    assert "paris" not in said.lower() and "remind you" in said.lower()
+
+
+async def test_a_tool_call_in_a_prepared_reply_waits_for_the_end_of_the_turn(
+    tmp_path, scripted_brain, hearing, piper_voice, turn_model
+):
+    ran = []
+
+    async def note_down(args, ctx):
+        ran.append((args.get("what"), len(session_heard)))  # how many turns were confirmed then
+        return "noted"
+
+    registry = Registry()
+    registry.register(tool("note_down", note_down, parameters={
+        "type": "object", "properties": {"what": {"type": "string"}}}))
+    scripted_brain.fallback = {"tool_calls": [{"name": "note_down", "arguments": {"what": "early"}}]}
+    scripted_brain.push({"for": "sister", "tool_calls": [{"name": "note_down", "arguments": {"what": "final"}}]},
+                        {"for": "sister", "text": "Noted."})
+    wav, resume_s = paused_wav(tmp_path, piper_voice)
+    source = PausingSource(wav, resume_s, until_reply=True)
+    session_heard: list[str] = []
+    session = await converse(tmp_path, scripted_brain, hearing, piper_voice, wav, turn_model=turn_model,
+                             registry=registry, source=source,
+                             events=_HeardList(session_heard))
+    # The half sentence's reply asked for the tool and was held there, then thrown away.
+    assert source.waited and session.loop.preparer.discarded >= 1
+    assert ran == [("final", 1)]  # only the confirmed turn's call ran, after the turn was heard
+    tool_results = [m["content"] for m in session.history if m["role"] == "tool"]
+    assert tool_results == ["noted"]
+
+
+async def test_the_reply_to_a_finished_question_is_prepared_during_the_pause_and_used(
+    tmp_path, scripted_brain, hearing, piper_voice, turn_model
+):
+    scripted_brain.push({"text": "Paris is the capital."})
+    wav = tmp_path / "q.wav"
+    write_wav(wav, speech(piper_voice, "What is the capital of France?"), 16_000)
+    session = await converse(tmp_path, scripted_brain, hearing, piper_voice, wav, turn_model=turn_model)
+    assert (session.loop.preparer.started, session.loop.preparer.discarded) == (1, 0)
+    assert len(scripted_brain.bodies) == 1
+    assert [m["role"] for m in session.history] == ["user", "assistant"]
+    said = hearing.transcribe_sync(resample(session.said, piper_voice.sample_rate, 16_000))
+    assert "capital" in said.lower()
+    # --latency tells it: prepared, on the early transcript, and when each stage was done.
+    [latency] = session.loop.latencies
+    report = latency.report()
+    assert report["prepared_in_time"] is not None and report["early_transcript_ready"]
+    assert {"utterance_end", "transcribed", "first_token", "first_audio"} <= set(report["after_speech_end_ms"])
+
+
+class _HeardList:
+    """An event subscriber that appends each UserHeard text to a list (the confirmed turns)."""
+
+    def __init__(self, into: list[str]) -> None:
+        self.into = into
+
+    def append(self, event) -> None:
+        if isinstance(event, UserHeard):
+            self.into.append(event.text)
