@@ -12,7 +12,7 @@ import random
 from companion.ui.face.character import CHARACTERS
 from companion.ui.face.expressions import FaceShape, blend, shape_for
 from companion.ui.face.extras import breath_step
-from companion.ui.face.painter import FaceFrame
+from companion.ui.face.frame import FaceFrame
 
 TRANSITION_S = 0.22
 """Expression changes finish within this (the brief allows 250 ms)."""

@@ -1,7 +1,7 @@
 """Her 14 expressions as data: numeric face shapes that can be blended into each other.
 
 Every field is a float so a transition is a plain linear blend of two shapes; the painter
-(face_painter.py) turns a shape into strokes. Units are fractions of the face radius.
+(head.py) turns a shape into strokes. Units are fractions of the face radius.
 """
 
 from __future__ import annotations

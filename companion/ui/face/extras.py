@@ -5,16 +5,13 @@ from __future__ import annotations
 
 import math
 from collections import OrderedDict
-from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QImage, QLinearGradient, QPainter, QPainterPath
 
 from companion.ui.face.expressions import FaceShape
+from companion.ui.face.frame import FaceFrame
 from companion.ui.face.paint_tools import alpha, drop, round_pen
-
-if TYPE_CHECKING:
-    from companion.ui.face.painter import FaceFrame
 
 TEAR = QColor("#8fd3ff")
 HEART = QColor("#ff6f91")

@@ -20,7 +20,8 @@ from PySide6.QtGui import QImage, QPainter
 
 from companion.ui.face.expressions import FaceShape
 from companion.ui.face.extras import paint_gloom
-from companion.ui.face.painter import FaceFrame, paint_base, paint_features, paint_mouth, paint_over
+from companion.ui.face.frame import FaceFrame
+from companion.ui.face.head import paint_base, paint_features, paint_mouth, paint_over
 
 LAYER_HALF = 1.5
 """Half the side of a layer before cropping, in face radii: room for Pip's ears and horns."""

@@ -10,7 +10,8 @@ from PySide6.QtGui import QColor, QFont, QGuiApplication, QIcon, QImage, QPainte
 from companion.events import EXPRESSIONS
 from companion.ui.face.character import character_for
 from companion.ui.face.expressions import shape_for
-from companion.ui.face.painter import FaceFrame, paint_background, paint_face
+from companion.ui.face.frame import FaceFrame
+from companion.ui.face.painter import paint_background, paint_face
 
 COLUMNS = 7
 

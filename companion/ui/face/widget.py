@@ -16,8 +16,9 @@ from companion.ui.face.animation import FAST_MS, STILL_MS, FaceAnimator
 from companion.ui.face.character import Character, character_for
 from companion.ui.face.expressions import shape_for
 from companion.ui.face.extras import RingCache
+from companion.ui.face.frame import FaceFrame
 from companion.ui.face.layers import LayerCache
-from companion.ui.face.painter import FaceFrame, face_bounds, paint_background, paint_face
+from companion.ui.face.painter import face_bounds, paint_background, paint_face
 
 FRAME_INTERVAL_MS = FAST_MS
 IDLE_FRAME_INTERVAL_MS = STILL_MS

@@ -16,7 +16,8 @@ from companion import cli
 from companion.events import EXPRESSIONS
 from companion.ui.face.animation import FaceAnimator
 from companion.ui.face.expressions import SHAPES, WINDOW_EXPRESSIONS, shape_for
-from companion.ui.face.painter import below_line, paint_face
+from companion.ui.face.head import below_line
+from companion.ui.face.painter import paint_face
 from companion.ui.face.widget import FaceWidget, render_expression
 
 

@@ -13,8 +13,9 @@ from PySide6.QtGui import QColor, QImage, QPainter
 from companion.ui.face import layers as face_layers
 from companion.ui.face.character import CHARACTERS
 from companion.ui.face.expressions import blend, shape_for
+from companion.ui.face.frame import FaceFrame
 from companion.ui.face.layers import LayerCache, crop_to_bands
-from companion.ui.face.painter import FaceFrame, paint_face
+from companion.ui.face.painter import paint_face
 
 SIDE = 240
 
