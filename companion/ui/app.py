@@ -84,7 +84,8 @@ class CompanionApp(QObject):
         self._wire()
         self.desktop = DesktopPresence(self)
         """Beyond the window: the global push-to-talk key, the compact face, the one instance."""
-        self.listening = ListeningControls(self)
+        self.listening = ListeningControls(self.tray, self.keeper, self.window, save=self._save,
+                                           her_name=self._her_name)
         """The tray's Listening mode menu and what the pill says calls her."""
         if config.notice:
             self.window.banners.show_banner("settings", config.notice, kind="warning")
@@ -444,6 +445,10 @@ class CompanionApp(QObject):
         if self.companion is not None and self._unkeyed_brain == brain:  # not superseded meanwhile
             self.companion.apply_settings(replace(self.keeper.settings, brain=keyed.brain))
             await self._probe_brain()  # the new brain is asked now, not at the next message
+
+    def _her_name(self) -> str:
+        store = self.companion.personality if self.companion is not None else None
+        return store.current.name if store is not None else ""
 
     def _save(self, settings: Settings) -> None:
         try:
