@@ -10,8 +10,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, config) -> int:
-    from companion import doctor
+    from companion.doctor import all_checks
+    from companion.doctor.report import can_talk, environment_color, format_report, run_checks
 
-    results = doctor.run_checks(doctor.all_checks(config, include_brain=not args.no_brain))
-    print(doctor.format_report(results, color=doctor.environment_color()))
-    return 0 if doctor.can_talk(results) else 1
+    results = run_checks(all_checks(config, include_brain=not args.no_brain))
+    print(format_report(results, color=environment_color()))
+    return 0 if can_talk(results) else 1

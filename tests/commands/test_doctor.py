@@ -10,8 +10,10 @@ from pathlib import Path
 
 from scripted_brain import ScriptedBrain, recorded
 
-from companion import doctor
-from companion.config import Paths, Settings, with_overrides
+from companion.config import Paths, Settings, load_settings, with_overrides
+from companion.doctor import brain as brain_checks
+from companion.doctor import report as doctor_report
+from companion.doctor import voice as voice_checks
 
 
 def run_doctor(tmp_path: Path, env: dict[str, str], *extra: str) -> subprocess.CompletedProcess:
@@ -42,14 +44,14 @@ def test_doctor_says_when_echo_cancellation_is_switched_off_and_what_that_means(
     config = tmp_path / "config"
     config.mkdir()
     (config / "settings.toml").write_text("[voice]\necho_cancellation = false\n")
-    check = doctor.check_echo_cancellation(doctor.load_settings(Paths.default(config)).settings)
+    check = voice_checks.check_echo_cancellation(load_settings(Paths.default(config)).settings)
     assert not check.ok and not check.essential  # a warning: she still talks
     assert "off in the settings" in check.detail and "headset" in check.fix
-    assert doctor.check_echo_cancellation(Settings()).ok
+    assert voice_checks.check_echo_cancellation(Settings()).ok
 
 
 def test_doctor_reports_when_called_for_fresh_settings_and_always_answer_when_chosen():
-    from companion.doctor_listening import check_listening
+    from companion.doctor.voice import check_listening
 
     called = check_listening(Settings(), ("Mira",))
     assert called.ok and called.detail.startswith("When called: the wake word \u201cOkay Nabu\u201d or her name (Mira)")
@@ -69,7 +71,7 @@ def test_doctor_fails_with_a_fix_when_there_is_no_sound_device(tmp_path, scripte
 
 def test_an_unreachable_brain_is_reported_with_what_to_start(unused_port):
     settings = with_overrides(Settings(), brain={"base_url": f"http://127.0.0.1:{unused_port}/v1"})
-    [check] = doctor.check_brain(settings)
+    [check] = brain_checks.check_brain(settings)
     assert not check.ok
     assert "Is the model server running at that address?" in check.detail
     assert "--brain-url" in check.fix
@@ -77,14 +79,14 @@ def test_an_unreachable_brain_is_reported_with_what_to_start(unused_port):
 
 def test_an_unreachable_ollama_is_told_to_start_ollama():
     settings = with_overrides(Settings(), brain={"base_url": "http://127.0.0.1:11434/v1"})
-    [check] = doctor.check_brain(settings)
+    [check] = brain_checks.check_brain(settings)
     assert not check.ok and "Is Ollama running?" in check.detail and "ollama serve" in check.fix
 
 
 def test_a_model_the_brain_lacks_is_reported_with_the_pull_command(scripted_brain):
     scripted_brain.show = {"model_info": {}, "parameters": "", "capabilities": ["completion"]}  # Ollama
     settings = with_overrides(Settings(), brain={"base_url": scripted_brain.url, "model": "tinyllama"})
-    reachable, model = doctor.check_brain(settings)
+    reachable, model = brain_checks.check_brain(settings)
     assert reachable.ok
     assert not model.ok
     assert "ollama pull tinyllama" in model.fix
@@ -94,7 +96,7 @@ def test_a_model_without_tool_support_is_reported(scripted_brain):
     scripted_brain.show = {"model_info": {}, "parameters": "", "capabilities": ["completion"]}  # Ollama
     scripted_brain.push({"error": "no_tools"})
     settings = with_overrides(Settings(), brain={"base_url": scripted_brain.url})
-    _, model, tools = doctor.check_brain(settings)
+    _, model, tools = brain_checks.check_brain(settings)
     assert model.ok and not tools.ok and not tools.essential
     assert "tool-capable" in tools.fix
 
@@ -104,22 +106,22 @@ def test_the_tool_probe_fails_against_a_server_that_ignores_tools(tmp_path):
     props = {"default_generation_settings": {"n_ctx": 4096}, "chat_template_caps": {"supports_tools": False}}
     with ScriptedBrain([recorded("plain-reply-no-emotion-tag")], props=props) as brain:
         settings = with_overrides(Settings(), brain={"base_url": brain.url, "model": "scripted"})
-        reachable, model, tools = doctor.check_brain(settings)
+        reachable, model, tools = brain_checks.check_brain(settings)
         [body] = brain.bodies
     assert reachable.ok and "llama.cpp" in reachable.detail and "4,096" in reachable.detail
     assert not tools.ok and not tools.essential
     assert "answered without calling the test tool (its chat template has no tool support)" in tools.detail
     assert "--jinja" in tools.fix
     # bounded: a tiny reply cap, the test tool offered
-    assert body["max_tokens"] == doctor.PROBE_MAX_TOKENS and body["tools"][0]["function"]["name"] == "get_time"
+    assert body["max_tokens"] == brain_checks.PROBE_MAX_TOKENS and body["tools"][0]["function"]["name"] == "get_time"
 
 
 def test_the_tool_probe_passes_with_a_structured_or_a_written_call(scripted_brain):
     scripted_brain.push({"tool_calls": [{"name": "get_time", "arguments": {}}]},
                         {"text": '<tool_call>\n{"name": "get_time", "arguments": {}}\n</tool_call>'})
     settings = with_overrides(Settings(), brain={"base_url": scripted_brain.url})
-    assert doctor.check_brain(settings)[2].ok
-    *_, written = doctor.check_brain(settings)
+    assert brain_checks.check_brain(settings)[2].ok
+    *_, written = brain_checks.check_brain(settings)
     assert written.ok and "as text" in written.detail
 
 
@@ -129,17 +131,17 @@ def test_personality_problems_are_listed_with_line_numbers(tmp_path):
     good = doctor_default_personality()
     broken = good.replace("## Quirks", "## Tool voice patterns\nget_time:\n  heartbeat: Not a list\n\n## Quirks", 1)
     paths.personality_file.write_text(broken, encoding="utf-8")
-    check = doctor.check_personality(Settings(), paths)
+    check = brain_checks.check_personality(Settings(), paths)
     assert not check.ok
     assert "line" in check.detail.lower()
     assert not check.essential  # she keeps her last good personality and can still talk
 
 
 def test_a_check_that_crashes_becomes_a_failed_line_not_a_traceback():
-    def exploding() -> doctor.Check:
+    def exploding() -> doctor_report.Check:
         raise RuntimeError("surprise")
 
-    [check] = doctor.run_checks([exploding])
+    [check] = doctor_report.run_checks([exploding])
     assert not check.ok
     assert "surprise" in check.detail
 
@@ -153,24 +155,24 @@ def doctor_default_personality() -> str:
 def test_doctor_reports_running_wyoming_servers_with_their_models_and_round_trips(
         tmp_path, wyoming_hearing, wyoming_voice):
     settings = with_overrides(Settings(), voice={"hearing": wyoming_hearing.uri, "speaking": wyoming_voice.uri})
-    hearing, voice = doctor.check_voice_servers(settings, Paths.default(tmp_path))
+    hearing, voice = voice_checks.check_voice_servers(settings, Paths.default(tmp_path))
     assert hearing.ok and voice.ok
     assert hearing.detail.startswith(f"{wyoming_hearing.uri} answers: faster-whisper ")
     assert voice.detail.startswith(f"{wyoming_voice.uri} answers: piper ")
     for check in (hearing, voice):
         assert re.search(r"test round trip \d+ ms$", check.detail)
-    report = doctor.format_report([hearing, voice])
+    report = doctor_report.format_report([hearing, voice])
     assert f"[ok  ] Hearing server: {wyoming_hearing.uri} answers" in report
 
 
 def test_doctor_reports_a_missing_wyoming_server_and_that_her_own_engine_stands_in(tmp_path, unused_port):
     uri = f"tcp://127.0.0.1:{unused_port}"
     settings = with_overrides(Settings(), voice={"speaking": uri})
-    [voice] = doctor.check_voice_servers(settings, Paths.default(tmp_path))
+    [voice] = voice_checks.check_voice_servers(settings, Paths.default(tmp_path))
     assert not voice.ok and not voice.essential  # the installed piper voice takes over
     assert voice.detail.startswith(f"I can't reach my voice server at {uri} (nothing answers there).")
     assert "python -m wyoming_piper --uri tcp://0.0.0.0:10200" in voice.detail
-    report = doctor.format_report([voice])
+    report = doctor_report.format_report([voice])
     assert f"[warn] Voice server: I can't reach my voice server at {uri}" in report
     assert "fix: Until then she uses her own engine on this computer." in report
     assert "She can hold a spoken conversation." in report

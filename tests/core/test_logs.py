@@ -8,7 +8,7 @@ import textwrap
 from pathlib import Path
 
 from companion.config import Paths
-from companion.doctor import check_log
+from companion.doctor.machine import check_log
 from companion.logs import LOG_NAME, MAX_BYTES, log_file
 
 

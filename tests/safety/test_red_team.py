@@ -19,8 +19,9 @@ import pytest
 from fake_internet import HOST_SIDE, LAN, PUBLIC, fake_internet
 from sandbox_support import Approves, ctx_for, gate_fixture, real_sandbox_fixture  # noqa: F401 (fixtures)
 
-from companion import doctor
 from companion.config import Paths, RunConfig, Settings, load_settings, with_overrides
+from companion.doctor import machine as doctor
+from companion.doctor.report import format_report
 from companion.paths import own_paths
 from companion.runtime import Companion
 from companion.safety import fence, sandbox
@@ -216,7 +217,7 @@ def test_doctor_says_what_the_sandbox_holds_and_whether_commands_can_go_online(
     monkeypatch.setattr(sandbox, "find_slirp", lambda: None)  # as on a machine without it
     offline = doctor.check_sandbox_network()
     assert not offline.ok and not offline.essential and "slirp4netns is not installed" in offline.detail
-    assert "sudo apt-get install slirp4netns" in doctor.format_report([offline])
+    assert "sudo apt-get install slirp4netns" in format_report([offline])
 
 
 def test_companion_chat_says_once_at_start_which_saved_approvals_it_dropped(tmp_path: Path, unused_port: int) -> None:

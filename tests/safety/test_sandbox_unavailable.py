@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 from ui_loop import qt_gc_fixture  # noqa: F401 (the qt_gc fixture)
 
-from companion import doctor
 from companion.config import Paths, Settings, with_overrides
+from companion.doctor import machine as doctor
+from companion.doctor.report import format_report
 from companion.safety import sandbox
 from companion.safety.approval import Answer, ApprovalRequest, AuditLog, Decision
 from companion.safety.gate import Gate, ProcessRefused
@@ -64,7 +65,7 @@ def test_without_a_sandbox_commands_and_code_are_not_offered_and_doctor_says_why
     assert not check.ok and not check.essential
     expected = "not installed" if broken == "no bwrap" else "user namespaces may be off"
     assert expected in check.detail and "switched off" in check.detail
-    report = doctor.format_report([check])
+    report = format_report([check])
     assert "fix: Install bubblewrap and libseccomp (sudo apt-get install bubblewrap libseccomp2)" in report
     assert "Run commands without a sandbox" in report
 

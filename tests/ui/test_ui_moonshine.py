@@ -6,8 +6,8 @@ import pytest
 from audio_env import speech_wav
 from ui_loop import qt_gc_fixture, qt_loop_fixture, signal_future  # noqa: F401 (fixtures)
 
-from companion import doctor
 from companion.config import Paths, RunConfig, Settings, with_overrides
+from companion.doctor import voice as doctor
 from companion.ui.app import CompanionApp
 from companion.ui.settings.tabs import MOONSHINE_HEARING
 from companion.voice.hearing.moonshine import MoonshineTranscriber

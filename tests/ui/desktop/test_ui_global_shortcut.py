@@ -193,7 +193,7 @@ def test_a_held_key_that_auto_repeats_is_one_press_and_one_release():
 
 
 def test_doctor_says_where_push_to_talk_works_without_binding_anything():
-    from companion.doctor import check_push_to_talk
+    from companion.doctor.voice import check_push_to_talk
 
     with session_bus() as address, fake_portal(address), pytest.MonkeyPatch.context() as env:
         env.setenv("DBUS_SESSION_BUS_ADDRESS", address)

