@@ -32,6 +32,7 @@ from companion.events import ReplyDelta, Speak, ToolStarted  # noqa: E402
 from companion.persona import build_system_prompt, parse_personality, shipped_default  # noqa: E402
 from companion.tools import registry as tool_registry  # noqa: E402
 from companion.tools.context import Channel  # noqa: E402
+from companion.tools.families import ON_REQUEST_TOOLSETS  # noqa: E402
 
 BEFORE = ROOT / "tests" / "fixtures" / "llama-server" / "structured-tool-call-cancel_work.json"
 """A request as companion sent it before this work (recorded against llama.cpp)."""
@@ -43,7 +44,7 @@ def prompt_sizes() -> dict[str, object]:
     system = estimate_tokens(build_system_prompt(personality))
     registry = tool_registry.discover()
     conversation = registry.schemas_for("companion")
-    opened = compact_tools(registry.schemas_for("companion", opened=tool_registry.ON_REQUEST_TOOLSETS))
+    opened = compact_tools(registry.schemas_for("companion", opened=ON_REQUEST_TOOLSETS))
     work = registry.schemas_for("work", exclude=WORK_TOOLS)
     compact, whole = tools_tokens(chat_tools(compact_tools(conversation))), tools_tokens(chat_tools(conversation))
     work_tokens = tools_tokens(chat_tools(work))

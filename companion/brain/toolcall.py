@@ -28,7 +28,8 @@ from companion.events import (
     ToolStarted,
 )
 from companion.tools.context import Mode, ToolContext
-from companion.tools.registry import COMPANION_TOOLSETS, ON_REQUEST_TOOLSETS, Registry, ToolSpec
+from companion.tools.families import COMPANION_TOOLSETS, ON_REQUEST_TOOLSETS
+from companion.tools.registry import Registry, ToolSpec
 
 log = logging.getLogger(__name__)
 

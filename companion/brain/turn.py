@@ -32,7 +32,8 @@ from companion.events import (
 )
 from companion.persona import Personality, build_system_prompt, build_turn_note, with_turn_note
 from companion.tools.context import Channel, Mode, Session, ToolContext
-from companion.tools.registry import ON_REQUEST_TOOLSETS, Registry, ToolSpec
+from companion.tools.families import ON_REQUEST_TOOLSETS
+from companion.tools.registry import Registry, ToolSpec
 
 log = logging.getLogger(__name__)
 

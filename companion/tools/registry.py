@@ -21,6 +21,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from companion.tools.families import COMPANION_TOOLSETS, ON_REQUEST_TOOLSETS
 from companion.tools.plugin_files import PluginRefused, file_loader
 from companion.tools.spec import (
     DEFAULT_EXPRESSIONS,
@@ -37,14 +38,12 @@ from companion.tools.spec import (
 # What a tool is lives in spec.py; callers know it as the registry's, so it is re-exported.
 __all__ = [
     "CHECK_TTL_S",
-    "COMPANION_TOOLSETS",
     "DEFAULT_EXPRESSIONS",
     "Execute",
     "GENERIC_ANNOUNCE",
     "GENERIC_COMPLETE",
     "GENERIC_FAIL",
     "GENERIC_HEARTBEAT",
-    "ON_REQUEST_TOOLSETS",
     "PLUGIN_GROUP",
     "PLUGIN_PREFIX",
     "PluginInfo",
@@ -68,16 +67,6 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
-
-COMPANION_TOOLSETS: frozenset[str] = frozenset(
-    {"core", "memory", "file", "web", "cron", "terminal", "code"}
-)
-"""Families a live conversation turn may use; every other family is work mode only."""
-
-ON_REQUEST_TOOLSETS: tuple[str, ...] = ("code", "file", "terminal")
-"""Conversation families whose schemas join the tool list only once she asks for them
-(use_tools) or calls one of their tools: they are half the list's tokens, and most turns
-never touch the workspace. A call to one of their tools runs whether it was listed or not."""
 
 CHECK_TTL_S = 30.0
 PLUGIN_GROUP = "companion.tools"
@@ -147,19 +136,14 @@ class Registry:
         self._offered_families.pop(toolset, None)
 
     def set_toolset_enabled(self, toolset: str, enabled: bool) -> None:
-        switched = self._offered_families.get(toolset)
-        if switched is not None:
-            if enabled:
-                self._disabled.discard(toolset)
-            else:
-                self._disabled.add(toolset)
-            switched(enabled)
-            return
         if enabled:
             self._disabled.discard(toolset)
         else:
             self._disabled.add(toolset)
-        if toolset.startswith(PLUGIN_PREFIX):
+        switched = self._offered_families.get(toolset)
+        if switched is not None:
+            switched(enabled)
+        elif toolset.startswith(PLUGIN_PREFIX):
             self._refresh_plugin(toolset)
 
     def disabled_toolsets(self) -> frozenset[str]:

@@ -20,6 +20,7 @@ from companion.safety.grants import GrantStore
 from companion.tools import registry
 from companion.tools.action import shell
 from companion.tools.context import ToolContext
+from companion.tools.families import ON_REQUEST_TOOLSETS
 
 EXEC_TOOLS = {"shell", "execute_code"}
 NO_USERNS = ("#!/bin/sh\necho 'bwrap: No permissions to creating new namespace, likely because the kernel "
@@ -126,7 +127,7 @@ async def test_saving_the_switch_offers_commands_at_once(broken: str, tmp_path: 
     companion, _ = await start_companion(make_config(tmp_path, scripted_brain.url), registry.discover())
     try:
         def offered() -> set[str]:
-            return {s.name for s in companion.registry.offered("companion", opened=registry.ON_REQUEST_TOOLSETS)}
+            return {s.name for s in companion.registry.offered("companion", opened=ON_REQUEST_TOOLSETS)}
 
         assert not EXEC_TOOLS & offered()
         companion.apply_settings(with_overrides(companion.settings, tools={"run_without_sandbox": True}))

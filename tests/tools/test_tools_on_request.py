@@ -17,6 +17,7 @@ from companion.persona import build_system_prompt, parse_personality, shipped_de
 from companion.tools import registry as tool_registry
 from companion.tools.builtin import use_tools
 from companion.tools.context import Channel
+from companion.tools.families import ON_REQUEST_TOOLSETS
 from companion.tools.registry import spec_from_module
 
 
@@ -79,7 +80,7 @@ def test_the_shipped_conversation_prompt_is_at_most_1200_tokens_and_its_workspac
     registry = tool_registry.discover()
     at_hand = registry.schemas_for("companion")
     assert system + tools_tokens(chat_tools(compact_tools(at_hand))) <= 1200
-    everything = registry.schemas_for("companion", opened=tool_registry.ON_REQUEST_TOOLSETS)
+    everything = registry.schemas_for("companion", opened=ON_REQUEST_TOOLSETS)
     later = [schema["name"] for schema in everything[len(at_hand):]]
     assert everything[:len(at_hand)] == at_hand
     assert {"read_file", "write_file", "shell", "execute_code"} <= set(later)

@@ -6,7 +6,7 @@ asks for them here (or calls one of their tools), and stay listed for the rest o
 
 from __future__ import annotations
 
-from companion.tools.registry import ON_REQUEST_TOOLSETS
+from companion.tools.families import ON_REQUEST_TOOLSETS
 
 SCHEMA = {
     "type": "function",
