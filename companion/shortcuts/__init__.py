@@ -11,6 +11,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from companion.shortcuts.backend import GlobalKey, ShortcutUnavailable
 from companion.shortcuts.keys import Combination
 
 __all__ = ["Combination", "GlobalKey", "ShortcutUnavailable", "start_global_key", "where_it_works"]
@@ -18,21 +19,6 @@ __all__ = ["Combination", "GlobalKey", "ShortcutUnavailable", "start_global_key"
 log = logging.getLogger(__name__)
 
 ONLY_FOCUSED = "only while her window is focused"
-
-
-class ShortcutUnavailable(Exception):
-    """This way of listening for a key can't work here; the message says why, in plain words."""
-
-
-class GlobalKey:
-    """A running global shortcut. `on_change(True)` when the key goes down, False when released
-    (called on the backend's own thread)."""
-
-    where: str = ""
-    """How it reaches every window, e.g. "desktop portal" or "X11 key grab"."""
-
-    def close(self) -> None:  # pragma: no cover - interface
-        raise NotImplementedError
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ from jeepney import (
 )
 from jeepney.io.threading import DBusConnection, ReceiveStopped, open_dbus_connection
 
-from companion.shortcuts import GlobalKey, ShortcutUnavailable
+from companion.shortcuts.backend import GlobalKey, ShortcutUnavailable
 from companion.shortcuts.keys import Combination
 
 log = logging.getLogger(__name__)

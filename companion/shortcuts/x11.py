@@ -12,7 +12,7 @@ import select
 import threading
 from collections.abc import Callable
 
-from companion.shortcuts import GlobalKey, ShortcutUnavailable
+from companion.shortcuts.backend import GlobalKey, ShortcutUnavailable
 from companion.shortcuts.keys import Combination
 
 log = logging.getLogger(__name__)
