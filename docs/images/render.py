@@ -140,7 +140,7 @@ async def approval_and_settings_shots(app) -> None:
 async def editor_shot(app) -> None:
     """The personality editor with an unsaved mistake: underlined, numbered, explained."""
     app.open_personality_editor()
-    editor = app._editor
+    editor = app.dialogs.editor
     editor.resize(760, 560)
     text = editor.text().replace("  announce: Let me check the clock.",
                                  "  announce: Time: let me check the clock.", 1)

@@ -85,7 +85,7 @@ def test_new_conversation_starts_afresh_and_the_old_one_can_be_found_and_reopene
         assert len(scripted_brain.bodies[-1]["messages"]) == 2
         assert user_texts(scripted_brain.bodies[-1]) == ["hello"]
         _menu_action(app, "Conversations…").trigger()
-        dialog = app.conversations_dialog
+        dialog = app.dialogs.conversations
         assert dialog.list.count() == 2
         dialog.search_box.setText("penguin")
         dialog.refresh()

@@ -204,7 +204,7 @@ def test_quitting_with_unsaved_personality_edits_asks_first(qtbot, tmp_path, scr
     async def scenario():
         await app.start()
         app.open_personality_editor()
-        editor = app._editor
+        editor = app.dialogs.editor
         editor.editor.setPlainText(editor.text() + "\nkeep me\n")
         app.request_quit()
         _answer(qtbot, editor, QMessageBox.StandardButton.Cancel)

@@ -1,0 +1,108 @@
+"""The windows she opens beside her own: Settings, the conversations list, the notes and the
+personality editor, each built from what the running core offers."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+
+from PySide6.QtCore import Qt
+
+
+class AppDialogs:
+    """Owned by the app. `core()` and `voice()` are the running core and voice (or None);
+    `settings_opened(dialog)`, `reopen(conversation_id)` and `personality_applied()` are how
+    the app hears what the user did in them."""
+
+    def __init__(self, window, keeper, bridge, paths, *, core: Callable, voice: Callable,
+                 settings_opened: Callable, reopen: Callable[[int], None],
+                 personality_applied: Callable[[], None]) -> None:
+        self.window, self.keeper, self.bridge, self.paths = window, keeper, bridge, paths
+        self._core, self._voice = core, voice
+        self._settings_opened, self._reopen, self._applied = settings_opened, reopen, personality_applied
+        self.settings = None
+        self.conversations = None
+        self.notes = None
+        self.editor = None
+        """The personality editor, kept between openings (unsaved edits stay)."""
+
+    def open_settings(self, tab: str = "") -> None:
+        from companion.persona.store import shipped_templates
+        from companion.ui.settings.dialog import SettingsDialog
+        from companion.voice.models.files import downloaded_hearing_models, downloaded_voices
+
+        devices = None
+        with contextlib.suppress(Exception):
+            from companion.voice.sound.devices import list_devices
+
+            devices = list_devices()
+        core, voice = self._core(), self._voice()
+        registry = core.registry if core is not None else None
+        grants, notice = core.saved_grants() if core is not None and core.gate is not None else (None, None)
+        dialog = SettingsDialog(
+            self.keeper, registry or _empty_registry(), grants=grants, grants_notice=notice,
+            revoke=core.revoke_grants if core is not None else None, devices=devices,
+            templates=shipped_templates(), on_edit_personality=self.open_personality_editor,
+            hearing_models=downloaded_hearing_models(self.paths.models_dir),
+            voices=downloaded_voices(self.paths.models_dir),
+            mic_level=self.bridge.mic_level if voice is not None else None,
+            voice_servers=voice.session.servers() if voice is not None and voice.session else None,
+            family_notes=core.family_notes() if core is not None else None,
+            test_speakers=voice.check_speakers if voice is not None else None,
+            parent=self.window)
+        if tab:
+            dialog.show_tab(tab)  # the banner's "Open Settings" lands where it talks about
+        self.settings = dialog
+        self._settings_opened(dialog)
+        dialog.open()  # never exec(): a nested loop would stall asyncio
+
+    def open_conversations(self) -> None:
+        from companion.ui.dialogs.conversations import ConversationsDialog
+
+        core = self._core()
+        if core is None or core.store is None:
+            return
+        dialog = ConversationsDialog(core.store.conversations, core.conversation_id, parent=self.window)
+        dialog.chosen.connect(self._reopen)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.open()
+        self.conversations = dialog
+
+    def open_notes(self) -> None:
+        from companion.ui.dialogs.notes import NotesDialog
+
+        dialog = NotesDialog(self.paths.data_dir, parent=self.window)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.open()
+        self.notes = dialog
+
+    def open_personality_editor(self) -> None:
+        from companion.ui.dialogs.personality_editor import PersonalityEditor
+
+        core = self._core()
+        if core is None or core.personality is None:
+            return
+        if self.editor is not None and self.editor.path != core.personality.path:
+            self.editor.close()  # Settings switched her to another personality file
+            self.editor.deleteLater()
+            self.editor = None
+        if self.editor is None:
+            self.editor = PersonalityEditor(core.personality, core.registry, preview=self._preview_lines,
+                                            parent=self.window)
+            self.editor.applied.connect(self._applied)
+        self.editor.show()
+        self.editor.raise_()
+
+    def editing(self) -> bool:
+        """The personality editor is open (Quit asks it first: unsaved edits are never lost)."""
+        return self.editor is not None and self.editor.isVisible()
+
+    def _preview_lines(self, lines: list[tuple[str, str]]) -> bool:
+        voice = self._voice()
+        return voice is not None and voice.say_preview(lines)
+
+
+def _empty_registry():
+    from companion.tools.registry import Registry
+
+    return Registry()
