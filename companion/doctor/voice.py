@@ -89,10 +89,10 @@ def check_echo_cancellation(settings: Settings) -> Check:
 
 def check_models(settings: Settings, paths: Paths) -> list[Check]:
     """The hearing model and the voice: found, verified by SHA-256, and how long they take to load."""
+    from companion.config import is_remote
     from companion.errors import CompanionError
     from companion.voice.hearing.local import local_transcriber
     from companion.voice.models.files import missing_models, resolve_hearing_model, resolve_voice
-    from companion.voice.remote.address import is_remote
     from companion.voice.speaking.tts import PiperSynthesizer
 
     cache = paths.models_dir
@@ -129,9 +129,10 @@ def check_voice_servers(settings: Settings, paths: Paths) -> list[Check]:
     """Each Wyoming server in use: reachable, what it runs, and the round trip of a small test."""
     import asyncio
 
+    from companion.config import is_remote
     from companion.voice.models.files import missing_models
     from companion.voice.remote.hearing import WyomingTranscriber
-    from companion.voice.remote.servers import ServerError, is_remote
+    from companion.voice.remote.servers import ServerError
     from companion.voice.remote.speaking import WyomingSynthesizer, server_voice
 
     voice = settings.voice

@@ -44,6 +44,10 @@ class FamilyStatus:
     skipped: tuple[str, ...] = ()
     """Tools left out because another tool already has that name."""
 
+    @property
+    def up(self) -> bool:
+        return self.state is ServerState.UP
+
 
 class McpManager:
     def __init__(self, servers: Iterable[McpServerSettings], registry: Registry,

@@ -10,10 +10,11 @@ from pathlib import Path
 
 from scripted_brain import ScriptedBrain, recorded
 
-from companion.config import Paths, Settings, load_settings, with_overrides
+from companion.config import Paths, Settings, with_overrides
 from companion.doctor import brain as brain_checks
 from companion.doctor import report as doctor_report
 from companion.doctor import voice as voice_checks
+from companion.settings_file import load_settings
 
 
 def run_doctor(tmp_path: Path, env: dict[str, str], *extra: str) -> subprocess.CompletedProcess:

@@ -10,8 +10,9 @@ from pathlib import Path
 
 from PySide6.QtGui import QImage
 
-from companion.config import Paths, load_settings
+from companion.config import Paths
 from companion.desktop_entry import ICON_SIZES, Places, entry_text
+from companion.settings_file import load_settings
 
 
 def _cli(home: Path, *args: str) -> subprocess.CompletedProcess:

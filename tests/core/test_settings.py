@@ -6,15 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from companion.config import (
-    BrainSettings,
-    Paths,
-    Settings,
-    load_settings,
-    save_settings,
-    settings_from_dict,
-    with_overrides,
-)
+from companion.config import BrainSettings, Paths, Settings, with_overrides
+from companion.settings_file import load_settings, save_settings, settings_from_dict
 
 
 @pytest.fixture

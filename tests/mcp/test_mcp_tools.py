@@ -15,11 +15,12 @@ from brain_harness import Recorder, make_config, registry_with, start_companion,
 from fake_internet import PUBLIC, fake_internet
 from places import MCP_SERVERS
 
-from companion.config import McpServerSettings, Settings, settings_from_dict, settings_to_dict
+from companion.config import McpServerSettings, Settings
 from companion.events import ApprovalNeeded, EventBus, WorkChanged
 from companion.mcp import McpManager, ServerState
 from companion.mcp.launch import sandboxed_starter
 from companion.safety.approval import Answer, Decision
+from companion.settings_file import settings_from_dict, settings_to_dict
 from companion.tools.builtin import activate_tools, start_work
 from companion.tools.context import Mode, ToolContext
 from companion.tools.registry import Registry, spec_from_module

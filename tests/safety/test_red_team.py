@@ -19,7 +19,7 @@ import pytest
 from fake_internet import HOST_SIDE, LAN, PUBLIC, fake_internet
 from sandbox_support import Approves, ctx_for, gate_fixture, real_sandbox_fixture  # noqa: F401 (fixtures)
 
-from companion.config import Paths, RunConfig, Settings, load_settings, with_overrides
+from companion.config import Paths, RunConfig, Settings, with_overrides
 from companion.doctor import machine as doctor
 from companion.doctor.report import format_report
 from companion.paths import own_paths
@@ -29,6 +29,7 @@ from companion.safety.gate import CODE_FAMILY, Gate, build_gate
 from companion.safety.grants import GrantStore
 from companion.safety.jail import GIT_SENTENCE, HOME_SETTINGS_SENTENCE, OWN_PATHS_SERVICE
 from companion.safety.visible import make_visible
+from companion.settings_file import load_settings
 from companion.tools.action import execute_code, patch, read_file, shell, write_file
 from companion.tools.context import ToolContext
 from companion.tools.registry import Registry

@@ -8,7 +8,8 @@ from types import ModuleType
 
 import pytest
 
-from companion.config import Paths, Settings, load_settings, save_settings, with_overrides
+from companion.config import Paths, Settings, with_overrides
+from companion.settings_file import load_settings, save_settings
 from companion.tools import registry
 from companion.tools.registry import (
     CHECK_TTL_S,

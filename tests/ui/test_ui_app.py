@@ -9,7 +9,8 @@ from app_support import app_config, type_into
 from scripted_brain import user_texts
 from ui_loop import qt_gc_fixture, qt_loop_fixture, signal_future  # noqa: F401 (fixtures)
 
-from companion.config import Paths, RunConfig, load_settings, with_overrides
+from companion.config import Paths, RunConfig, with_overrides
+from companion.settings_file import load_settings
 from companion.tools.context import ToolContext
 from companion.tools.registry import Registry, ToolSpec, builtin_modules
 from companion.ui.app import CompanionApp
@@ -227,7 +228,7 @@ def test_saving_the_personality_in_the_editor_changes_her_next_announce(
     async def scenario():
         await app.start()
         app.open_personality_editor()
-        editor = app.dialogs.editor
+        editor = app._editor
         text = editor.text().replace("get_time:\n  announce: Let me check the clock.",
                                      "get_time:\n  announce: Consulting my pocket watch.")
         editor.editor.setPlainText(text)
@@ -252,7 +253,7 @@ def test_closing_while_the_brain_probe_still_waits_ends_the_probe_with_her(
 
         async def scenario():
             await app.start()
-            probes = [t for t in app._tasks if "probe" in repr(t.get_coro())]
+            probes = [t for t in app._tasks if "_probe_brain" in repr(t.get_coro())]
             assert probes and not probes[0].done()
             await app.close()
             return probes[0]

@@ -11,7 +11,8 @@ from PySide6.QtWidgets import QGroupBox
 from ui_loop import qt_gc_fixture, qt_loop_fixture  # noqa: F401 (fixtures)
 
 from companion import events as ev
-from companion.config import Paths, RunConfig, Settings, load_settings, with_overrides
+from companion.config import Paths, RunConfig, Settings, with_overrides
+from companion.settings_file import load_settings
 from companion.tools.registry import Registry
 from companion.ui.app import CompanionApp
 from companion.ui.bridge import EventBridge

@@ -11,7 +11,8 @@ import pytest
 from audio_env import espeak_wav, speech_wav
 from ui_loop import qt_gc_fixture, qt_loop_fixture  # noqa: F401 (fixtures)
 
-from companion.config import Paths, RunConfig, load_settings
+from companion.config import Paths, RunConfig
+from companion.settings_file import load_settings
 from companion.ui.app import CompanionApp
 
 

@@ -32,8 +32,6 @@ EXPRESSIONS = {"focus": "thinking", "done": "happy", "fail": "confused"}
 
 
 async def execute(args: dict, ctx) -> str:
-    from companion.mcp.connection import ServerState  # the MCP SDK loads only when servers are used
-
     mcp = ctx.services.get("mcp")
     if mcp is None or not mcp.families:
         return "No MCP servers are configured, so there are no extra tool families."
@@ -45,7 +43,7 @@ async def execute(args: dict, ctx) -> str:
     status = await mcp.activate(family)
     if isinstance(status, str):
         return ctx.fail(status)
-    if status.state != ServerState.UP:
+    if not status.up:
         return ctx.fail(status.reason or f"The MCP server for {family} is not running.")
     return f"{family} is on for this job.\n{_describe(status)}"
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from PySide6.QtCore import QObject, Signal
 
-from companion.config import Paths, Settings, keep_saved_where_untouched, save_settings
+from companion.config import Paths, Settings, keep_saved_where_untouched
+from companion.settings_file import save_settings
 
 
 class SettingsKeeper(QObject):

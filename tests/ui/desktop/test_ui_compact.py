@@ -9,7 +9,8 @@ from PySide6.QtGui import QGuiApplication, QImage
 from PySide6.QtTest import QTest
 from ui_loop import qt_gc_fixture, qt_loop_fixture, signal_future  # noqa: F401
 
-from companion.config import Paths, RunConfig, Settings, load_settings, with_overrides
+from companion.config import Paths, RunConfig, Settings, with_overrides
+from companion.settings_file import load_settings
 from companion.ui.app import CompanionApp
 
 

@@ -14,8 +14,9 @@ from ui_loop import (
     qt_loop_fixture,  # noqa: F401 (the qt_loop fixture)
 )
 
-from companion.config import Paths, Settings, load_settings
+from companion.config import Paths, Settings
 from companion.safety.grants import Grants, GrantStore
+from companion.settings_file import load_settings
 from companion.tools.registry import Registry, builtin_modules
 from companion.ui.settings.dialog import SettingsDialog
 from companion.ui.settings.keeper import SettingsKeeper

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from companion.config import VoiceSettings, settings_from_dict
+from companion.config import VoiceSettings
 from companion.persona.document import parse_personality
+from companion.settings_file import settings_from_dict
 from companion.voice.addressing.addressed import (
     CALL_S,
     Addressing,
