@@ -1,4 +1,4 @@
-# `make run` opens her window; `make test` runs ruff and the whole test suite.
+# `make run` opens her window; `make test` runs ruff, the import rules and the whole test suite.
 # Both first make sure .venv holds the package (editable, with the models and dev extras)
 # and that the Debian packages she needs are installed.
 
@@ -12,18 +12,22 @@ SYSDEPS_STAMP := $(VENV)/.system-deps-stamp
 run: $(STAMP) $(SYSDEPS_STAMP)
 	$(VENV)/bin/companion
 
-# Every real-audio test runs beside a busy core (tests/helpers/cpu_hog.py): what passes only on a quiet
-# machine fails here, not on a user's busy laptop.
-test: $(STAMP) $(SYSDEPS_STAMP)
-	$(VENV)/bin/ruff check companion tests bench
-	COMPANION_TEST_HOG=1 $(VENV)/bin/python -m pytest -q
+# `make test`: lint, the house's import rules, then the tests in two passes. The pure tests run on
+# both cores (pytest-xdist); every real-audio test runs after them, one at a time, beside a busy
+# core (tests/helpers/cpu_hog.py): what passes only on a quiet machine fails here, not on a user's
+# busy laptop.
+test: lint $(SYSDEPS_STAMP)
+	$(VENV)/bin/python -m pytest -q -n 2 -m "not real_audio"
+	COMPANION_TEST_HOG=1 $(VENV)/bin/python -m pytest -q -m real_audio
 
 # Just the real-audio tests, beside a busy core.
 test-under-load: $(STAMP) $(SYSDEPS_STAMP)
 	COMPANION_TEST_HOG=1 $(VENV)/bin/python -m pytest -q -m real_audio
 
+# ruff, and the import rules in pyproject.toml (no circles; the core never imports Qt).
 lint: $(STAMP)
-	$(VENV)/bin/ruff check companion tests bench
+	$(VENV)/bin/ruff check companion tests bench docs/images
+	$(VENV)/bin/lint-imports
 
 bench: $(STAMP) $(SYSDEPS_STAMP)
 	$(VENV)/bin/python bench/run_all.py
@@ -46,4 +50,4 @@ $(STAMP): pyproject.toml | $(VENV)/bin/python
 	@touch $@
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache
+	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache .import_linter_cache .grimp_cache
