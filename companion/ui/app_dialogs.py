@@ -49,6 +49,7 @@ class AppDialogs:
             voice_servers=voice.session.servers() if voice is not None and voice.session else None,
             family_notes=core.family_notes() if core is not None else None,
             test_speakers=voice.check_speakers if voice is not None else None,
+            her_name=core.personality.current.name if core is not None and core.personality else "",
             parent=self.window)
         if tab:
             dialog.show_tab(tab)  # the banner's "Open Settings" lands where it talks about

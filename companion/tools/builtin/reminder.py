@@ -30,7 +30,7 @@ SCHEMA = {
     },
 }
 TOOLSET = "cron"
-RISK = "write"
+RISK = "read"  # it keeps only her own reminder list (the data folder), never your files
 
 ANNOUNCE = "Let me check my reminder list."
 HEARTBEAT = ["Still sorting out the reminder..."]

@@ -34,6 +34,7 @@ from companion.ui.settings.keeper import SettingsKeeper
 from companion.ui.settings.mcp_server_form import McpServerForm, McpTrustSwitches
 from companion.ui.settings.tabs import BrainTab, PersonalityTab, VoiceTab
 from companion.ui.settings.tools import ApprovalsTab, ToolsetsTab
+from companion.ui.settings.wheel import wheel_scrolls_page
 
 
 class SettingsDialog(QDialog):
@@ -44,8 +45,9 @@ class SettingsDialog(QDialog):
                  hearing_models: list[str] | None = None, voices: list[str] | None = None,
                  mic_level: SignalInstance | None = None, voice_servers: list[str] | None = None,
                  family_notes: dict[str, str] | None = None, test_speakers: SpeakerTest | None = None,
-                 parent: QWidget | None = None) -> None:
-        """`family_notes`: a line per family instead of its tool count (each MCP server's state)."""
+                 her_name: str = "", parent: QWidget | None = None) -> None:
+        """`family_notes`: a line per family instead of its tool count (each MCP server's state);
+        `her_name`: the current personality's name, as the Voice tab says it."""
         super().__init__(parent)
         self.setWindowTitle("Settings")
         self.resize(620, 500)
@@ -60,7 +62,7 @@ class SettingsDialog(QDialog):
         """Which declared MCP servers run their tools without asking."""
         self.brain = BrainTab(settings.brain, one_run=settings.brain != keeper.saved.brain)
         self.voice = VoiceTab(settings, devices, hearing_models=hearing_models or [], voices=voices or [],
-                              mic_level=mic_level, servers=voice_servers)
+                              mic_level=mic_level, servers=voice_servers, her_name=her_name)
         self.echo = EchoControls(self.voice, settings.voice, test_speakers)
         self.personality = PersonalityTab(settings, keeper.paths, templates or {}, on_edit_personality)
         self.approvals = ApprovalsTab(grants, grants_notice,
@@ -82,6 +84,7 @@ class SettingsDialog(QDialog):
         layout.addWidget(self.tabs)
         layout.addWidget(self.error)
         layout.addWidget(buttons)
+        wheel_scrolls_page(self)
 
     def _toolsets_page(self) -> QWidget:
         page = QWidget()

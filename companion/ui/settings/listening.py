@@ -30,12 +30,13 @@ def _combo(items, current: str) -> QComboBox:
 class ListeningRows:
     """The Listening section's widgets; `values(voice)` puts what they show into `voice`."""
 
-    def __init__(self, voice: VoiceSettings) -> None:
+    def __init__(self, voice: VoiceSettings, her_name: str = "") -> None:
         self.mode = _combo(MODES, voice.mode)
         self.mode.setToolTip("When called: she answers only her name, the wake word or push-to-talk, "
                              "then a follow-up; other voices in the room start nothing.")
         self.wake_word = _combo([(phrase, name) for name, phrase in BUNDLED_WAKE_WORDS.items()], voice.wake_word)
-        self.name_wakes = QCheckBox("Her name wakes her (said first: \u201cMira, \u2026\u201d)")
+        said = f"said first: \u201c{her_name}, \u2026\u201d" if her_name else "said first in a sentence"
+        self.name_wakes = QCheckBox(f"Her name wakes her ({said})")
         self.name_wakes.setChecked(voice.name_wakes)
         self.follow_up = QDoubleSpinBox()
         self.follow_up.setRange(0.0, 60.0)

@@ -128,8 +128,9 @@ class VoiceTab(QWidget):
 
     def __init__(self, settings: Settings, devices: list[dict] | None, *, hearing_models: list[str] = (),
                  voices: list[str] = (), mic_level: SignalInstance | None = None,
-                 servers: list[str] | None = None) -> None:
-        """`servers`: what her Wyoming servers said about themselves when her voice started."""
+                 servers: list[str] | None = None, her_name: str = "") -> None:
+        """`servers`: what her Wyoming servers said about themselves when her voice started;
+        `her_name`: the current personality's name."""
         super().__init__()
         voice = settings.voice
         self._voice = voice
@@ -185,7 +186,7 @@ class VoiceTab(QWidget):
         devices_form.addRow("Speaker", self.output)
         if devices == []:
             devices_form.addRow("", QLabel("No sound devices were found: she will work by typing."))
-        self.listening = ListeningRows(voice)
+        self.listening = ListeningRows(voice, her_name)
         self.listening.fill(self.add_section(LISTENING_SECTION))
         models = self.add_section("Hearing and voice")
         models.addRow("Hearing model", self.hearing)

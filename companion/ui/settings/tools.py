@@ -7,7 +7,7 @@ Companion (`revoke_grants`), and Cancel leaves everything as it was.
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QRect, QSize, Qt
 from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -16,6 +16,8 @@ from PySide6.QtWidgets import (
     QLabel,
     QPushButton,
     QScrollArea,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
     QTreeWidget,
     QTreeWidgetItem,
     QVBoxLayout,
@@ -32,6 +34,33 @@ RISK_WORDS = {
     "network": "uses the internet",
 }
 """Each RISK in plain words."""
+TEXT_MARGIN = 4
+"""Pixels the style keeps between a cell's edge and its text, each side."""
+INTERNET_FAMILIES = {"web": "uses the internet (only looks)"}
+"""Families whose read tools look on the internet, not only at this computer."""
+
+
+def risk_words(risk: str, toolset: str) -> str:
+    """What a tool may do, as the Toolsets tab says it."""
+    if risk == "read" and toolset in INTERNET_FAMILIES:
+        return INTERNET_FAMILIES[toolset]
+    return RISK_WORDS.get(risk, risk)
+
+
+class _WrappingDelegate(QStyledItemDelegate):
+    """Rows as tall as their wrapped text at the column's width (Qt's own size hint is one
+    line, so a long description was cut with "…" whatever the window's width)."""
+
+    def sizeHint(self, option: QStyleOptionViewItem, index) -> QSize:  # noqa: N802 (Qt name)
+        size = super().sizeHint(option, index)
+        view = self.parent()
+        text = str(index.data() or "")
+        if index.column() != 1 or not text:
+            return size
+        width = max(40, view.columnWidth(1) - 2 * TEXT_MARGIN)
+        wrapped = option.fontMetrics.boundingRect(QRect(0, 0, width, 100_000),
+                                                  int(Qt.TextFlag.TextWordWrap), text)
+        return QSize(size.width(), max(size.height(), wrapped.height() + 6))
 
 
 def plain_description(schema: dict) -> str:
@@ -71,7 +100,7 @@ class ToolsetsTab(QTreeWidget):
             for tool in tools:
                 spec = specs.get(tool)
                 description = plain_description(spec.schema) if spec else ""
-                risk = RISK_WORDS.get(spec.risk, spec.risk) if spec else ""
+                risk = risk_words(spec.risk, spec.toolset) if spec else ""
                 child = QTreeWidgetItem([tool, description, risk])
                 child.setToolTip(1, str(spec.schema.get("description", "")) if spec else "")
                 child.setFlags(Qt.ItemFlag.ItemIsEnabled)
@@ -86,6 +115,10 @@ class ToolsetsTab(QTreeWidget):
         header.setSectionResizeMode(2, QHeaderView.ResizeMode.ResizeToContents)
         self.setWordWrap(True)
         self.setUniformRowHeights(False)
+        self.setItemDelegate(_WrappingDelegate(self))
+        self.setTextElideMode(Qt.TextElideMode.ElideNone)
+        # A wider or narrower column re-wraps the descriptions: rows are measured again.
+        header.sectionResized.connect(lambda *_: self.scheduleDelayedItemsLayout())
 
     def add_family(self, family: str, note: str, *, on: bool = True) -> QTreeWidgetItem:
         """A family row (a switch) with a line about it; its tools go under it."""
@@ -120,6 +153,11 @@ def plugin_note(plugin: PluginInfo, on: bool, count: str) -> str:
     if plugin.problem:
         return f"plugin, enabled but not loaded: {plugin.problem} ({plugin.source})"
     return f"plugin, loads when you press Save ({plugin.source})"
+
+
+NOTHING_SAVED = ("Nothing saved. She asks before running anything except a short list of plain "
+                 "commands (ls, cat, grep, mkdir, \u2026) whose paths all stay in the workspace.")
+"""The Approvals tab with no grants: what still runs without asking."""
 
 
 class GrantRow(QWidget):
@@ -177,7 +215,7 @@ class ApprovalsTab(QScrollArea):
             entries = [("Run this exact command without asking", line) for line in grants.lines]
             entries += [("Run any plain command starting with", family) for family in grants.families]
             if not entries:
-                self._column.addWidget(_wrapped("Nothing saved: she asks before running any command."))
+                self._column.addWidget(_wrapped(NOTHING_SAVED))
             for title, value in entries:
                 row = GrantRow(title, value)
                 self._column.addWidget(row)
