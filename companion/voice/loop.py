@@ -23,7 +23,8 @@ from companion.voice.hearing.vad import SpeechDetector
 from companion.voice.sound.audio import AudioSink, AudioSource
 from companion.voice.speaking.mouth import Mouth
 from companion.voice.speaking.speaker import Line, Speaker
-from companion.voice.turns.ear import Ear, EarSettings, Utterance
+from companion.voice.turns.ear import Ear, Utterance
+from companion.voice.turns.ear_settings import EarSettings
 from companion.voice.turns.latency import TurnLatency
 from companion.voice.turns.preparing import Preparation, ReplyPreparer
 from companion.voice.turns.smart_turn import SmartTurn

@@ -15,25 +15,24 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import statistics
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
 
-from companion.config import VoiceSettings
 from companion.voice.hearing.stt import Transcriber
 from companion.voice.hearing.vad import SpeechDetector
 from companion.voice.sound.audio import AudioSink, AudioSource
 from companion.voice.sound.frames import FRAME_S, rms
 from companion.voice.speaking.echo import PlayedLine, is_echo
+from companion.voice.turns.barge_in import BargeInWatch
+from companion.voice.turns.ear_settings import EarSettings
 from companion.voice.turns.endpoint import (
     TURN_CHECK_MS,
     Endpointer,
-    EndpointSettings,
     PauseStarted,
     SpeechResumed,
     SpeechStarted,
@@ -45,15 +44,13 @@ from companion.voice.turns.load import PartialPacer
 from companion.voice.turns.smart_turn import SmartTurn
 from companion.voice.turns.turn_end import TurnJudge, TurnWatch
 
-__all__ = ["Ear", "EarSettings", "FrameProcessor", "HerVoice", "PauseListener", "Utterance", "talks_over_her"]
+__all__ = ["Ear", "FrameProcessor", "HerVoice", "PauseListener", "Utterance"]
 
 log = logging.getLogger(__name__)
 
 PARTIAL_EVERY_S = 0.48
 """While the user talks, how often an engine that offers partial transcripts (Moonshine)
 transcribes the audio so far: its words then need only checking when the pause begins."""
-BARGE_IN_LEAD_S = 0.5
-"""Barge-in this long before an utterance's confirmed start still belongs to it."""
 PREPARE_AFTER_MS = TURN_CHECK_MS
 """A reply is prepared once a pause is this long: shorter gaps between words would waste requests."""
 
@@ -73,39 +70,6 @@ class HerVoice(Protocol):
     @property
     def busy(self) -> bool:
         """Something of hers is queued or playing."""
-
-
-CANCELLED_ECHO_RATIO = 0.05
-"""EarSettings.echo_ratio behind an echo canceller: -26 dB of her level, still above what
-AEC3 leaves of her (the bench measures 50-76 dB removed)."""
-
-
-@dataclass(frozen=True)
-class EarSettings:
-    barge_in: bool = True
-    """Stop her when the user talks over her (turn off for speakers without a headset)."""
-    barge_in_ms: int = 200
-    """How long the user must speak over her before she stops. A short first word ("Stop,")
-    is about 250 ms of voice, and behind an echo canceller a frame of it now and then comes
-    out suppressed: at 250 ms such a word missed by one frame in 2 of 6 rounds on open
-    speakers, and she stopped only when the user's whole sentence had ended."""
-    barge_in_floor: float = 0.01
-    """Minimum microphone level (RMS) that can count as the user talking over her."""
-    echo_ratio: float = 0.3
-    """The floor also rises to this fraction of her own current playback level (her echo in
-    a raw microphone can come back nearly as loud as she plays)."""
-    muted: bool = False
-    """Microphone muted: frames are read and thrown away."""
-    endpoint: EndpointSettings = field(default_factory=EndpointSettings)
-
-    @classmethod
-    def from_voice(cls, voice: VoiceSettings, *, turn_model: bool = False, echo_cancelled: bool = False) -> EarSettings:
-        """`echo_cancelled`: the microphone reaches the ear through a working echo canceller,
-        so her echo is tens of dB down and the floor need not rise as high with her voice
-        (at 0.3, a user no louder than her echo could not stop her on open speakers)."""
-        return cls(barge_in=voice.barge_in, muted=voice.muted,
-                   echo_ratio=CANCELLED_ECHO_RATIO if echo_cancelled else cls.echo_ratio,
-                   endpoint=EndpointSettings.for_patience(voice.end_of_turn_silence_ms, turn_model=turn_model))
 
 
 @dataclass(frozen=True)
@@ -133,21 +97,6 @@ class PauseListener(Protocol):
 
     def discarded(self, pause_id: int | None) -> None:
         """The utterance ended as nothing she should answer (silence, her own echo)."""
-
-
-def talks_over_her(recent: Iterable[tuple[bool, float]], needed: int, floor: float) -> bool:
-    """The user talks over her: of the recent frames, given as (sounds like speech, level),
-    at least `needed` sound like speech (not all in a row: the gaps between words don't reset
-    it), and the median level of those is above the floor. The level is judged over the word,
-    not per frame: behind an echo canceller talked over at her own loudness, one 32 ms frame
-    of "Please" came out at 0.008 with the floor at 0.016, and she stopped only when the whole
-    sentence had ended, 2.5 s later (2 rounds in 20)."""
-    levels = [level for speech, level in recent if speech]
-    return len(levels) >= needed and statistics.median(levels) >= floor
-
-
-def _frames_in(ms: float) -> int:
-    return max(1, round(ms / 1000 / FRAME_S))
 
 
 class Ear:
@@ -195,14 +144,11 @@ class Ear:
         """Utterances not transcribed because words_wanted said no."""
         self._over_her = False
         """The utterance under way sounded (speech, not its trailing silence) while she spoke."""
-        self._barge_in_s: float | None = None
-        """Endpointer stream seconds of the latest barge-in: the utterance around it stopped her,
+        self.barge_in = BargeInWatch(sink)
+        """Whether the user talks over her; the utterance around its latest firing stopped her,
         and only that makes a turn while she still speaks."""
         self._pause_speech_end_s = 0.0
         """Stream time the latest pause began (where its early transcript ends)."""
-        self._recent: deque[tuple[bool, float]] = deque(maxlen=_frames_in(400))
-        """The last 400 ms of frames while she speaks: (sounds like speech, level)."""
-        self._out_levels: deque[float] = deque(maxlen=15)  # ~300 ms of 20 ms blocks
         self._last_frame = (0.0, time.monotonic())
         """(endpointer stream seconds, time.monotonic()) at the end of the newest frame heard."""
         self._closing = False
@@ -210,8 +156,6 @@ class Ear:
         self._origin: float | None = None
         """time.monotonic() of the endpointer's stream time 0: frames are captured in real time,
         but read late when the ear falls behind, so their capture time comes from here."""
-        if sink is not None:
-            sink.add_level_listener(self._out_levels.append)
 
     @property
     def in_speech(self) -> bool:
@@ -221,7 +165,7 @@ class Ear:
         """New settings take effect now; a new end-of-turn silence applies from the next utterance."""
         if settings.endpoint != self.settings.endpoint:
             self.endpointer = Endpointer(settings.endpoint)
-            self._barge_in_s = None
+            self.barge_in.forget()
             self._origin = None
         self.settings = settings
 
@@ -229,7 +173,7 @@ class Ear:
         """Until the source ends. Run again after a failure, it starts on a fresh utterance."""
         self.endpointer = Endpointer(self.settings.endpoint)
         self._origin = None
-        self._barge_in_s = None
+        self.barge_in.forget()
         for task in self._early.values():
             task.cancel()
         self._early.clear()
@@ -264,7 +208,7 @@ class Ear:
             # synthesizing, and a "Stop" said in that gap is as much talking over her.
             self._watch_for_barge_in(frame, probability)
         else:
-            self._recent.clear()  # talk while she was quiet is no talking over her next line
+            self.barge_in.she_is_quiet()
         if voice.busy and self.endpointer.in_speech and probability >= self.settings.endpoint.start_threshold:
             self._over_her = True
         watch = self.turn_watch
@@ -354,11 +298,9 @@ class Ear:
 
     def _watch_for_barge_in(self, frame: np.ndarray, probability: float) -> None:
         s = self.settings
-        floor = max(s.barge_in_floor, s.echo_ratio * max(self._out_levels, default=0.0))
-        self._recent.append((probability >= s.endpoint.start_threshold, rms(frame)))
-        if talks_over_her(self._recent, _frames_in(s.barge_in_ms), floor):
-            self._recent.clear()
-            self._barge_in_s = self.endpointer.stream_s
+        floor = self.barge_in.floor(s.barge_in_floor, s.echo_ratio)
+        speech = probability >= s.endpoint.start_threshold
+        if self.barge_in.hear(frame, speech, floor, s.barge_in_ms, self.endpointer.stream_s):
             log.debug("barge-in: mic %.3f, floor %.3f", rms(frame), floor)
             self._barged_in()
 
@@ -372,7 +314,7 @@ class Ear:
         early = self._early.pop(event.pause_id, None) if event.pause_id is not None else None
         for task in self._early.values():
             task.cancel()
-        stopped_her = self._stopped_her(event.speech_end_s)
+        stopped_her = self.barge_in.stopped_her(self.speech_start_s, event.speech_end_s)
         if self._over_her and not stopped_her and self.her_voice.busy:
             # Sounded over her and ended while she speaks, never as loud as someone talking over
             # her: while she speaks only barge-in makes a turn. Otherwise the canceller's leftover
@@ -418,12 +360,6 @@ class Ear:
                   [(p.text, round(p.started, 2), p.ended and round(p.ended, 2)) for p in self.her_voice.recent_played])
         return is_echo(text, self.her_voice.recent_played, spoken_from=spoken_from, spoken_to=spoken_to,
                        now=time.monotonic())
-
-    def _stopped_her(self, speech_end_s: float) -> bool:
-        """Barge-in fired during the utterance ending at `speech_end_s` (the VAD confirms speech
-        a few frames after barge-in may already have fired on it)."""
-        return self._barge_in_s is not None and \
-            self.speech_start_s - BARGE_IN_LEAD_S <= self._barge_in_s <= speech_end_s
 
     def drop_utterance(self) -> None:
         """Forget the utterance under way: its audio was cut off (the sound server went away),

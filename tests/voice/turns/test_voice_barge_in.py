@@ -9,7 +9,8 @@ from collections import deque
 import numpy as np
 
 from companion.voice.sound.frames import FRAME_SAMPLES
-from companion.voice.turns.ear import Ear, talks_over_her
+from companion.voice.turns.barge_in import talks_over_her
+from companion.voice.turns.ear import Ear
 
 FLOOR = 0.0158
 """The floor while she plays at her usual level behind an echo canceller."""

@@ -12,7 +12,8 @@ import numpy as np
 
 from companion.voice.sound.frames import FRAME_S, FRAME_SAMPLES
 from companion.voice.speaking.echo import PlayedLine
-from companion.voice.turns.ear import Ear, EarSettings
+from companion.voice.turns.ear import Ear
+from companion.voice.turns.ear_settings import EarSettings
 
 HER_LINE = "The weather will be sunny all afternoon."
 

@@ -1,0 +1,71 @@
+"""Barge-in: whether the user is talking over her, judged on the microphone while she speaks,
+and whether the utterance that ended is the one that stopped her."""
+
+from __future__ import annotations
+
+import statistics
+from collections import deque
+from collections.abc import Iterable
+
+import numpy as np
+
+from companion.voice.sound.audio import AudioSink
+from companion.voice.sound.frames import FRAME_S, rms
+
+BARGE_IN_LEAD_S = 0.5
+"""Barge-in this long before an utterance's confirmed start still belongs to it."""
+
+
+def talks_over_her(recent: Iterable[tuple[bool, float]], needed: int, floor: float) -> bool:
+    """The user talks over her: of the recent frames, given as (sounds like speech, level),
+    at least `needed` sound like speech (not all in a row: the gaps between words don't reset
+    it), and the median level of those is above the floor. The level is judged over the word,
+    not per frame: behind an echo canceller talked over at her own loudness, one 32 ms frame
+    of "Please" came out at 0.008 with the floor at 0.016, and she stopped only when the whole
+    sentence had ended, 2.5 s later (2 rounds in 20)."""
+    levels = [level for speech, level in recent if speech]
+    return len(levels) >= needed and statistics.median(levels) >= floor
+
+
+def frames_in(ms: float) -> int:
+    return max(1, round(ms / 1000 / FRAME_S))
+
+
+class BargeInWatch:
+    """Fed every frame heard while she speaks; `fired_at_s` keeps the stream time barge-in
+    last fired (on the endpointer's clock), so the utterance around it is known to have stopped her."""
+
+    def __init__(self, sink: AudioSink | None = None) -> None:
+        self.fired_at_s: float | None = None
+        self._recent: deque[tuple[bool, float]] = deque(maxlen=frames_in(400))
+        """The last 400 ms of frames while she speaks: (sounds like speech, level)."""
+        self._out_levels: deque[float] = deque(maxlen=15)  # ~300 ms of 20 ms blocks
+        if sink is not None:
+            sink.add_level_listener(self._out_levels.append)
+
+    def floor(self, barge_in_floor: float, echo_ratio: float) -> float:
+        """The level the user must reach: the fixed floor, raised with her own playback level."""
+        return max(barge_in_floor, echo_ratio * max(self._out_levels, default=0.0))
+
+    def hear(self, frame: np.ndarray, speech: bool, floor: float, needed_ms: int, stream_s: float) -> bool:
+        """One frame heard while she speaks; True when it makes the user talk over her."""
+        self._recent.append((speech, rms(frame)))
+        if not talks_over_her(self._recent, frames_in(needed_ms), floor):
+            return False
+        self._recent.clear()
+        self.fired_at_s = stream_s
+        return True
+
+    def she_is_quiet(self) -> None:
+        """Talk while she was quiet is no talking over her next line."""
+        self._recent.clear()
+
+    def stopped_her(self, speech_start_s: float, speech_end_s: float) -> bool:
+        """Barge-in fired during the utterance from `speech_start_s` to `speech_end_s` (the VAD
+        confirms speech a few frames after barge-in may already have fired on it)."""
+        return self.fired_at_s is not None and \
+            speech_start_s - BARGE_IN_LEAD_S <= self.fired_at_s <= speech_end_s
+
+    def forget(self) -> None:
+        """The endpointer's clock restarted: a barge-in time on the old clock means nothing."""
+        self.fired_at_s = None
