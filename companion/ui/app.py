@@ -108,6 +108,7 @@ class CompanionApp(QObject):
         w.mute_toggled.connect(self.tray.show_muted)
         self.keeper.changed.connect(self._settings_changed)
         self.bridge.download_progress.connect(self.her_voice.download_progress)
+        self.bridge.error.connect(self.brain_watch.error_seen)
 
     def show(self) -> None:
         ui = self.keeper.settings.ui
@@ -304,6 +305,7 @@ class CompanionApp(QObject):
         self.tray.hide()
         self.window.hide()
         await self.her_voice.close()
+        await self.brain_watch.close()
         if self.companion is not None:
             await self.companion.close()
         # Background work still running (a start-up probe, a model download) ends with her,

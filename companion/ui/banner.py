@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import html
+import re
 from collections.abc import Callable, Sequence
 
 from PySide6.QtCore import Qt, Signal
@@ -16,25 +18,32 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from companion.config import DEFAULT_BRAIN_URL, BrainSettings
+from companion.brain.server import ServerKind, fix_for, guess_kind
+from companion.config import BrainSettings
+from companion.ui.markdown import code_spans
 
 Action = tuple[str, Callable[[], None]]
 
 
 def brain_advice(code: str, brain: BrainSettings) -> str:
     """What the user should do about a brain error `code`, in one or two sentences."""
+    kind = guess_kind(brain.base_url)
+    ollama = kind == ServerKind.OLLAMA
     if code in ("unreachable", "timeout"):
-        if brain.base_url.rstrip("/") == DEFAULT_BRAIN_URL:
+        if ollama:
             return (f"I can't reach my brain at {brain.base_url}. Start Ollama with my model "
                     f"(run `ollama serve`, then `ollama pull {brain.model}`), or set a brain URL "
                     "and API key in Settings → Brain.")
-        return (f"I can't reach my brain at {brain.base_url}. Check that the server is running, "
-                "or change the URL and API key in Settings → Brain.")
+        fix = _backticked(fix_for(kind, "unreachable", brain.model))
+        return f"I can't reach my brain at {brain.base_url}. {fix} Or change the URL and API key in Settings → Brain."
     if code == "auth":
         return "My brain refused the API key. Enter the right key in Settings → Brain."
     if code == "unknown_model":
-        return (f"My brain doesn't have the model {brain.model}. Run `ollama pull {brain.model}`, "
-                "or pick another model in Settings → Brain.")
+        if ollama:
+            return (f"My brain doesn't have the model {brain.model}. Run `ollama pull {brain.model}`, "
+                    "or pick another model in Settings → Brain.")
+        return (f"My brain at {brain.base_url} doesn't have the model {brain.model}. "
+                "Pick one it serves in Settings → Brain.")
     if code == "garbled":
         return (f"Something answers at {brain.base_url}, but not as a chat server. The URL usually "
                 "ends in /v1; fix it in Settings → Brain.")
@@ -42,6 +51,11 @@ def brain_advice(code: str, brain: BrainSettings) -> str:
         return (f"Nothing at {brain.base_url} answers chat requests. The URL usually ends in /v1; "
                 "fix it in Settings → Brain.")
     return ""
+
+
+def _backticked(sentence: str) -> str:
+    """The core's advice quotes commands in 'single quotes': the banner sets them as code."""
+    return re.sub(r"'([^']+)'", r"`\1`", sentence)
 
 
 class Banner(QFrame):
@@ -58,10 +72,11 @@ class Banner(QFrame):
         outer = QVBoxLayout(self)
         outer.setContentsMargins(12, 8, 8, 8)
         row = QHBoxLayout()
-        self.label = QLabel(text)
+        self.label = QLabel()
         self.label.setWordWrap(True)
-        self.label.setTextFormat(Qt.TextFormat.PlainText)
         self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self._text = ""
+        self.set_text(text)
         row.addWidget(self.label, 1)
         self.buttons: dict[str, QPushButton] = {}
         for title, callback in actions:
@@ -85,7 +100,20 @@ class Banner(QFrame):
         outer.addWidget(self.progress)
 
     def text(self) -> str:
-        return self.label.text()
+        """The message as given (a `command` keeps its backticks here)."""
+        return self._text
+
+    def set_text(self, text: str) -> None:
+        """Show `text`; a `command` in backticks is set in the code font, without the backticks."""
+        self._text = text
+        spans = code_spans(text)
+        if not any(code for _piece, code in spans):
+            self.label.setTextFormat(Qt.TextFormat.PlainText)
+            self.label.setText(text)
+            return
+        self.label.setTextFormat(Qt.TextFormat.RichText)
+        self.label.setText("".join(f"<code>{html.escape(piece)}</code>" if code else html.escape(piece)
+                                   for piece, code in spans).replace("\n", "<br>"))
 
     def set_progress(self, done: int, total: int) -> None:
         """Show a progress bar (total 0 means "unknown": a busy bar)."""

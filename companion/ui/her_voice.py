@@ -98,7 +98,7 @@ class HerVoice:
         banner = self.window.banners.banner("download")
         if banner is None:
             banner = self.window.banners.show_banner("download", f"Downloading {name}…", kind="info")
-        banner.label.setText(f"Downloading {name}…")
+        banner.set_text(f"Downloading {name}…")
         banner.set_progress(done, total)
         self.window.set_voice("loading", done / total if total else None)
 

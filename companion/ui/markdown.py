@@ -6,6 +6,7 @@ each code block (for its Copy link). Raw HTML in a reply is shown as text, never
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from PySide6.QtGui import (
@@ -34,6 +35,36 @@ class Rendered:
     code_blocks: list[str]
 
 
+def code_spans(text: str) -> list[tuple[str, bool]]:
+    """`text` cut at its backticks: (piece, is_code) in order, the backticks themselves gone
+    (an unpaired backtick stays as it is)."""
+    pieces = text.split("`")
+    if len(pieces) % 2 == 0:  # an odd number of backticks: the last one is plain text
+        pieces[-2:] = [pieces[-2] + "`" + pieces[-1]]
+    return [(piece, n % 2 == 1) for n, piece in enumerate(pieces) if piece]
+
+
+_BLOCK_START = re.compile(r"^\s*([-*+>#|]|\d+[.)]\s|```|~~~)")
+"""A line that starts a markdown block of its own (list, quote, heading, table, fence)."""
+
+
+def keep_line_breaks(text: str) -> str:
+    """Single newlines in a reply stay line breaks (markdown would join the lines into one
+    paragraph); code fences, tables and lines starting a block are left alone."""
+    lines = text.split("\n")
+    fenced = False
+    for n, line in enumerate(lines[:-1]):
+        if line.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced
+            continue
+        following = lines[n + 1]
+        if fenced or not line.strip() or not following.strip() or "|" in line \
+                or _BLOCK_START.match(following) or line.endswith(("  ", "\\")):
+            continue
+        lines[n] = line + "  "  # markdown's hard line break
+    return "\n".join(lines)
+
+
 def code_font() -> QFont:
     font = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
     font.setStyleHint(QFont.StyleHint.Monospace)
@@ -47,7 +78,7 @@ def render_markdown(text: str, *, first_code_id: int = 0, color: QColor | None =
     text colour (links keep theirs).
     """
     document = QTextDocument()
-    document.setMarkdown(text, _FEATURES)
+    document.setMarkdown(keep_line_breaks(text), _FEATURES)
     mono = code_font()
     codes: list[str] = []
     ends: list[int] = []

@@ -21,6 +21,7 @@ from PySide6.QtGui import (
     QFont,
     QFontInfo,
     QGuiApplication,
+    QKeyEvent,
     QPainter,
     QTextBlockFormat,
     QTextCursor,
@@ -44,6 +45,7 @@ from companion.ui.transcript_lines import (
     bubble_rect,
     char,
     fill_activity,
+    fill_notice,
     shape,
     when,
 )
@@ -59,6 +61,8 @@ class TranscriptView(QTextBrowser):
 
     stop_requested = Signal()
     """The Stop link on a running tool's line was clicked."""
+    typed = Signal(str)
+    """Text typed while the transcript had the keyboard: it belongs in the text box."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -69,11 +73,16 @@ class TranscriptView(QTextBrowser):
         # Nothing scrolls sideways, so a long word or path in code wraps anywhere rather than
         # running out of the bubble.
         self.setWordWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
-        self.setStyleSheet("QTextBrowser#transcript { background: #262a44; border: none; }")
+        # Tab can bring the keyboard here: a ring shows it (the same width unfocused, in the
+        # background colour, so nothing moves).
+        self.setStyleSheet("QTextBrowser#transcript { background: #262a44; border: 2px solid #262a44; }"
+                           "QTextBrowser#transcript:focus { border-color: #b9a8ff; }")
         self._doc = self._new_document()
         self.setDocument(self._doc)
         self._lines: list[Line] = []
         self._open_reply: Line | None = None
+        self._held: list[str] = []
+        """Notices that came while a reply streamed: shown once it is whole."""
         self._announced: dict[str, str] = {}
         self._code: dict[int, str] = {}
         self._next_code = 0
@@ -105,6 +114,14 @@ class TranscriptView(QTextBrowser):
     @Slot(str)
     def finish_reply(self, text: str) -> None:
         """One model round's whole reply: it replaces the streamed pieces (or drops an empty one)."""
+        self._finish(text)
+        self._release_held()
+
+    def end_turn(self) -> None:
+        """Her turn is over (even one stopped mid-reply): notices held back are shown."""
+        self._close_reply()
+
+    def _finish(self, text: str) -> None:
         line, self._open_reply = self._open_reply, None
         text = text.strip()
         if line is None:
@@ -148,7 +165,10 @@ class TranscriptView(QTextBrowser):
 
     @Slot(str)
     def add_notice(self, text: str) -> None:
-        self._close_reply()
+        if self._open_reply is not None:
+            # While she streams a reply it stays one bubble: the notice comes right after it.
+            self._held.append(text)
+            return
         self._add(NOTICE, text)
 
     # --- conversations --------------------------------------------------------------------
@@ -156,6 +176,7 @@ class TranscriptView(QTextBrowser):
         self._doc.clear()
         self._lines.clear()
         self._open_reply = None
+        self._held.clear()
         self._announced.clear()
         self._code.clear()
         self._ticker.stop()
@@ -254,7 +275,7 @@ class TranscriptView(QTextBrowser):
         elif line.kind == ACTIVITY:
             fill_activity(cursor, line)
         else:
-            cursor.insertText(line.text, char(line.kind))
+            fill_notice(cursor, line.kind, line.text)
         shape(self._lines[index].kind, list(self._blocks(index)))
         cursor.endEditBlock()
 
@@ -278,6 +299,12 @@ class TranscriptView(QTextBrowser):
         if self._open_reply is not None and not self._open_reply.text.strip():
             self._remove(self._open_reply)
         self._open_reply = None
+        self._release_held()
+
+    def _release_held(self) -> None:
+        held, self._held = self._held, []
+        for text in held:
+            self._add(NOTICE, text)
 
     def _tick(self) -> None:
         first = max(0, len(self._lines) - 50)
@@ -300,6 +327,16 @@ class TranscriptView(QTextBrowser):
             self.stop_requested.emit()
         elif scheme in ("http", "https", "mailto"):
             QDesktopServices.openUrl(url)  # her links open in the browser, never inside the app
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 (Qt name)
+        text = event.text()
+        commands = Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.AltModifier \
+            | Qt.KeyboardModifier.MetaModifier
+        if text and text.isprintable() and not event.modifiers() & commands:
+            self.typed.emit(text)  # words typed here are never lost; keys that scroll or copy stay
+            event.accept()
+            return
+        super().keyPressEvent(event)
 
     def viewportEvent(self, event: QEvent) -> bool:  # noqa: N802 (Qt name)
         if event.type() == QEvent.Type.ToolTip:

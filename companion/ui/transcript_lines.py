@@ -17,6 +17,8 @@ from PySide6.QtGui import (
     QTextDocument,
 )
 
+from companion.ui.markdown import code_font, code_spans
+
 STOP_SCHEME = "stop"
 """The link on a running tool's line that stops it."""
 
@@ -87,14 +89,12 @@ def bubble_rect(line: Line, blocks, document: QTextDocument) -> QRectF:
     if top == float("inf"):
         return QRectF()
     margin = document.documentMargin()
-    if line.kind == SAID:
+    if line.kind == SAID:  # hers lean left: the text starts PAD_X in from the bubble's edge
         left = margin
-        if line.wide:
-            right = document.textWidth() - margin - SIDE_GAP - PAD_X
-    else:
-        right = document.textWidth() - margin - PAD_X
-    return QRectF(left - (0 if line.kind == SAID else PAD_X), top - PAD_Y + 1,
-                  right - left + PAD_X + (PAD_X if line.kind == SAID else 0), bottom - top + 2 * PAD_Y - 2)
+        right = document.textWidth() - margin - SIDE_GAP + PAD_X if line.wide else right + 2 * PAD_X
+    else:  # yours lean right: the block's right margin is the padding after the last letter
+        left, right = left - PAD_X, document.textWidth() - margin
+    return QRectF(left, top - PAD_Y + 1, right - left, bottom - top + 2 * PAD_Y - 2)
 
 
 def fill_activity(cursor: QTextCursor, line: Line) -> None:
@@ -120,6 +120,15 @@ def fill_activity(cursor: QTextCursor, line: Line) -> None:
         cursor.insertText("Stop", link)
     elif line.detail:
         cursor.insertText(f" — {short(line.detail)}", plain)
+
+
+def fill_notice(cursor: QTextCursor, kind: str, text: str) -> None:
+    """A notice's text with its `code` in the code font (the backticks themselves not shown)."""
+    for piece, code in code_spans(text):
+        fmt = char(kind)
+        if code:
+            fmt.setFontFamilies([code_font().family()])
+        cursor.insertText(piece, fmt)
 
 
 def char(kind: str) -> QTextCharFormat:

@@ -7,18 +7,13 @@ those signals to the core. `connect_bridge` wires the core's events (via the bri
 from __future__ import annotations
 
 from PySide6.QtCore import QByteArray, QEvent, QObject, Qt, Signal, Slot
-from PySide6.QtGui import QAction, QCloseEvent, QKeyEvent, QKeySequence, QShortcut
+from PySide6.QtGui import QCloseEvent, QKeyEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QApplication,
-    QHBoxLayout,
     QLabel,
     QLineEdit,
     QMainWindow,
-    QMenu,
     QPushButton,
-    QSplitter,
-    QToolButton,
-    QVBoxLayout,
     QWidget,
 )
 
@@ -31,6 +26,7 @@ from companion.ui.face.widget import FaceWidget
 from companion.ui.key_recorder import PushToTalkKey
 from companion.ui.presence import BUSY, Presence
 from companion.ui.transcript import TranscriptView
+from companion.ui.window_layout import build_menu, lay_out
 
 OFFLINE_TEXT = {
     "unreachable": "can't reach my brain",
@@ -73,6 +69,7 @@ class CompanionWindow(QMainWindow):
         self.face = FaceWidget()
         self.captions = TranscriptView()
         self.captions.stop_requested.connect(self.stop_requested.emit)
+        self.captions.typed.connect(self._typed_in_transcript)
         self.banners = BannerArea()
         self.approvals = ApprovalPanel()
         self.state_label = QLabel()
@@ -92,8 +89,8 @@ class CompanionWindow(QMainWindow):
         self.mute_button.setCheckable(True)
         self.mute_button.setToolTip("Stop her listening (typing still works)")
         self.mute_button.toggled.connect(self._on_mute)
-        self._build_menu()
-        self._layout()
+        self.menu_button, self.on_top_action = build_menu(self)
+        lay_out(self)
         self._approval_shortcuts()
         # Only the text box takes the keyboard: a key typed after a click elsewhere must
         # never open the menu, mute her, or press Send.
@@ -104,26 +101,6 @@ class CompanionWindow(QMainWindow):
         self.text_box.setFocus()
 
     # --- building -------------------------------------------------------------------------
-    def _build_menu(self) -> None:
-        menu = QMenu(self)
-        menu.addAction("New conversation", QKeySequence.StandardKey.New, self.new_conversation_requested.emit)
-        menu.addAction("Conversations…", self.conversations_requested.emit)
-        menu.addAction("Her notes…", self.notes_requested.emit)
-        menu.addSeparator()
-        menu.addAction("Settings…", lambda: self.settings_requested.emit(""))
-        menu.addAction("Edit personality…", self.personality_requested.emit)
-        self.on_top_action = QAction("Always on top", self, checkable=True)
-        self.on_top_action.toggled.connect(self.set_always_on_top)
-        menu.addAction(self.on_top_action)
-        menu.addSeparator()
-        menu.addAction("Quit", self.quit_requested.emit)
-        self.menu_button = QToolButton()
-        self.menu_button.setText("☰")
-        self.menu_button.setToolTip("Menu")
-        self.menu_button.setMenu(menu)
-        self.menu_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
-        menu.aboutToHide.connect(self.focus_text_box)
-
     def _approval_shortcuts(self) -> None:
         # Modified keys only: a bare letter typed into the text box never answers a card.
         for keys, always in (("Ctrl+Return", False), ("Ctrl+Enter", False),
@@ -144,36 +121,6 @@ class CompanionWindow(QMainWindow):
     def focus_text_box(self) -> None:
         """Give the text box the keyboard back (after a card, a popup, or on activation)."""
         self.text_box.setFocus(Qt.FocusReason.OtherFocusReason)
-
-    def _layout(self) -> None:
-        top = QHBoxLayout()
-        top.addWidget(self.state_label)
-        top.addWidget(self.stop_button)
-        top.addWidget(self.work_chip)
-        top.addStretch(1)
-        top.addWidget(self.menu_button)
-        splitter = QSplitter(Qt.Orientation.Vertical)
-        splitter.addWidget(self.face)
-        splitter.addWidget(self.captions)
-        splitter.setStretchFactor(0, 3)
-        splitter.setStretchFactor(1, 2)
-        splitter.setChildrenCollapsible(False)
-        splitter.setSizes([360, 280])
-        self.captions.setMinimumHeight(140)
-        bottom = QHBoxLayout()
-        bottom.addWidget(self.text_box, 1)
-        bottom.addWidget(self.send_button)
-        bottom.addWidget(self.mute_button)
-        column = QVBoxLayout()
-        column.setContentsMargins(8, 8, 8, 8)
-        column.addLayout(top)
-        column.addWidget(self.banners)
-        column.addWidget(splitter, 1)
-        column.addWidget(self.approvals)
-        column.addLayout(bottom)
-        central = QWidget()
-        central.setLayout(column)
-        self.setCentralWidget(central)
 
     def connect_bridge(self, bridge: EventBridge) -> None:
         bridge.heard.connect(self._turn_started)
@@ -196,6 +143,7 @@ class CompanionWindow(QMainWindow):
         bridge.error.connect(self.show_error)
         bridge.error_cleared.connect(lambda stage, _code: self.banners.clear(stage))
         bridge.turn_finished.connect(self._turn_finished)
+        bridge.turn_finished.connect(lambda *_args: self.captions.end_turn())
         bridge.work_changed.connect(self.show_work)
         bridge.attention.connect(lambda attention, _how: self._update(attention=attention))
 
@@ -290,9 +238,15 @@ class CompanionWindow(QMainWindow):
     def brain_changed(self, brain: BrainSettings) -> None:
         """New brain settings were saved: the old address's trouble is no longer known."""
         self.brain = brain
+        self.brain_back()
+
+    def brain_back(self) -> None:
+        """Her brain answers (again): its Offline pill, its banner and the puzzled face go."""
         self._brain_failed = False
         self.banners.clear("brain")
-        self._update(offline="")
+        if self._core_expression == "confused":
+            self._core_expression = "neutral"
+        self._update(offline="", **({"core": "idle"} if self.presence.facts.core == "offline" else {}))
 
     # --- what the user does ---------------------------------------------------------------
     def _submit(self) -> None:
@@ -301,6 +255,10 @@ class CompanionWindow(QMainWindow):
             return
         self.text_box.clear()
         self.text_submitted.emit(text)
+
+    def _typed_in_transcript(self, text: str) -> None:
+        self.text_box.setFocus()
+        self.text_box.insert(text)
 
     def _on_mute(self, muted: bool) -> None:
         self.mute_button.setText("Unmute mic" if muted else "Mute mic")
