@@ -14,6 +14,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QMainWindow,
     QPushButton,
+    QSizePolicy,
     QWidget,
 )
 
@@ -37,6 +38,15 @@ OFFLINE_TEXT = {
     "garbled": "wrong brain URL",
 }
 """What the pill says after a brain error, by its code (the banner says what to do)."""
+
+
+WORK_CHIP_CHARS = 28
+"""A background job's chip names the task in at most this many characters."""
+
+
+def _short(text: str, limit: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 class CompanionWindow(QMainWindow):
@@ -80,6 +90,10 @@ class CompanionWindow(QMainWindow):
         self.stop_button.clicked.connect(self.stop_requested.emit)
         self.work_chip = QLabel()
         self.work_chip.setObjectName("workChip")
+        # However long the task, the chip never widens the window: it is cut with "…" (the
+        # tooltip has it whole).
+        self.work_chip.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.work_chip.setMinimumWidth(0)
         self.work_chip.setVisible(False)
         self.text_box = QLineEdit()
         self.text_box.returnPressed.connect(self._submit)
@@ -159,6 +173,10 @@ class CompanionWindow(QMainWindow):
         # Waiting for an OK is inside the tool's run: its name must still be there after the yes.
         if state not in (*BUSY, "waiting"):
             changes.update(replying=False, tool="")
+            if was_busy and self._core_expression == "thinking":
+                # A turn with no reply tag to end it (a job's result said aloud): the thinking
+                # bubbles go with the turn.
+                self._core_expression = "neutral"
         self._update(**changes)
 
     def set_started(self, started: bool) -> None:
@@ -217,7 +235,7 @@ class CompanionWindow(QMainWindow):
     @Slot(str, str, str)
     def show_work(self, status: str, task: str, result: str) -> None:
         if status == "running":
-            self.work_chip.setText(f"Working on: {task}")
+            self.work_chip.setText(f"Working on: {_short(task, WORK_CHIP_CHARS)}")
             self.work_chip.setToolTip(task)
             self.work_chip.setVisible(True)
             return

@@ -113,7 +113,8 @@ class ApprovalCard(QFrame):
         layout.addLayout(row)  # first, so the buttons get a parent as they are added
         # No mnemonics (&Y): on some platforms a bare letter triggers them.
         self.approve_button = QPushButton("Yes, run it" if self.destructive else "Yes, approve once")
-        self.always_button = QPushButton("Always allow this exact command")
+        self.always_button = QPushButton("Always allow")
+        self.always_button.setToolTip("Run this exact command without asking from now on")
         self.decline_button = QPushButton("No, decline")
         self.approve_button.clicked.connect(lambda: self.answer(APPROVED))
         self.always_button.clicked.connect(lambda: self.answer(APPROVED, always=True))
@@ -152,11 +153,15 @@ class ApprovalCard(QFrame):
         super().resizeEvent(event)
         buttons = [b for b in (self.approve_button, self.always_button, self.decline_button)
                    if not b.isHidden()]
-        needed = sum(b.sizeHint().width() for b in buttons) + 12 * len(buttons) + 24
-        direction = QHBoxLayout.Direction.LeftToRight if needed <= event.size().width() \
-            else QHBoxLayout.Direction.TopToBottom
+        margins = self.layout().contentsMargins()
+        needed = sum(b.sizeHint().width() for b in buttons) + self._row.spacing() * (len(buttons) - 1) \
+            + margins.left() + margins.right() + 2 * self.frameWidth()
+        side_by_side = needed <= event.size().width()
+        direction = QHBoxLayout.Direction.LeftToRight if side_by_side else QHBoxLayout.Direction.TopToBottom
         if self._row.direction() != direction:
             self._row.setDirection(direction)
+        for button in buttons:  # side by side, never narrower than its words
+            button.setMinimumWidth(button.sizeHint().width() if side_by_side else 0)
 
     def is_armed(self) -> bool:
         return self._armed
