@@ -69,6 +69,7 @@ class CompanionApp(QObject):
         self.with_voice = with_voice
         self.window.approvals.spoken_answers = with_voice  # under --no-voice no card says "say yes"
         self.tray = TrayIcon(self.window)
+        self.tray.offer_voice(with_voice)
         self.closed = asyncio.Event()
         self._closing = False
         self._waiting_text: list[str] = []
@@ -78,7 +79,8 @@ class CompanionApp(QObject):
             self.window, self.keeper, self.bridge, config.paths, core=lambda: self.companion,
             voice=lambda: self.voice, settings_opened=lambda dialog: self.desktop.settings_opened(dialog),
             reopen=lambda conversation_id: self._spawn(self.reopen_conversation(conversation_id)),
-            personality_applied=self._personality_applied)
+            personality_applied=self._personality_applied,
+            autostart_present=lambda: self.desktop.places.autostart_entry.exists())
         """Settings, conversations, notes and the personality editor."""
         self._wire()
         self.desktop = DesktopPresence(self)

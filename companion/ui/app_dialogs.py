@@ -12,14 +12,16 @@ from PySide6.QtCore import Qt
 class AppDialogs:
     """Owned by the app. `core()` and `voice()` are the running core and voice (or None);
     `settings_opened(dialog)`, `reopen(conversation_id)` and `personality_applied()` are how
-    the app hears what the user did in them."""
+    the app hears what the user did in them; `autostart_present()` whether her autostart
+    entry is on disk."""
 
     def __init__(self, window, keeper, bridge, paths, *, core: Callable, voice: Callable,
                  settings_opened: Callable, reopen: Callable[[int], None],
-                 personality_applied: Callable[[], None]) -> None:
+                 personality_applied: Callable[[], None], autostart_present: Callable[[], bool | None]) -> None:
         self.window, self.keeper, self.bridge, self.paths = window, keeper, bridge, paths
         self._core, self._voice = core, voice
         self._settings_opened, self._reopen, self._applied = settings_opened, reopen, personality_applied
+        self._autostart_present = autostart_present
         self.settings = None
         self.conversations = None
         self.notes = None
@@ -50,6 +52,7 @@ class AppDialogs:
             family_notes=core.family_notes() if core is not None else None,
             test_speakers=voice.check_speakers if voice is not None else None,
             her_name=core.personality.current.name if core is not None and core.personality else "",
+            autostart_present=self._autostart_present(),
             parent=self.window)
         if tab:
             dialog.show_tab(tab)  # the banner's "Open Settings" lands where it talks about

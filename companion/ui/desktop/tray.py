@@ -57,6 +57,12 @@ class TrayIcon(QObject):
             self._window.activateWindow()
         self.show_action.setText("Hide window" if self._window.isVisible() else "Show window")
 
+    def offer_voice(self, offered: bool) -> None:
+        """Without her voice (--no-voice) there is no microphone to mute or mode to choose:
+        the menu leaves both out, so they can't change saved settings or make her doze."""
+        self.mute_action.setVisible(offered)
+        self.listening_menu.menuAction().setVisible(offered)
+
     def show_mode(self, mode: str) -> None:
         """Tick the listening mode in use (set from Settings, the Mute button or this menu)."""
         action = self.mode_actions.get(mode)

@@ -8,10 +8,12 @@ from companion.config import UiSettings
 
 
 class DesktopTab(QWidget):
-    def __init__(self, ui: UiSettings) -> None:
+    def __init__(self, ui: UiSettings, *, autostart_present: bool | None = None) -> None:
+        """`autostart_present`: whether her autostart entry is on disk (None: not known). The
+        box shows what happens at login: `install-desktop --uninstall` removes the entry."""
         super().__init__()
         self.start_at_login = QCheckBox("Start her when I log in")
-        self.start_at_login.setChecked(ui.start_at_login)
+        self.start_at_login.setChecked(ui.start_at_login and autostart_present is not False)
         self.compact = QCheckBox("Show only her small face, on top of other windows")
         self.compact.setChecked(ui.compact)
         hint = QLabel("Her launcher in the applications menu: run <code>companion install-desktop</code> once.")

@@ -45,9 +45,11 @@ class SettingsDialog(QDialog):
                  hearing_models: list[str] | None = None, voices: list[str] | None = None,
                  mic_level: SignalInstance | None = None, voice_servers: list[str] | None = None,
                  family_notes: dict[str, str] | None = None, test_speakers: SpeakerTest | None = None,
-                 her_name: str = "", parent: QWidget | None = None) -> None:
+                 her_name: str = "", autostart_present: bool | None = None,
+                 parent: QWidget | None = None) -> None:
         """`family_notes`: a line per family instead of its tool count (each MCP server's state);
-        `her_name`: the current personality's name, as the Voice tab says it."""
+        `her_name`: the current personality's name, as the Voice tab says it;
+        `autostart_present`: whether her autostart entry is on disk (None: not known)."""
         super().__init__(parent)
         self.setWindowTitle("Settings")
         self.resize(620, 500)
@@ -67,7 +69,7 @@ class SettingsDialog(QDialog):
         self.personality = PersonalityTab(settings, keeper.paths, templates or {}, on_edit_personality)
         self.approvals = ApprovalsTab(grants, grants_notice,
                                       run_without_sandbox=settings.tools.run_without_sandbox)
-        self.desktop = DesktopTab(settings.ui)
+        self.desktop = DesktopTab(settings.ui, autostart_present=autostart_present)
         self.tabs = QTabWidget()
         for widget, title in ((self.brain, "Brain"), (self.voice, "Voice"), (self._toolsets_page(), "Toolsets"),
                               (self.personality, "Personality"), (self.approvals, "Approvals"),
