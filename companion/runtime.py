@@ -30,8 +30,8 @@ from companion.brain.turn import MAX_HISTORY_MESSAGES, Conversation, TurnResult
 from companion.brain.work import WorkManager
 from companion.brain_clients import BrainClients, PinnedModel, SwitchingModel
 from companion.config import PACK_VOICE, Settings, VoiceSettings
-from companion.conversations import FILE_NAME as CONVERSATIONS_FILE
-from companion.conversations import ConversationStore, Entry, TurnRecorder
+from companion.conversations import ConversationStore, Entry
+from companion.conversations.kept import KeptConversations
 from companion.events import (
     ErrorOccurred,
     Event,
@@ -41,7 +41,6 @@ from companion.events import (
     TurnInterrupted,
     TurnSource,
     UserHeard,
-    WorkChanged,
     turn_scope,
 )
 from companion.face_state import FaceState
@@ -50,9 +49,9 @@ from companion.persona import PersonalityStore
 from companion.safety.answers import answer_aloud
 from companion.safety.grants import Grants
 from companion.safety.jail import OWN_PATHS_SERVICE, check_workspace
-from companion.supervisor import Supervisor, Watch
+from companion.supervisor import Supervisor
+from companion.tool_services import ToolServices
 from companion.tools import registry as tool_registry
-from companion.tools.builtin import web_search
 from companion.tools.context import Channel, Mode, Session
 from companion.tools.registry import Registry
 from companion.turns import TurnOwner
@@ -64,11 +63,6 @@ if TYPE_CHECKING:
     from companion.safety.gate import Gate
 
 log = logging.getLogger(__name__)
-
-REMINDER_WATCH = Watch("my reminders", "reminders", restart_on=(OSError,))
-MCP_WATCH = Watch("my MCP tool servers", "tools")
-"""A reminders file that can't be written (a full disk) must not stop every later reminder."""
-
 
 class Companion:
     """One conversation with her, and everything it needs.
@@ -109,22 +103,34 @@ class Companion:
         self.face = FaceState(self.bus)
         """The one writer of StateChanged (her face and the pill)."""
         self.bus.subscribe(self._on_turn_event)
-        self.gate: Gate | None = None
-        """The approval gate (set by start()); front-ends attach their approver to it."""
-        self.reminders: ReminderScheduler | None = None
-        """Says due reminders (set by start()); tools reach it as ctx.services["reminders"]."""
-        self.mcp: McpManager | None = None
-        """The MCP servers' tool families (set by start() when servers are configured)."""
+        self.tool_services = ToolServices(self.paths, self.bus, self.supervisor, self.services,
+                                          is_quiet=self.is_quiet,
+                                          say=lambda line: self.tell(TurnSource.REMINDER, line))
+        """The gate, the reminders and the MCP servers (started by start())."""
         self._hold_notices = False
-        self.store: ConversationStore | None = None
+        self.kept: KeptConversations | None = None
         """Her conversations on disk (set by start())."""
-        self.recorder: TurnRecorder | None = None
         self._warm_up: asyncio.Future[None] | None = None
 
     # --- life cycle -----------------------------------------------------------------------
     @property
     def workspace(self) -> Path:
         return self.settings.tools.workspace_path()
+
+    @property
+    def gate(self) -> Gate | None:
+        """The approval gate (set by start()); front-ends attach their approver to it."""
+        return self.tool_services.gate
+
+    @property
+    def reminders(self) -> ReminderScheduler | None:
+        """Says due reminders (set by start()); tools reach it as ctx.services["reminders"]."""
+        return self.tool_services.reminders
+
+    @property
+    def mcp(self) -> McpManager | None:
+        """The MCP servers' tool families (set by start() when servers are configured)."""
+        return self.tool_services.mcp
 
     async def start(self) -> None:
         """Discover tools, load the personality (copying the default on first run), connect
@@ -152,16 +158,16 @@ class Companion:
         else:
             self.model = self._given_model
         self.conversation = self._conversation(self.bus, Mode.COMPANION)
-        self._start_history()
+        self.kept = KeptConversations(self.paths.data_dir, self.bus, keep=MAX_HISTORY_MESSAGES)
+        self.conversation.history = self.kept.recent()
+        self.conversation.remembered = self.kept.recorder.remembered
         self.work = WorkManager(
             make_conversation=lambda bus: self._conversation(bus, Mode.WORK),
             bus=self.bus, is_quiet=self.is_quiet, remember=self._remember_said,
             say=lambda line: self.tell(TurnSource.NOTICE, line),
         )
         self.services.update(work=self.work, personality=self.personality, session=self.session)
-        self._start_safety()
-        self._start_reminders()
-        self._start_mcp()
+        self.tool_services.start(self.settings, self.registry, self.workspace, self._personality_elsewhere())
         self._report_personality()
         if self._given_model is None:
             # The server caches her prompt now, so the first question doesn't pay for it.
@@ -177,17 +183,13 @@ class Companion:
             await asyncio.gather(self._warm_up, return_exceptions=True)
         if self.work is not None:
             await self.work.close()
-        if self.reminders is not None:
-            await self.reminders.stop()
+        await self.tool_services.stop_reminders()
         await self.supervisor.close()
-        if self.mcp is not None:
-            await self.mcp.close()
-        if self.gate is not None:
-            await self.gate.close()  # long-lived sandboxed processes end with her
+        await self.tool_services.close()  # long-lived sandboxed processes end with her
         if self.clients is not None:
             await self.clients.close()
-        if self.store is not None:
-            self.store.close()
+        if self.kept is not None:
+            self.kept.close()
 
     # --- turns ----------------------------------------------------------------------------
     async def ask(self, text: str, channel: Channel = Channel.TEXT) -> TurnResult:
@@ -247,8 +249,7 @@ class Companion:
                 self._turn = None
             if self.work is not None:
                 self.work.deliver_notices()
-            if self.reminders is not None:
-                self.reminders.deliver_pending()
+            self.tool_services.deliver_pending()
 
     def tell(self, source: TurnSource, text: str) -> None:
         """She speaks up on her own (a reminder, a background result): a turn of its own, said
@@ -306,47 +307,41 @@ class Companion:
         """After a barge-in, keep only the part of her last reply that was actually played."""
         if self.conversation is not None:
             self.conversation.replace_last_reply(played_text.strip())
-            if self.recorder is not None:
-                self.recorder.replace_last_turn(_last_turn(self.conversation.history))
+            if self.kept is not None:
+                self.kept.heard_reply(self.conversation.history)
 
     # --- conversations on disk --------------------------------------------------------------
     @property
+    def store(self) -> ConversationStore | None:
+        """Her conversations on disk (None before start())."""
+        return self.kept.store if self.kept is not None else None
+
+    @property
     def conversation_id(self) -> int | None:
         """The conversation being recorded (None before start())."""
-        return self.recorder.conversation_id if self.recorder is not None else None
+        return self.kept.conversation_id if self.kept is not None else None
 
     async def new_conversation(self) -> int:
         """Start afresh: the running turn stops (and is saved in the old conversation), the
         history empties, and what follows is recorded in a new conversation."""
-        assert self.store is not None and self.recorder is not None, "call start() first"
+        assert self.kept is not None, "call start() first"
         await self._stop_turn()
-        conversation_id = self.store.new_conversation()
-        self.recorder.switch_to(conversation_id)
+        conversation_id = self.kept.start_new()
         if self.conversation is not None:
             self.conversation.history = []
         return conversation_id
 
     async def open_conversation(self, conversation_id: int) -> None:
         """Carry on a past conversation: its recent turns become her history again."""
-        assert self.store is not None and self.recorder is not None, "call start() first"
+        assert self.kept is not None, "call start() first"
         await self._stop_turn()
-        self.recorder.switch_to(conversation_id)
+        recent = self.kept.switch_to(conversation_id)
         if self.conversation is not None:
-            self.conversation.history = self.store.recent_messages(conversation_id, MAX_HISTORY_MESSAGES)
+            self.conversation.history = recent
 
     def transcript(self, conversation_id: int | None = None) -> list[Entry]:
         """Every transcript line of a conversation (the current one by default), oldest first."""
-        if self.store is None:
-            return []
-        chosen = conversation_id if conversation_id is not None else self.conversation_id
-        if chosen is None:
-            return []
-        lines: list[Entry] = []
-        for turn in self.store.turns(chosen):
-            lines.extend(turn.entries)
-            if not turn.complete and turn.user_text is not None:
-                lines.append(Entry("notice", "(This turn was cut off when I closed.)", at=turn.started))
-        return lines
+        return self.kept.transcript(conversation_id) if self.kept is not None else []
 
     async def _stop_turn(self) -> None:
         if self._turn is not None and not self._turn.done():
@@ -364,8 +359,8 @@ class Companion:
         self._hold_notices = hold
         if not hold and self.work is not None:
             self.work.deliver_notices()
-        if not hold and self.reminders is not None:
-            self.reminders.deliver_pending()
+        if not hold:
+            self.tool_services.deliver_pending()
 
     # --- settings and previews --------------------------------------------------------------
     def apply_settings(self, settings: Settings) -> None:
@@ -373,18 +368,7 @@ class Companion:
         old, self.settings = self.settings, settings
         self.services["settings"] = settings
         self.services[OWN_PATHS_SERVICE] = self._own_paths()
-        if self.gate is not None:
-            self.gate.workspace = settings.tools.workspace_path()
-            self.gate.door.hidden = own_paths(self.paths.config_dir, self.paths.data_dir,
-                                              *self._personality_elsewhere())
-        web_search.configure(settings.tools.search_url)
-        self._configure_sandbox()
-        if settings.mcp != old.mcp:
-            if self.mcp is None:
-                self._start_mcp()
-            else:
-                servers = settings.mcp.servers
-                self.supervisor.spawn(MCP_WATCH, lambda: self.mcp.reconfigure(servers))
+        self.tool_services.apply(settings, old, self._personality_elsewhere())
         if self.registry is not None:
             for toolset in set(old.tools.disabled_toolsets) | set(settings.tools.disabled_toolsets):
                 self.registry.set_toolset_enabled(toolset, toolset not in settings.tools.disabled_toolsets)
@@ -452,80 +436,15 @@ class Companion:
         chosen = self.settings.personality
         return (Path(chosen).expanduser(),) if chosen else ()
 
-    def _start_safety(self) -> None:
-        """The approval gate every command passes (ctx.services["gate"]). Nobody is asked until a
-        front-end attaches an approver: chat a TerminalApprover, the window a CardApprover."""
-        from companion.safety.gate import build_gate
-
-        self._configure_sandbox()
-        self.gate = build_gate(self.workspace, self.paths.approvals_file, self.paths.data_dir, bus=self.bus,
-                               also_hidden=self._personality_elsewhere())
-        self.services["gate"] = self.gate
-        if self.gate.grants.notice:
-            self.bus.emit(ErrorOccurred("safety", "approvals_broken", self.gate.grants.notice))
-
-    def _configure_sandbox(self) -> None:
-        from companion.safety import sandbox
-
-        sandbox.configure(allow_unsandboxed=self.settings.tools.run_without_sandbox)
-        if self.registry is not None:
-            self.registry.forget_checks()  # shell/execute_code's check() reads it: answer afresh
-
-    def _start_reminders(self) -> None:
-        """Reminders missed while closed are told now; due ones are said when quiet."""
-        from companion.reminders import FILE_NAME, ReminderScheduler, ReminderStore
-
-        web_search.configure(self.settings.tools.search_url)
-        store = ReminderStore(self.paths.data_dir / FILE_NAME)
-        if store.notice:
-            self.bus.emit(ErrorOccurred("tools", "reminders_broken", store.notice))
-        self.reminders = ReminderScheduler(store, self.bus, is_quiet=self.is_quiet,
-                                           say=lambda line: self.tell(TurnSource.REMINDER, line))
-        self.services["reminders"] = self.reminders
-        self.reminders.start(lambda run: self.supervisor.spawn(REMINDER_WATCH, run))
-
     def family_notes(self) -> dict[str, str]:
         """A line per MCP family for Settings: running with its tools, stopped, or why not."""
-        return self.mcp.notes() if self.mcp is not None else {}
-
-    def _start_mcp(self) -> None:
-        """Servers whose family is on start in the background; their tools appear when up."""
-        if not self.settings.mcp.servers or self.registry is None:
-            return
-        from companion.mcp import McpManager
-        from companion.mcp.launch import sandboxed_starter
-
-        assert self.gate is not None, "the gate starts before the servers"
-        self.mcp = McpManager(self.settings.mcp.servers, self.registry,
-                              sandboxed_starter(self.gate), bus=self.bus)
-        self.services["mcp"] = self.mcp
-        self.bus.subscribe(self._release_job_families)
-        self.mcp.start()
-
-    def _release_job_families(self, event: Event) -> None:
-        """A family a job switched on for itself goes off again when the job ends."""
-        if isinstance(event, WorkChanged) and event.status != "running" and self.mcp is not None:
-            self.mcp.release_job_activations()
+        return self.tool_services.family_notes()
 
     def _remember_said(self, line: str) -> None:
         if self.conversation is not None:
             self.conversation.history.append({"role": "assistant", "content": line})
-        if self.recorder is not None:
-            self.recorder.remembered_aside(line)
-
-    def _start_history(self) -> None:
-        """Open her conversations and carry on the latest one (a broken file is set aside)."""
-        assert self.conversation is not None
-        self.store = ConversationStore(
-            self.paths.data_dir / CONVERSATIONS_FILE,
-            on_failure=lambda sentence: self.bus.emit(ErrorOccurred("history", "history_unsaved", sentence)))
-        if self.store.notice:
-            self.bus.emit(ErrorOccurred("history", "history_broken", self.store.notice))
-        conversation_id = self.store.latest_conversation() or self.store.new_conversation()
-        self.conversation.history = self.store.recent_messages(conversation_id, MAX_HISTORY_MESSAGES)
-        self.recorder = TurnRecorder(self.store, conversation_id)
-        self.conversation.remembered = self.recorder.remembered
-        self.bus.subscribe(self.recorder)
+        if self.kept is not None:
+            self.kept.recorder.remembered_aside(line)
 
     def _report_personality(self) -> None:
         assert self.personality is not None
@@ -537,10 +456,3 @@ class Companion:
             else:
                 self.tell(TurnSource.NOTICE, sentence)
 
-
-def _last_turn(history: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The messages of the last user turn in a history (from its user message on)."""
-    for index in range(len(history) - 1, -1, -1):
-        if history[index]["role"] == "user":
-            return history[index:]
-    return []
