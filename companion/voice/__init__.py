@@ -1,6 +1,10 @@
-"""Her ears and voice: audio in and out, VAD, Whisper, piper, and the voice loop (no Qt).
+"""Her ears and voice, without Qt. In layers, each using only those below it (pyproject's
+import-linter contract keeps it so):
 
-Start with `factory.build_voice` (assembles the engines and devices from VoiceSettings) and
-`session.VoiceSession` (runs them);
-`loop.VoiceLoop` is the state machine, `speaker.Speaker` her mouth, `models` finds the models.
+- `session` wires a voice session; `factory` builds the engines and devices from VoiceSettings,
+  `loop` is the state machine (hear, answer, be interrupted), `brain_port` adapts the core.
+- `fallback` (her own engines standing in for a server) and `addressing` (who she answers).
+- `turns` (the ear, the endpointer, barge-in, prepared replies), `remote` (Wyoming servers).
+- `hearing` (VAD, Whisper, Moonshine) and `speaking` (piper, the mouth, the speaker queue).
+- `sound` (streams, the echo canceller, the device watch) and `models` (model files, threads).
 """

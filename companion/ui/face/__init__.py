@@ -1,2 +1,2 @@
-"""Her face: 14 expressions as data, the characters, the painter and its layers, the
-animated widget and offscreen pictures. Qt only; uses nothing else of ui/."""
+"""Her face: 14 expressions as data, the characters, the head and whole-frame painters, the
+layer cache, the animated widget and offscreen pictures. Qt only; uses nothing else of ui/."""
