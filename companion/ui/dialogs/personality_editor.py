@@ -8,8 +8,10 @@ away without asking (closing the editor, or quitting her).
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 from PySide6.QtCore import QFileSystemWatcher, Qt, QTimer, Signal
@@ -38,7 +40,7 @@ from PySide6.QtWidgets import (
 )
 
 from companion.brain.narration import resolve_lines
-from companion.persona.document import parse_personality
+from companion.persona.document import FRONT_MATTER_KEYS, REQUIRED_SECTIONS, parse_personality
 from companion.persona.store import PersonalityStore, shipped_default
 from companion.tools.registry import Registry
 from companion.ui.dialogs.code_editor import NumberedEditor
@@ -57,6 +59,29 @@ def _format(color: str, *, bold: bool = False, italic: bool = False) -> QTextCha
     return fmt
 
 
+_MISSING = re.compile(r"^missing section '## (.+)'$")
+_HEADING = re.compile(r"^##\s+(.+?)\s*#*\s*$")
+
+
+def near_headings(problems: list, text: str) -> list:
+    """A missing section whose heading is only misspelt ("## Personalty") is shown on that
+    heading's line, saying which was meant, rather than at the end of the file."""
+    required = {title.lower() for title in REQUIRED_SECTIONS}
+    headings = [(n, m.group(1)) for n, line in enumerate(text.splitlines(), 1)
+                if (m := _HEADING.match(line)) and m.group(1).lower() not in required]
+    shown = []
+    for problem in problems:
+        missing = _MISSING.match(problem.message)
+        if missing and headings:
+            close = difflib.get_close_matches(missing.group(1).lower(), [h.lower() for _n, h in headings],
+                                              n=1, cutoff=0.6)
+            if close:
+                line, heading = next((n, h) for n, h in headings if h.lower() == close[0])
+                problem = replace(problem, line=line, message=f"{problem.message}: is '## {heading}' meant?")
+        shown.append(problem)
+    return shown
+
+
 class PersonalityHighlighter(QSyntaxHighlighter):
     """Headings, front matter, tool pattern keys and [emotion] tags, each in its own colour."""
 
@@ -64,7 +89,7 @@ class PersonalityHighlighter(QSyntaxHighlighter):
         (re.compile(r"^##\s.*$"), _format("#ffc66b", bold=True)),
         (re.compile(r"^#\s.*$"), _format("#ff9fb8", bold=True)),
         (re.compile(r"^---\s*$"), _format("#8d88a8")),
-        (re.compile(r"^(name|language|voice):"), _format("#5ee0c0")),
+        (re.compile(rf"^({'|'.join(FRONT_MATTER_KEYS)}):"), _format("#5ee0c0")),
         (re.compile(r"^[A-Za-z_][\w:.-]*:\s*$"), _format("#b7a6ff", bold=True)),
         (re.compile(r"^\s+(announce|heartbeat|complete|fail):"), _format("#5ee0c0")),
         (re.compile(r"\[[a-z]+\]"), _format("#ff9fb8", italic=True)),
@@ -157,7 +182,7 @@ class PersonalityEditor(QDialog):
         return self.editor.toPlainText()
 
     def check(self) -> list:
-        problems = self.store.check(self.text())
+        problems = near_headings(self.store.check(self.text()), self.text())
         self.problems.clear()
         marks: dict[int, str] = {}
         for problem in problems:
