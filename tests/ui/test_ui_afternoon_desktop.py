@@ -4,6 +4,7 @@ autostart box after an uninstall, and the shipped personalities' own words."""
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from app_support import app_config
@@ -47,3 +48,25 @@ def test_the_shipped_personalities_never_ask_to_copy_a_file_over_yours():
         text = path.read_text(encoding="utf-8").lower()
         assert "copy this file" not in text, name
         assert "personality.md" not in text, name
+
+
+def test_every_pill_the_window_can_show_is_in_the_user_guides_pill_table_and_the_readme_links_it():
+    from itertools import product
+
+    from companion.ui.presence import Facts, look
+
+    root = Path(__file__).resolve().parents[2]
+    guide = (root / "docs" / "user-guide.md").read_text(encoding="utf-8")
+    table = "\n".join(line for line in guide.splitlines() if line.startswith("| "))
+    pills = {look(Facts(core=core, voice=voice, attention=attention, tool=tool, waiting=waiting,
+                        replying=replying, push_to_talk=ptt, started=started, muted=muted,
+                        call_hint="“Mira” or “Okay Nabu”")).text
+             for core, voice, attention, tool, waiting, replying, ptt, started, muted in product(
+                 ("idle", "listening", "thinking", "working", "speaking", "offline"), ("none", "loading", "ready"),
+                 ("awake", "dozing", "attentive"), ("", "search_files"), (False, True), (False, True),
+                 (False, True), (False, True), (False, True))}
+    missing = sorted(pill for pill in pills if pill.split(":")[0].split(" 4")[0] not in table)
+    assert missing == []
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    assert "user-guide.md" in readme and "no global hotkey" not in readme.lower()
+    assert "no global hotkey" not in (root / "docs" / "troubleshooting.md").read_text(encoding="utf-8").lower()
