@@ -29,6 +29,7 @@ from companion.ui.cards.gate_link import link_gate
 from companion.ui.desktop.presence import DesktopPresence
 from companion.ui.desktop.tray import TrayIcon
 from companion.ui.her_voice import HerVoice
+from companion.ui.launch import name_the_loop
 from companion.ui.settings.keeper import SettingsKeeper
 from companion.ui.window import CompanionWindow
 
@@ -44,6 +45,7 @@ class CompanionApp(QObject):
     def __init__(self, config, *, model=None, registry=None, with_voice: bool = True,
                  launched_at: float | None = None) -> None:
         super().__init__()
+        name_the_loop()  # built on the thread her loop runs on
         self.config = config
         self.times: dict[str, float] = {"launched": launched_at or time.perf_counter()}
         self.bus = EventBus()

@@ -11,6 +11,18 @@ import time
 from PySide6.QtWidgets import QApplication
 
 
+def name_the_loop() -> None:
+    """Say on this thread (the Qt thread, where qasync runs asyncio) that asyncio is the async
+    library. httpx and anyio ask sniffio, which finds asyncio only inside a task: cleanup run
+    from a Qt callback or a garbage collection outside one raised AsyncLibraryNotFoundError,
+    and Python printed its traceback on the terminal."""
+    try:
+        import sniffio
+    except ImportError:  # nothing installed asks it
+        return
+    sniffio.thread_local.name = "asyncio"
+
+
 def quit_on_signals(loop: asyncio.AbstractEventLoop, request_quit) -> None:
     """Ctrl-C or SIGTERM close her as the Quit menu does (settings saved, devices released).
 
@@ -47,6 +59,7 @@ def run_window(config, make_app, *, with_voice: bool = True) -> int:
     app.setQuitOnLastWindowClosed(False)  # closing goes through CompanionApp.close()
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
+    name_the_loop()
     collector = MainThreadCollector(app)  # no QObject may be collected on a worker thread
 
     async def main() -> None:

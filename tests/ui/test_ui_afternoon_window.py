@@ -157,3 +157,36 @@ def test_the_offline_pill_banner_and_puzzled_face_go_when_the_brain_comes_back_b
     assert requests == []  # nobody asked her anything: she noticed by herself
     assert not window.state_label.text().startswith("Offline")
     assert window.face.expression != "confused"
+
+
+def test_a_qt_callback_outside_any_task_finds_asyncio_so_no_traceback_reaches_the_terminal(
+        qtbot, tmp_path, scripted_brain, make_app, qt_loop):
+    import threading
+
+    import sniffio
+    from PySide6.QtCore import QTimer
+
+    sniffio.thread_local.name = None  # as a fresh process
+    app = make_app(app_config(tmp_path, scripted_brain.url))
+    answers = []
+
+    async def scenario():
+        await app.start()
+        called = asyncio.get_running_loop().create_future()
+
+        def from_qt() -> None:  # a Qt timer's callback: no asyncio task is current here
+            assert asyncio.current_task() is None
+            try:
+                answers.append(sniffio.current_async_library())
+            except sniffio.AsyncLibraryNotFoundError as exc:
+                answers.append(exc)
+            called.set_result(None)
+
+        QTimer.singleShot(0, from_qt)
+        await called
+        thread = threading.Thread(target=lambda: answers.append(sniffio.thread_local.name))
+        thread.start()
+        thread.join()
+
+    qt_loop(scenario())
+    assert answers == ["asyncio", None]  # the Qt thread says asyncio; worker threads say nothing
