@@ -162,6 +162,13 @@ class VoiceSettings:
             return replace(self, muted=True)
         return replace(self, muted=False, listening=mode)
 
+    def with_personality_voice(self, wanted: str) -> VoiceSettings:
+        """A personality's `voice:` fills in when Settings names none (Settings wins: it is the
+        user's explicit choice); the pack's own voice is the installed one, already in use."""
+        if self.voice or not wanted or wanted == PACK_VOICE:
+            return self
+        return replace(self, voice=wanted)
+
     def __post_init__(self) -> None:
         if self.listening == "muted":
             object.__setattr__(self, "muted", True)

@@ -17,9 +17,7 @@ UserHeard itself, so front-ends never emit it.
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections.abc import Callable, Iterable
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,7 +27,7 @@ from companion.brain.prepared import HeldBus, PreparedTurn
 from companion.brain.turn import MAX_HISTORY_MESSAGES, Conversation, TurnResult
 from companion.brain.work import WorkManager
 from companion.brain_clients import BrainClients, PinnedModel, SwitchingModel
-from companion.config import PACK_VOICE, Settings, VoiceSettings
+from companion.config import Settings, VoiceSettings
 from companion.conversations import ConversationStore, Entry
 from companion.conversations.kept import KeptConversations
 from companion.events import (
@@ -38,12 +36,12 @@ from companion.events import (
     EventBus,
     Speak,
     SpeechKind,
-    TurnInterrupted,
     TurnSource,
     UserHeard,
     turn_scope,
 )
 from companion.face_state import FaceState
+from companion.foreground import ForegroundTurn
 from companion.paths import code_paths, own_paths
 from companion.persona import PersonalityStore
 from companion.safety.answers import answer_aloud
@@ -62,7 +60,6 @@ if TYPE_CHECKING:
     from companion.reminders import ReminderScheduler
     from companion.safety.gate import Gate
 
-log = logging.getLogger(__name__)
 
 class Companion:
     """One conversation with her, and everything it needs.
@@ -91,18 +88,14 @@ class Companion:
         self.personality: PersonalityStore | None = None
         self.conversation: Conversation | None = None
         self.work: WorkManager | None = None
-        self._turn: asyncio.Task[TurnResult] | None = None
-        self._turn_id = 0
-        """The turn id of `_turn` (her last foreground turn)."""
-        self._heard: dict[int, str] = {}
-        """What was played of an interrupted turn still unwinding (applied when it has)."""
         self.turns = TurnOwner(self.bus)
         """The one owner of the current turn; interrupting goes through it."""
         self.supervisor = Supervisor(self.bus)
         """Watches her long-lived tasks: a failure is an ErrorOccurred, a restart where sensible."""
         self.face = FaceState(self.bus)
         """The one writer of StateChanged (her face and the pill)."""
-        self.bus.subscribe(self._on_turn_event)
+        self.foreground = ForegroundTurn(self.bus, self.turns, after=self._after_turn, heard=self.note_heard_reply)
+        """Her one foreground turn: its task, interrupting it, what was heard of it."""
         self.tool_services = ToolServices(self.paths, self.bus, self.supervisor, self.services,
                                           is_quiet=self.is_quiet,
                                           say=lambda line: self.tell(TurnSource.REMINDER, line))
@@ -176,8 +169,7 @@ class Companion:
     async def close(self) -> None:
         """Stop the turn and the background job, and close the brain client."""
         self.interrupt("closing")
-        if self._turn is not None:
-            await asyncio.gather(self._turn, return_exceptions=True)
+        await self.foreground.settle()
         if self._warm_up is not None:
             self._warm_up.cancel()
             await asyncio.gather(self._warm_up, return_exceptions=True)
@@ -199,15 +191,14 @@ class Companion:
         assert self.conversation is not None, "call start() first"
         source = TurnSource.SPOKEN if channel == Channel.VOICE else TurnSource.TYPED
         owned = self.turns.begin(source, text)  # interrupts the live turn: its task is cancelled
-        if self._turn is not None and not self._turn.done():
-            await asyncio.gather(self._turn, return_exceptions=True)
+        await self.foreground.settle()
         with turn_scope(owned.id):
             if self.personality is not None and self.personality.refresh():
                 self._report_personality()
             self.bus.emit(UserHeard(text, spoken=channel == Channel.VOICE))
             # The task copies this context: everything the turn emits carries its id.
             turn = asyncio.ensure_future(self.conversation.run_turn(text, channel))
-        return await self._own(turn, self.conversation, owned.id)
+        return await self.foreground.own(turn, self.conversation, owned.id)
 
     def prepare(self, text: str, front: Callable[[Event], None], channel: Channel = Channel.VOICE) -> PreparedTurn:
         """Start answering `text` while the user may still go on (brain/prepared.py): `front`
@@ -225,31 +216,10 @@ class Companion:
         """The user's turn is over: the prepared turn becomes hers, exactly as ask() runs one."""
         assert self.conversation is not None, "call start() first"
         owned = self.turns.begin(TurnSource.SPOKEN, prepared.text)
-        if self._turn is not None and not self._turn.done():
-            await asyncio.gather(self._turn, return_exceptions=True)
+        await self.foreground.settle()
         prepared.hold.turn = owned.id  # what it emits from now on (and what waited) is this turn's
         prepared.confirm(self.conversation.history, self.conversation.remembered)
-        return await self._own(prepared.task, prepared.conversation, owned.id)
-
-    async def _own(self, turn: asyncio.Future[TurnResult], conversation: Conversation, turn_id: int) -> TurnResult:
-        """Run `turn` as the current turn `turn_id`: interrupting it cancels it, notices wait
-        for its end, and what was played of it is kept once it has unwound."""
-        turn.add_done_callback(lambda _done: self._turn_ended(turn_id))
-        self._turn, self._turn_id = turn, turn_id
-        try:
-            return await turn
-        except asyncio.CancelledError:
-            current = asyncio.current_task()
-            if turn.cancelled() and (current is None or not current.cancelling()):
-                # The turn was interrupted; the caller was not cancelled.
-                return TurnResult(conversation.partial, interrupted=True)
-            raise
-        finally:
-            if self._turn is turn:
-                self._turn = None
-            if self.work is not None:
-                self.work.deliver_notices()
-            self.tool_services.deliver_pending()
+        return await self.foreground.own(prepared.task, prepared.conversation, owned.id)
 
     def tell(self, source: TurnSource, text: str) -> None:
         """She speaks up on her own (a reminder, a background result): a turn of its own, said
@@ -262,24 +232,11 @@ class Companion:
     def interrupt(self, reason: str = "stop") -> bool:
         """Esc, barge-in, push-to-talk, "stop", quit: end the current turn now (its model
         stream, tool, queued speech and playback). True when a turn was live."""
-        interrupted = self.turns.interrupt(reason)
-        if self._turn is not None and not self._turn.done() and not interrupted:
-            self._turn.cancel()  # a turn the owner already let go of (closing)
-            return True
-        return interrupted
-
-    def cancel_turn(self) -> bool:
-        """Compatibility name for interrupt("stop")."""
-        return self.interrupt("stop")
+        return self.foreground.interrupt(reason)
 
     def keep_heard(self, turn_id: int, heard: str) -> None:
         """After an interruption: turn `turn_id`'s reply in the history becomes what was played."""
-        if turn_id != self._turn_id:
-            return  # a reminder or notice: remembered whole, or not a reply at all
-        if self._turn is not None and not self._turn.done():
-            self._heard[turn_id] = heard  # it writes its partial reply as it unwinds: trim after
-        else:
-            self.note_heard_reply(heard)
+        self.foreground.keep_heard(turn_id, heard)
 
     def answer_aloud(self, text: str) -> bool:
         """A spoken "yes" or "no" while an approval request is open answers the newest one,
@@ -287,21 +244,10 @@ class Companion:
         True when `text` was such an answer."""
         return answer_aloud(self.gate, text)
 
-    def _on_turn_event(self, event: Event) -> None:
-        running = self._turn is not None and not self._turn.done()
-        if isinstance(event, TurnInterrupted) and event.turn == self._turn_id and running:
-            self._turn.cancel()
-
-    def _turn_ended(self, turn_id: int) -> None:
-        self.turns.thought(turn_id)
-        heard = self._heard.pop(turn_id, None)
-        if heard is not None:
-            self.note_heard_reply(heard)
-
     @property
     def busy(self) -> bool:
         """A turn is running."""
-        return self._turn is not None and not self._turn.done()
+        return self.foreground.running
 
     def note_heard_reply(self, played_text: str) -> None:
         """After a barge-in, keep only the part of her last reply that was actually played."""
@@ -325,7 +271,7 @@ class Companion:
         """Start afresh: the running turn stops (and is saved in the old conversation), the
         history empties, and what follows is recorded in a new conversation."""
         assert self.kept is not None, "call start() first"
-        await self._stop_turn()
+        await self.foreground.stop()
         conversation_id = self.kept.start_new()
         if self.conversation is not None:
             self.conversation.history = []
@@ -334,7 +280,7 @@ class Companion:
     async def open_conversation(self, conversation_id: int) -> None:
         """Carry on a past conversation: its recent turns become her history again."""
         assert self.kept is not None, "call start() first"
-        await self._stop_turn()
+        await self.foreground.stop()
         recent = self.kept.switch_to(conversation_id)
         if self.conversation is not None:
             self.conversation.history = recent
@@ -343,10 +289,11 @@ class Companion:
         """Every transcript line of a conversation (the current one by default), oldest first."""
         return self.kept.transcript(conversation_id) if self.kept is not None else []
 
-    async def _stop_turn(self) -> None:
-        if self._turn is not None and not self._turn.done():
-            self.interrupt("stop")
-            await asyncio.gather(self._turn, return_exceptions=True)
+    def _after_turn(self) -> None:
+        """A turn ended: background results and reminders that waited for it are told now."""
+        if self.work is not None:
+            self.work.deliver_notices()
+        self.tool_services.deliver_pending()
 
     # --- quiet moments (background job results) ---------------------------------------------
     def is_quiet(self) -> bool:
@@ -385,15 +332,9 @@ class Companion:
             self.personality.refresh()
 
     def voice_settings(self, voice: VoiceSettings | None = None) -> VoiceSettings:
-        """The voice settings with her personality's `voice:` filled in when Settings names
-        none (Settings wins: it is the user's explicit choice)."""
+        """The voice settings with her personality's `voice:` filled in (see VoiceSettings)."""
         voice = voice or self.settings.voice
-        if voice.voice or self.personality is None:
-            return voice
-        wanted = self.personality.current.voice
-        if wanted == PACK_VOICE:
-            return voice  # the installed voice itself (what the shipped personalities name)
-        return replace(voice, voice=wanted)
+        return voice if self.personality is None else voice.with_personality_voice(self.personality.current.voice)
 
     def saved_grants(self) -> tuple[Grants, str | None]:
         """The saved "always" answers (exact lines, command families) and any notice about the file."""

@@ -296,7 +296,7 @@ async def test_cancelling_a_turn_stops_the_running_tool_promptly_and_says_nothin
     companion, rec = await start_companion(make_config(tmp_path, scripted_brain.url), registry_with(tool("endless", endless)))
     turn = asyncio.ensure_future(companion.ask("go"))
     await rec.wait_for(lambda: bool(rec.of(ToolStarted)))
-    assert companion.cancel_turn()
+    assert companion.interrupt("stop")
     result = await turn
     assert stopped.is_set() and result.interrupted
     assert [e.outcome for e in rec.of(ToolFinished)] == [Outcome.INTERRUPTED]
@@ -314,7 +314,7 @@ async def test_cancelling_while_the_model_streams_stops_the_stream(tmp_path, scr
 
     turn = asyncio.ensure_future(companion.ask("talk"))
     await rec.wait_for(lambda: bool(rec.of(ReplyDelta)))
-    companion.cancel_turn()
+    companion.interrupt("stop")
     result = await turn
     assert result.interrupted and result.text.startswith("A")
     assert "on and on" not in "".join(e.text for e in rec.of(ReplyDelta))
