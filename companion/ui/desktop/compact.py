@@ -3,7 +3,9 @@
 It shares the big face's animator, so it shows the same expression, state and lip sync. Where
 the desktop composites, the window is see-through and shaped: its mask is her face's own opaque
 pixels plus the caption, so clicks on the see-through parts reach the windows below. A click
-opens the full window; a drag moves her (the place is kept per screen); the wheel resizes.
+opens the full window; a drag moves her (the place is kept per screen); the wheel resizes her
+within the screen. The caption holds up to three lines; a longer text shows its end (what she
+says now), the whole of it in the tooltip.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from PySide6.QtGui import (
     QScreen,
     QWheelEvent,
 )
-from PySide6.QtWidgets import QLabel, QMenu, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QLabel, QMenu, QWidget
 
 from companion.ui.face.painter import paint_face
 from companion.ui.face.widget import FaceWidget
@@ -38,6 +40,12 @@ SETTLE_MS = 400
 """A place is saved this long after she was last moved or resized."""
 DRAG_THRESHOLD = 6
 """Pixels the pointer moves before a press becomes a drag (less is a click)."""
+CAPTION_LINES = 3
+"""The caption's most lines; what she says beyond them shows in its tooltip."""
+CAPTION_GAP = 2
+"""Pixels between her face and the caption."""
+CAPTION_PADDING = (8, 2)
+"""The caption's inner padding, horizontal and vertical (its style sheet says the same)."""
 NO_TRANSLUCENCY = ("This desktop can't show see-through windows (no compositor is running), so her "
                    "small face sits on a square backdrop and clicks next to her don't pass through. "
                    "Start a compositor (e.g. picom or xcompmgr) for the see-through face.")
@@ -94,21 +102,18 @@ class CompactWindow(QWidget):
             self.setAttribute(Qt.WidgetAttribute.WA_TranslucentBackground)
         else:
             self.setAutoFillBackground(True)
-        self.face = CompactFace(translucent=translucent)
+        self.face = CompactFace(self, translucent=translucent)
         self.face.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)  # the window drags
-        self.caption = QLabel()
+        self.caption = QLabel(self)
         self.caption.setObjectName("compactCaption")
         self.caption.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.caption.setTextFormat(Qt.TextFormat.PlainText)
+        self.caption.setWordWrap(True)
         self.caption.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)
+        across, down = CAPTION_PADDING
         self.caption.setStyleSheet("QLabel#compactCaption { background: rgba(24, 20, 40, 215); color: #f3eefe;"
-                                   " border-radius: 8px; padding: 2px 8px; }")
+                                   f" border-radius: 8px; padding: {down}px {across}px; }}")
         self._caption_text = ""
-        column = QVBoxLayout(self)
-        column.setContentsMargins(0, 0, 0, 0)
-        column.setSpacing(2)
-        column.addWidget(self.face, 1)
-        column.addWidget(self.caption)
         self._settle = QTimer(self)
         self._settle.setSingleShot(True)
         self._settle.setInterval(SETTLE_MS)
@@ -131,16 +136,24 @@ class CompactWindow(QWidget):
         self.face.animator = face.animator
         self.update_mask()
 
+    @property
+    def caption_text(self) -> str:
+        """The whole caption (what the label shows may be only its end)."""
+        return self._caption_text
+
     def set_caption(self, text: str) -> None:
-        """One line: what she says now (elided to the width), or her state."""
+        """What she says now, or her state: up to three lines under her face."""
         self._caption_text = " ".join(text.split())
         self._show_caption()
 
     def _show_caption(self) -> None:
-        width = max(40, self.width() - 20)
-        metrics = QFontMetrics(self.caption.font())
-        self.caption.setText(metrics.elidedText(self._caption_text, Qt.TextElideMode.ElideRight, width))
+        self.caption.ensurePolished()  # the style sheet's font, not the default one
+        width = self.width()
+        text = fit_tail(self._caption_text, QFontMetrics(self.caption.font()), width - 2 * CAPTION_PADDING[0] - 4)
+        self.caption.setText(text)
         self.caption.setToolTip(self._caption_text)
+        height = min(self._caption_height(), self.caption.heightForWidth(width))
+        self.caption.setGeometry(0, width + CAPTION_GAP, width, max(height, 0))
         self.caption.setVisible(bool(self._caption_text))
         self.update_mask()
 
@@ -155,14 +168,29 @@ class CompactWindow(QWidget):
         self.setMask(region)
 
     # --- size and place -------------------------------------------------------------------
+    def _caption_height(self) -> int:
+        self.caption.ensurePolished()
+        return QFontMetrics(self.caption.font()).lineSpacing() * CAPTION_LINES + 2 * CAPTION_PADDING[1] + 2
+
     def _size_for(self, width: int) -> QSize:
-        line = QFontMetrics(self.caption.font()).height() + 10
-        return QSize(width, width + line)
+        return QSize(width, width + CAPTION_GAP + self._caption_height())
+
+    def _largest(self, area: QRect) -> int:
+        """The widest face that fits `area` with its caption."""
+        return max(SIZES[0], min(SIZES[1], area.width(), area.height() - self._size_for(0).height()))
 
     def resize_face(self, factor: float) -> None:
-        width = round(min(SIZES[1], max(SIZES[0], self.width() * factor)))
-        self.resize(self._size_for(width))
+        """Bigger or smaller about her middle, always whole on her screen."""
+        area = self._area()
+        width = round(min(self._largest(area), max(SIZES[0], self.width() * factor)))
+        rect = QRect(QPoint(0, 0), self._size_for(width))
+        rect.moveCenter(self.geometry().center())
+        self.setGeometry(_inside(rect, area))
         self._settle.start()
+
+    def _area(self) -> QRect:
+        screen = QGuiApplication.screenAt(self.geometry().center()) or self.screen()
+        return (screen or QGuiApplication.primaryScreen()).availableGeometry()
 
     def place(self, saved: dict[str, str], screen: QScreen | None = None) -> None:
         """Where she was on this screen, or its bottom-right corner the first time."""
@@ -173,7 +201,9 @@ class CompactWindow(QWidget):
             size = self._size_for(DEFAULT_WIDTH)
             rect = QRect(area.right() - size.width() - 24, area.bottom() - size.height() - 24,
                          size.width(), size.height())
-        self.setGeometry(rect)
+        # Her size follows from the face's width (a place saved by an older version may differ).
+        rect.setSize(self._size_for(min(rect.width(), self._largest(area))))
+        self.setGeometry(_inside(rect, area))
 
     def _report_place(self) -> None:
         if not self.isVisible():
@@ -184,6 +214,7 @@ class CompactWindow(QWidget):
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt name)
         super().resizeEvent(event)
+        self.face.setGeometry(0, 0, self.width(), self.width())
         self._show_caption()
 
     # --- the pointer ----------------------------------------------------------------------
@@ -227,6 +258,38 @@ class CompactWindow(QWidget):
 
     def contextMenuEvent(self, event: QContextMenuEvent) -> None:  # noqa: N802
         self.menu.popup(event.globalPos())
+
+
+def fit_tail(text: str, metrics: QFontMetrics, width: int, lines: int = CAPTION_LINES) -> str:
+    """`text` if it wraps into `lines` lines of `width` pixels, else its end after "…"."""
+    room = QRect(0, 0, width, 1 << 20)
+    most = metrics.boundingRect(room, 0, "\n".join("x" * lines)).height()
+
+    def fits(candidate: str) -> bool:
+        bound = metrics.boundingRect(room, Qt.TextFlag.TextWordWrap, candidate)
+        return bound.height() <= most and bound.width() <= width
+
+    words = text.split(" ")
+    if fits(text) or not text:
+        return text
+    if len(words) == 1:
+        return metrics.elidedText(text, Qt.TextElideMode.ElideLeft, width)
+    low, high = 1, len(words) - 1  # the fewest words to drop; dropping all but the last is the most
+    while low < high:
+        middle = (low + high) // 2
+        if fits("…" + " ".join(words[middle:])):
+            high = middle
+        else:
+            low = middle + 1
+    tail = "…" + " ".join(words[low:])
+    return tail if fits(tail) else metrics.elidedText(words[-1], Qt.TextElideMode.ElideLeft, width)
+
+
+def _inside(rect: QRect, area: QRect) -> QRect:
+    """`rect` moved (not resized) so that it lies within `area` where it can."""
+    x = max(area.left(), min(rect.x(), area.right() + 1 - rect.width()))
+    y = max(area.top(), min(rect.y(), area.bottom() + 1 - rect.height()))
+    return QRect(x, y, rect.width(), rect.height())
 
 
 def _parse_rect(text: str) -> QRect | None:

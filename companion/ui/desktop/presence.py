@@ -8,15 +8,20 @@ import contextlib
 import logging
 from dataclasses import replace
 
-from PySide6.QtCore import QObject, Qt
+from PySide6.QtCore import QObject, Qt, QTimer
 from PySide6.QtGui import QAction, QGuiApplication, QKeySequence, QShortcut
 
 from companion.config import Settings, default_config_dir
 from companion.desktop_entry import Places, launch_command, set_autostart
+from companion.ui.desktop.caption import CompactCaption
 from companion.ui.desktop.compact import NO_TRANSLUCENCY, CompactWindow, translucency_available
 from companion.ui.desktop.global_keys import GlobalPushToTalk
 
 log = logging.getLogger(__name__)
+
+COMPOSITOR_CHECK_MS = 3000
+"""While the small face shows without see-through, how often she looks for a compositor again."""
+NO_COMPOSITOR_CAPTION = "I can't be see-through here: no compositor"
 
 
 class DesktopPresence(QObject):
@@ -48,8 +53,11 @@ class DesktopPresence(QObject):
             lambda: self.compact_action.isChecked() and app.window.isVisible() and self.set_compact(False))
         self._shortcuts: list[QShortcut] = []
         self._bind_compact_key(window)
-        app.bridge.speak.connect(lambda _kind, text, _tool: self._caption(text))
-        app.bridge.heard.connect(lambda text, _spoken: self._caption(f"“{text}”"))
+        self.caption = CompactCaption(window, app.bridge, self._caption, self)
+        """What the small face's caption says (her words, else the pill)."""
+        self._compositor_check = QTimer(self)
+        self._compositor_check.setInterval(COMPOSITOR_CHECK_MS)
+        self._compositor_check.timeout.connect(self._look_for_compositor)
         app.keeper.changed.connect(self._settings_changed)
 
     def start(self, environ: dict[str, str] | None = None) -> asyncio.Task:
@@ -114,16 +122,15 @@ class DesktopPresence(QObject):
             self.compact_action.setChecked(on)  # comes back here through toggled
             return
         if on:
-            compact = self._compact_window()
+            # Asked afresh each time: a compositor may have started (or stopped) since.
+            compact = self._compact_window(translucency_available(QGuiApplication.platformName()))
             screen = window.screen() if window.isVisible() else QGuiApplication.primaryScreen()
             compact.place(self.app.keeper.settings.ui.compact_geometry, screen)
-            compact.share_face(window.face)
-            compact.set_caption(window.state_label.text() if compact.translucent
-                                else "I can't be see-through here: no compositor")
-            compact.show()
-            compact.raise_()
+            self._show_compact(compact)
             window.hide()
         else:
+            self.caption.stop()
+            self._compositor_check.stop()
             if self.compact is not None:
                 self.compact.hide()
             window.show()
@@ -132,20 +139,49 @@ class DesktopPresence(QObject):
         self.app.tray.show_action.setText("Show window" if on else "Hide window")
         self._save(compact=on)
 
-    def _compact_window(self) -> CompactWindow:
-        if self.compact is None:
-            platform = QGuiApplication.platformName()
-            translucent = translucency_available(platform)
-            compact = CompactWindow(translucent=translucent)
-            compact.setWindowIcon(self.app.window.windowIcon())
-            compact.open_requested.connect(lambda: self.set_compact(False))
-            compact.quit_requested.connect(self.app.request_quit)
-            compact.moved.connect(self._remember_place)
-            self._bind_compact_key(compact)
-            if not translucent:
-                self.app.window.banners.show_banner("compact", NO_TRANSLUCENCY, kind="info")
-            self.compact = compact
-        return self.compact
+    def _show_compact(self, compact: CompactWindow) -> None:
+        compact.share_face(self.app.window.face)
+        if not compact.translucent:
+            self.caption.note(NO_COMPOSITOR_CAPTION)
+            self._compositor_check.start()
+        else:
+            self._compositor_check.stop()
+        self.caption.start()
+        compact.show()
+        compact.raise_()
+
+    def _compact_window(self, translucent: bool) -> CompactWindow:
+        """The small face, made anew when see-through became possible (or impossible) since:
+        a window's translucency is fixed when it is first shown."""
+        old = self.compact
+        if old is not None and old.translucent == translucent:
+            return old
+        compact = CompactWindow(translucent=translucent)
+        compact.setWindowIcon(self.app.window.windowIcon())
+        compact.open_requested.connect(lambda: self.set_compact(False))
+        compact.quit_requested.connect(self.app.request_quit)
+        compact.moved.connect(self._remember_place)
+        self._bind_compact_key(compact)
+        if translucent:
+            self.app.window.banners.clear("compact")
+        else:
+            self.app.window.banners.show_banner("compact", NO_TRANSLUCENCY, kind="info")
+        if old is not None:
+            compact.setGeometry(old.geometry())
+            self._shortcuts = [s for s in self._shortcuts if s.parent() is not old]
+            old.hide()
+            old.deleteLater()
+        self.compact = compact
+        return compact
+
+    def _look_for_compositor(self) -> None:
+        """A compositor started while she is the small face: she becomes see-through in place."""
+        compact = self.compact
+        if compact is None or not compact.isVisible() or compact.translucent:
+            self._compositor_check.stop()
+            return
+        if translucency_available(QGuiApplication.platformName()):
+            self._show_compact(self._compact_window(True))
 
     def _bind_compact_key(self, widget) -> None:
         """The compact-mode key, while `widget` (her window or the small face) has focus."""
@@ -155,7 +191,7 @@ class DesktopPresence(QObject):
         self._shortcuts.append(shortcut)
 
     def _caption(self, text: str) -> None:
-        if self.compact is not None and text.strip():
+        if self.compact is not None:
             self.compact.set_caption(text)
 
     def _remember_place(self, screen: str, rect: str) -> None:
@@ -188,5 +224,7 @@ class DesktopPresence(QObject):
         self.compact_key.close()
         if self._instance is not None:
             self._instance.close()
+        self.caption.stop()
+        self._compositor_check.stop()
         if self.compact is not None:
             self.compact.hide()

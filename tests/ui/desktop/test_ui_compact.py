@@ -147,18 +147,6 @@ def test_menu_tray_and_the_compact_key_switch_modes_and_she_comes_back_compact(m
         qt_loop(again.close())
 
 
-def test_what_she_says_is_the_one_line_caption(make_app, qtbot):
-    app = make_app()
-    app.desktop.set_compact(True)
-    compact = app.desktop.compact
-    long_line = "Here is a sentence far too long for a small face to show in full on one line " * 3
-    app.bridge.speak.emit("say", long_line, "")
-    assert compact.caption.toolTip() == " ".join(long_line.split())
-    assert compact.caption.text().endswith("…") and "\n" not in compact.caption.text()
-    assert compact.caption.fontMetrics().horizontalAdvance(compact.caption.text()) <= compact.width()
-    assert compact.mask().contains(compact.caption.geometry().center())
-
-
 def test_show_window_in_the_tray_leaves_the_compact_face(make_app):
     app = make_app()
     app.desktop.set_compact(True)
