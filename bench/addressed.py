@@ -39,7 +39,7 @@ from scripted_brain import ScriptedBrain  # noqa: E402
 from companion.config import VoiceSettings  # noqa: E402
 from companion.events import EventBus, UserHeard  # noqa: E402
 from companion.runtime import Companion  # noqa: E402
-from companion.voice.addressing.wake import BUNDLED_WAKE_WORDS, CUTOFF_FLOOR  # noqa: E402
+from companion.voice.addressing.wake import BUNDLED_WAKE_WORDS, WAKE_RULES  # noqa: E402
 from companion.voice.brain_port import CompanionBrain  # noqa: E402
 from companion.voice.hearing.stt import WhisperTranscriber  # noqa: E402
 from companion.voice.models.files import resolve_hearing_model, resolve_voice  # noqa: E402
@@ -175,7 +175,7 @@ def synthetic_scores(piper: PiperSynthesizer, folder: Path) -> dict:
                 for feature in features.process_streaming(pcm[i:i + 512].tobytes()):
                     best = max(best, model.process_streaming_prob(feature) or 0.0)
             row[voice] = round(best, 3)
-        cutoff = max(model.probability_cutoff, CUTOFF_FLOOR)
+        cutoff = WAKE_RULES[name].threshold
         table[name] = {"cutoff": cutoff, "scores": row, "accepted": [v for v, s in row.items() if s > cutoff]}
     return table
 

@@ -43,6 +43,12 @@ class CompanionBrain:
     def hold_notices(self, hold: bool) -> None:
         self.companion.hold_notices(hold)
 
+    def card_open(self) -> bool:
+        """An approval card waits for an answer (spoken words then go to it first)."""
+        approver = getattr(self.companion.gate, "approver", None)
+        pending = getattr(approver, "pending", None)
+        return bool(pending()) if pending is not None else False
+
     def names(self) -> tuple[str, ...]:
         """Her name and aliases from the personality's front matter (calling her by them wakes her)."""
         store = self.companion.personality

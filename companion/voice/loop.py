@@ -15,7 +15,7 @@ import contextlib
 import logging
 from typing import Protocol
 
-from companion.events import EventBus, ListeningChanged
+from companion.events import EventBus, ListeningChanged, Speak, SpeechKind
 from companion.turns import TurnOwner
 from companion.voice.addressing.calling import Calling
 from companion.voice.hearing.stt import Transcriber
@@ -32,6 +32,9 @@ from companion.voice.turns.smart_turn import SmartTurn
 __all__ = ["BrainPort", "LoopSettings", "VoiceLoop"]
 
 log = logging.getLogger(__name__)
+
+CARD_WAITS = "The card is still waiting: say yes or no, or click it."
+"""What she says when she is called while an approval card waits and what she heard is no answer."""
 
 LoopSettings = EarSettings
 """What the loop is tuned by: the ear's settings (barge-in, mute, end of turn)."""
@@ -57,6 +60,9 @@ class BrainPort(Protocol):
 
     def hold_notices(self, hold: bool) -> None:
         """Background results wait while the user speaks or she talks."""
+
+    # Optional: card_open() -> bool, an approval card waits for an answer (companion.voice.brain_port
+    # has it). While one waits, what is said is read as its answer, and nothing said withdraws it.
 
     # Optional (companion.voice.brain_port.CompanionBrain has them): a reply prepared during
     # the pause. prepare(text, front) -> PreparedTurn; ask_prepared(prepared) runs it as the turn.
@@ -85,8 +91,8 @@ class VoiceLoop:
                                her_voice_playing=lambda: self.mouth.playing)
         """Who may start a turn (listening mode, her name, the wake word, the follow-up window)."""
         self.ear.hearers.append(self.calling.hear)
-        self.ear.words_wanted = self.calling.wants_words
-        self.ear.early_words = self.calling.policy.needs_words
+        self.ear.words_wanted = self._wants_words
+        self.ear.early_words = lambda start, end: self.card_open() or self.calling.policy.needs_words(start, end)
         self._answer_open = False
         self.latencies: list[TurnLatency] = []
         self.heard: list[str] = []
@@ -142,7 +148,21 @@ class VoiceLoop:
             self._listening = listening
             self.bus.emit(ListeningChanged(listening))
 
+    async def _wants_words(self, start_s: float, end_s: float) -> bool:
+        """Transcribe this utterance? Always while a card waits (it may be the answer)."""
+        return self.card_open() or await self.calling.wants_words(start_s, end_s)
+
+    def card_open(self) -> bool:
+        """An approval card waits for an answer (the brain says; False when it can't)."""
+        card_open = getattr(self.brain, "card_open", None)
+        return bool(card_open()) if card_open is not None else False
+
     def _barged_in(self) -> None:
+        if self.card_open():
+            # Talking over her while a card waits is answering it: stopping her turn would
+            # withdraw the card ("Nobody answered in time"), so her short line goes on.
+            log.info("talked over while a card waits: her turn goes on")
+            return
         self.preparer.drop()
         if self.brain.interrupt("barge-in"):
             self.barge_ins += 1
@@ -158,6 +178,8 @@ class VoiceLoop:
         if current is not None and current.pause_id == pause_id:
             return
         quiet = not self.mouth.busy and (self._turn is None or self._turn.done())
+        if self.card_open():
+            return  # what is said now answers the card: no reply to prepare
         if quiet and not self.calling.peek(text, self.ear.speech_start_s, self.ear.endpointer.stream_s):
             return  # not called: nothing reaches the brain, not even a prepared reply
         if self.preparer.supported and quiet:
@@ -185,7 +207,13 @@ class VoiceLoop:
     async def _heard(self, utterance: Utterance) -> None:
         text, latency = utterance.text, utterance.latency
         prepared = self.preparer.take(utterance.pause_id)
+        if self.card_open():
+            if prepared is not None:
+                self.preparer.refuse(prepared)
+            await self._to_the_card(utterance)
+            return
         verdict = await self.calling.judge(text, utterance.start_s, utterance.end_s, stopped_her=utterance.stopped_her)
+        text = verdict.question(text)
         if not verdict.turn:
             if prepared is not None:
                 self.preparer.refuse(prepared)
@@ -213,6 +241,18 @@ class VoiceLoop:
         if not self.source.realtime:
             # Reading a file faster than real time: take turns, as a person would.
             await self.wait_until_quiet()
+
+    async def _to_the_card(self, utterance: Utterance) -> None:
+        """While a card waits, in every listening mode: a yes or no, with or without her name in
+        front ("Mira, yes, run it"), answers it under the card's own consent rules (the safety
+        layer reads it); anything else starts no turn, so the card stays open."""
+        if self.brain.answer_aloud(self.calling.without_call(utterance.text)):
+            return
+        verdict = await self.calling.judge(utterance.text, utterance.start_s, utterance.end_s,
+                                           stopped_her=utterance.stopped_her)
+        if verdict.turn:
+            log.info("called while a card waits, with no answer: the card stays open")
+            self.bus.emit(Speak(SpeechKind.SAY, CARD_WAITS))
 
     async def _ask(self, text: str, prepared: Preparation | None = None) -> None:
         try:

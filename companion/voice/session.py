@@ -10,6 +10,7 @@ from companion.config import VoiceSettings
 from companion.events import EventBus, Speak, SpeechKind, UserHeard
 from companion.supervisor import Watch
 from companion.voice.addressing.addressed import CHIME_RATE, address_settings, chime
+from companion.voice.addressing.learning import NameLearning
 from companion.voice.brain_port import CompanionBrain
 from companion.voice.factory import VoiceParts, make_vad
 from companion.voice.fallback import server_lines
@@ -69,6 +70,13 @@ class VoiceSession:
         )
         self.loop.on_busy.append(self.cache.set_busy)
         self.loop.calling.names = getattr(brain, "names", None)
+        paths = getattr(getattr(brain, "companion", None), "paths", None)
+        self.loop.calling.learning = NameLearning(
+            transcriber, synthesizer, paths.data_dir / "heard-names.json" if paths is not None else None)
+        """How her hearing writes her names, learned in the background (cached in her data folder)."""
+        self.loop.calling.wait_for_learning = not source.realtime
+        ear = self.loop.ear
+        self.loop.calling.learning.yield_to = lambda: ear.in_speech or ear.hearing_words or self.speaker.busy
         self.loop.calling.policy.apply(address_settings(voice))
         self.loop.calling.on_called.append(self._cue)
         self.sound = _sound_watch(bus, microphone or source, sink)
@@ -126,6 +134,7 @@ class VoiceSession:
         """Until the source ends (a file) or close() is called (devices)."""
         self.refresh_narration()
         self._apply_calling(self.voice)
+        self.loop.calling.learn()
         if self.sound is not None and self._watching is None:
             self._watching = asyncio.get_running_loop().create_task(self.sound.run())
         await self.loop.run()
@@ -139,7 +148,7 @@ class VoiceSession:
     def _apply_calling(self, voice: VoiceSettings) -> None:
         calling = self.loop.calling
         calling.echo_cancelled = self.echo is not None and self.echo.cancelling
-        calling.apply(address_settings(voice, calling.settings.names), voice.wake_word)
+        calling.apply(address_settings(voice, calling.settings.names, calling.settings.heard), voice.wake_word)
 
     def _cue(self, how: str) -> None:
         """The moment the wake word or her name alone calls her: a chime or "Yes?" if chosen."""

@@ -27,9 +27,11 @@ from enum import StrEnum
 
 import numpy as np
 
+from companion.voice.addressing.heard import GREETINGS, call_end, same_sound, wake_forms, words
+
 __all__ = [
     "CALL_S", "CHIME_RATE", "Attention", "Addressing", "AddressSettings", "Listening", "Verdict", "address_settings",
-    "chime", "starts_with_name",
+    "chime", "name_end", "sounds_like", "starts_with_name", "without_call",
 ]
 
 CALL_S = 5.0
@@ -38,9 +40,6 @@ within this many seconds is hers: "Okay Nabu … what's the time?" with a breath
 
 BARE_CALL_WORDS = 3
 """A called utterance of at most this many words, the call included, is just the call."""
-
-GREETINGS = frozenset({"hey", "hi", "hello", "okay", "ok", "oh", "so", "um", "uh", "excuse"})
-"""Words that may come before her name and still leave it "first" ("Hey Mira, …")."""
 
 FOLLOW_UP_OPENERS = frozenset({
     "yes", "yeah", "yep", "yup", "no", "nope", "nah", "sure", "okay", "ok", "alright", "right",
@@ -82,6 +81,11 @@ class AddressSettings:
     name_wakes: bool = True
     """Her name as the first word calls her (when off, only the wake word and push-to-talk do)."""
     follow_up_s: float = 8.0
+    heard: tuple[str, ...] = ()
+    """Her names as her hearing writes them (voice.addressing.learning), besides the names."""
+    wake_forms: tuple[str, ...] = ()
+    """How the wake word's phrase is written (heard.WAKE_SPELLINGS): a wake word heard during an
+    utterance whose transcript starts with none of them was a near miss. Empty: not checked."""
 
     def __post_init__(self) -> None:
         if self.follow_up_s < 0:
@@ -95,7 +99,17 @@ class Verdict:
     turn: bool
     reason: str
     """always | name | called (the wake word or push-to-talk) | follow-up | bare-call |
-    not-called | someone-else | muted"""
+    not-called | near-miss | someone-else | muted"""
+    call_end: int = 0
+    """Where the wake word's call ends in the transcript (0: none to take off)."""
+
+    def question(self, text: str) -> str:
+        """What to ask her: `text` without the wake word's call ("Okay Nabu, what time is it?"
+        asks "What time is it?")."""
+        if not self.call_end:
+            return text
+        rest = text[self.call_end:].lstrip(" ,.!?;:-")
+        return rest[:1].upper() + rest[1:] if rest else text
 
     @property
     def called(self) -> bool:
@@ -115,44 +129,33 @@ def chime() -> np.ndarray:
     return np.concatenate(notes).astype(np.float32)
 
 
-def address_settings(voice, names: tuple[str, ...] = ()) -> AddressSettings:
-    """The policy's settings from the user's VoiceSettings (and her names, when known)."""
+def address_settings(voice, names: tuple[str, ...] = (), heard: tuple[str, ...] = ()) -> AddressSettings:
+    """The policy's settings from the user's VoiceSettings (and her names, and how they are
+    heard, when known)."""
     return AddressSettings(mode=Listening(voice.mode), names=names, name_wakes=voice.name_wakes,
-                           follow_up_s=voice.follow_up_s)
-
-
-_WORD = re.compile(r"[\w']+")
+                           follow_up_s=voice.follow_up_s, heard=heard, wake_forms=wake_forms(voice.wake_word))
 
 
 def _words(text: str) -> list[str]:
-    return [w.lower().strip("'") for w in _WORD.findall(text)]
-
-
-SOUNDS_LIKE = 0.8
-"""Jaro-Winkler similarity a word needs, besides the same sound key, to pass for her name:
-"Mirror" (0.83) and "Myra" (0.85) pass for Mira, "More" and "Mary" (0.67) do not."""
+    return words(text)
 
 
 def sounds_like(word: str, name: str) -> bool:
     """`word` as Whisper may write `name`: Whisper tiny.en writes "Mira" as "Mirror" in every
     voice measured (piper and three espeak-ng voices), so an exact match would never hear her
-    name. Same Metaphone key (doubled letters collapsed) and close spelling (jellyfish)."""
-    if word == name:
-        return True
-    import jellyfish
-
-    def key(w: str) -> str:
-        code = jellyfish.metaphone(w)
-        return "".join(c for i, c in enumerate(code) if i == 0 or c != code[i - 1])
-
-    return key(word) == key(name) and jellyfish.jaro_winkler_similarity(word, name) >= SOUNDS_LIKE
+    name. Same Metaphone key and close spelling (heard.same_sound)."""
+    return same_sound(word, name)
 
 
-def starts_with_name(text: str, names: tuple[str, ...]) -> bool:
-    """The transcript's first word(s), after an optional greeting, are one of `names` or
-    sound like it (a name of several words matches word for word), said *to* her: a greeting
-    before it ("Hey Mira …"), or a comma, stop, "?" or "!" right after it ("Mira, …", as
-    Whisper writes a name called out). "Mira and I went to the cinema" is about her, not to her."""
+_WORD = re.compile(r"[\w']+")
+
+
+def name_end(text: str, names: tuple[str, ...]) -> int | None:
+    """Where her name ends when the transcript's first word(s), after an optional greeting,
+    are one of `names` or sound like it (a name of several words matches word for word), said
+    *to* her: a greeting before it ("Hey Mira …"), or a comma, stop, "?" or "!" right after it
+    ("Mira, …", as Whisper writes a name called out). None otherwise: "Mira and I went to the
+    cinema" is about her, not to her."""
     spans = [(m.group().lower().strip("'"), m.end()) for m in _WORD.finditer(text)]
     greeted = False
     while spans and spans[0][0] in GREETINGS:
@@ -164,8 +167,22 @@ def starts_with_name(text: str, names: tuple[str, ...]) -> bool:
             continue
         after = text[heard[-1][1]:].lstrip()
         if greeted or not after or after[0] in ",.!?;:":
-            return True
-    return False
+            return heard[-1][1]
+    return None
+
+
+def starts_with_name(text: str, names: tuple[str, ...]) -> bool:
+    """The transcript starts with her name, said to her (name_end)."""
+    return name_end(text, names) is not None
+
+
+def without_call(text: str, settings: AddressSettings) -> str:
+    """`text` with a leading call taken off: her name (after a greeting) or the wake word
+    ("Mira, yes, run it" -> "yes, run it"), for reading an answer to a card."""
+    end = name_end(text, (*settings.names, *settings.heard))
+    if end is None and settings.wake_forms:
+        end = call_end(text, settings.wake_forms)
+    return text[end:].lstrip(" ,.!?;:-") if end else text
 
 
 def _reads_as_for_her(text: str) -> bool:
@@ -181,6 +198,8 @@ class Addressing:
         self.settings = settings or AddressSettings()
         self._called_at: float | None = None
         """When the latest call not yet used by a turn was heard (wake word, bare name, push-to-talk)."""
+        self._unconfirmed_wake = False
+        """That call is a wake word whose utterance has not yet shown the call in its words."""
         self._answering = False
         self._window_until: float | None = None
         self._last_line_question = False
@@ -189,9 +208,10 @@ class Addressing:
         self.settings = settings
 
     # --- what happened --------------------------------------------------------------------
-    def call(self, at: float) -> None:
-        """The wake word was heard, or push-to-talk pressed or released, at stream time `at`."""
+    def call(self, at: float, *, wake: bool = False) -> None:
+        """The wake word was heard (`wake`), or push-to-talk pressed or released, at stream time `at`."""
         self._called_at = at
+        self._unconfirmed_wake = wake
 
     def answering(self) -> None:
         """She took a turn: the window stays open while she answers."""
@@ -222,7 +242,22 @@ class Addressing:
         if s.mode == Listening.ALWAYS:
             return Verdict(True, "always")
         by_call = self._by_call(start, end)
-        named = s.name_wakes and starts_with_name(text, s.names)
+        named = s.name_wakes and starts_with_name(text, (*s.names, *s.heard))
+        call = 0
+        if by_call and self._unconfirmed_wake and self._called_at is not None and self._called_at >= start:
+            # The wake word was heard during this utterance: its words must start with the call.
+            # (Heard before it began, it was an utterance of its own that said nothing else.)
+            found = call_end(text, s.wake_forms) if s.wake_forms else 0
+            if found is None:
+                if not peek:
+                    self._called_at = None
+                by_call = False
+                if not named:
+                    return Verdict(False, "near-miss")
+            else:
+                call = found
+                if not peek:
+                    self._unconfirmed_wake = False
         if s.mode == Listening.MUTED and not by_call:
             return Verdict(False, "muted")
         if by_call or named:
@@ -232,7 +267,7 @@ class Addressing:
                 self._called_at = end if bare else None
             if bare:
                 return Verdict(False, "bare-call")
-            return Verdict(True, "name" if named else "called")
+            return Verdict(True, "name" if named else "called", 0 if named else call)
         if self._answering or (self._window_until is not None and start <= self._window_until):
             if stopped_her or self._last_line_question or _reads_as_for_her(text):
                 return Verdict(True, "follow-up")

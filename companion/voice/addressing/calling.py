@@ -22,11 +22,18 @@ from companion.voice.addressing.addressed import (
     Attention,
     Listening,
     Verdict,
+    without_call,
 )
 
 __all__ = ["Calling"]
 
 log = logging.getLogger(__name__)
+
+LEARN_WAIT_S = 20.0
+"""How long an utterance read from a file waits for her names to be learned (only at a name's
+first start: then they are cached): judged before, "Jeeves" heard as "Geeves" would not call
+her. A live microphone never waits (the ear would fall behind the room): until the spellings
+are known, her name and names that sound like it call her."""
 
 
 class Calling:
@@ -48,6 +55,10 @@ class Calling:
         """Stream times of the wake words that called her (not those ignored as her own voice)."""
         self.names: Callable[[], tuple[str, ...]] | None = None
         """Her name and aliases, read afresh for each utterance (a personality edit applies at once)."""
+        self.learning = None
+        """How her hearing writes her names (voice.addressing.learning.NameLearning), or None."""
+        self.wait_for_learning = False
+        """Judge no utterance before her names are learned (a file read faster than real time)."""
         self._attention: Attention | None = None
         self._last_line = ""
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -90,7 +101,7 @@ class Calling:
             log.info("ignored a wake word heard while I was speaking")
             return
         self.wakes.append(stream_s)
-        self.policy.call(stream_s)
+        self.policy.call(stream_s, wake=True)
         self._called("wake word")
 
     def push_to_talk(self) -> None:
@@ -109,10 +120,16 @@ class Calling:
         `stopped_her`: it talked over her loud enough to stop her."""
         if self.wake is not None:
             await asyncio.to_thread(self.wake.wait_until, end_s)
-        if self.names is not None:
-            names = self.names()
-            if names != self.settings.names:
-                self.policy.apply(replace(self.settings, names=names))
+        names = self.names() if self.names is not None else self.settings.names
+        heard = self.settings.heard
+        if self.learning is not None and names and self.settings.mode == Listening.CALLED and self.settings.name_wakes:
+            if self.wait_for_learning:
+                await self.learning.wait(names, LEARN_WAIT_S)
+            else:
+                self.learning.start(names)
+            heard = self.learning.forms(names)
+        if (names, heard) != (self.settings.names, self.settings.heard):
+            self.policy.apply(replace(self.settings, names=names, heard=heard))
         was = self.policy.attention(start_s)
         verdict = self.policy.judge(text, start_s, end_s, stopped_her=stopped_her)
         self.verdicts.append(verdict)
@@ -131,6 +148,19 @@ class Calling:
         if self.wake is not None:
             await asyncio.to_thread(self.wake.wait_until, end_s)
         return self.policy.needs_words(start_s, end_s)
+
+    def without_call(self, text: str) -> str:
+        """`text` without her name or the wake word in front ("Mira, yes, run it" -> "yes, run it")."""
+        names = self.names() if self.names is not None else self.settings.names
+        heard = self.learning.forms(names) if self.learning is not None else self.settings.heard
+        return without_call(text, replace(self.settings, names=names, heard=heard))
+
+    def learn(self) -> None:
+        """Start learning how her names are heard (in the background), when her name can call her."""
+        if self.learning is not None and self.names is not None and self.settings.name_wakes:
+            names = self.names()
+            if names:
+                self.learning.start(names)
 
     def peek(self, text: str, start_s: float, end_s: float) -> bool:
         """Would this (early) transcript start a turn? Nothing is used up."""
@@ -170,6 +200,8 @@ class Calling:
     def close(self) -> None:
         if self._timer is not None:
             self._timer.cancel()
+        if self.learning is not None:
+            self.learning.close()
         if self.wake is not None:
             self.wake.close()
             self.wake = None

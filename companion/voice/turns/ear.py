@@ -51,8 +51,7 @@ log = logging.getLogger(__name__)
 PARTIAL_EVERY_S = 0.48
 """While the user talks, how often an engine that offers partial transcripts (Moonshine)
 transcribes the audio so far: its words then need only checking when the pause begins."""
-PREPARE_AFTER_MS = TURN_CHECK_MS
-"""A reply is prepared once a pause is this long: shorter gaps between words would waste requests."""
+PREPARE_AFTER_MS = TURN_CHECK_MS  # a reply is prepared once a pause is this long (shorter gaps waste requests)
 
 
 class FrameProcessor(Protocol):
@@ -142,6 +141,7 @@ class Ear:
         """The same question without waiting (for the early transcript at a pause)."""
         self.skipped = 0
         """Utterances not transcribed because words_wanted said no."""
+        self.hearing_words = False  # an ended utterance is being transcribed and judged (background work waits)
         self._over_her = False
         """The utterance under way sounded (speech, not its trailing silence) while she spoke."""
         self.barge_in = BargeInWatch(sink)
@@ -305,6 +305,13 @@ class Ear:
             self._barged_in()
 
     async def _utterance_ended(self, event: UtteranceEnded) -> None:
+        self.hearing_words = True
+        try:
+            await self._hear_words(event)
+        finally:
+            self.hearing_words = False
+
+    async def _hear_words(self, event: UtteranceEnded) -> None:
         latency = TurnLatency()
         stream_now, wall_now = self._last_frame
         latency.mark("speech_end", wall_now - (stream_now - event.speech_end_s))

@@ -1,0 +1,195 @@
+"""Learning how her hearing writes her names: each is said in several voices (hers, and
+espeak-ng's when installed), transcribed by the engine she listens with, and the spellings
+that come back are kept (voice.addressing.heard.forms_of).
+
+All of it runs off the event loop (synthesis and transcription in their engines' worker
+threads); a name once learned with one hearing model is kept for the process and, when a
+cache file is given, on disk, so the next start knows it at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import shutil
+import subprocess
+import tempfile
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+from companion.voice.addressing.heard import NameHearing, forms_of, heard_prefix
+from companion.voice.hearing.stt import Transcriber
+from companion.voice.sound.audio import read_wav, resample
+
+__all__ = ["ESPEAK_VOICES", "LEARN_TAIL", "RELIABLE_SHARE", "NameLearning", "hearing_id", "learn_name"]
+
+log = logging.getLogger(__name__)
+
+LEARN_TAIL = "what time is it"
+"""Said after the name ("Mira, what time is it?"): a name alone is too short for Whisper, and
+a call is how she hears it in the room."""
+
+ESPEAK_VOICES = ("en-us", "en+m3", "en+f3", "en-gb-x-rp", "en-029", "en-us-nyc")
+"""Other voices for the name (espeak-ng, when installed): American, British, Caribbean, a
+woman's and a man's, so a spelling that only one voice gets is known for what it is."""
+
+RELIABLE_SHARE = 0.75
+"""A name is reliably heard when at least this share of its samples call her."""
+
+_LEARNED: dict[tuple[str, str], NameHearing] = {}
+"""What this process has learned, by (name, hearing model): a second session, or a test,
+needs no second round of synthesis."""
+_LEARNED_LOCK = threading.Lock()
+
+
+def hearing_id(transcriber: Transcriber) -> str:
+    """Which hearing wrote a spelling (a cache written by one model is no use to another)."""
+    model = getattr(transcriber, "model", None)
+    name = getattr(model, "name", None) or getattr(transcriber, "name", None)
+    return str(name or type(transcriber).__name__)
+
+
+def _espeak(text: str, voice: str) -> np.ndarray | None:
+    with tempfile.TemporaryDirectory(prefix="companion-name-") as folder:
+        path = Path(folder) / "name.wav"
+        try:
+            subprocess.run(["espeak-ng", "-v", voice, "-s", "150", "-w", str(path), text], check=True,
+                           timeout=30, capture_output=True)
+            audio, rate = read_wav(path)
+        except (OSError, subprocess.SubprocessError, ValueError):
+            return None
+    return resample(audio, rate, 16_000)
+
+
+async def _samples(text: str, synthesizer) -> list[np.ndarray]:
+    pieces: list[np.ndarray] = []
+    if synthesizer is not None:
+        with contextlib.suppress(Exception):  # her voice unavailable: the other voices still teach
+            audio = await synthesizer.synthesize(text)
+            pieces.append(resample(np.asarray(audio, dtype=np.float32), synthesizer.sample_rate, 16_000))
+    if shutil.which("espeak-ng"):
+        for voice in ESPEAK_VOICES:
+            audio = await asyncio.to_thread(_espeak, text, voice)
+            if audio is not None:
+                pieces.append(audio)
+    return pieces
+
+
+YIELD_S = 0.25
+"""How often learning looks again whether live hearing still needs the processor."""
+
+
+async def learn_name(name: str, transcriber: Transcriber, synthesizer=None,
+                     yield_to: Callable[[], bool] = lambda: False) -> NameHearing:
+    """Say "<name>, what time is it?" in each voice, transcribe it, keep how the name was written.
+    `yield_to()` is True while live hearing needs the processor (the user speaking, an utterance
+    being transcribed, her answering): each sample waits for it, so the room is never heard late."""
+    key = (name.lower(), hearing_id(transcriber))
+    with _LEARNED_LOCK:
+        known = _LEARNED.get(key)
+    if known is not None:
+        return known
+    heard: list[str] = []
+    pad = np.zeros(4_000, dtype=np.float32)
+    for audio in await _samples(f"{name}, {LEARN_TAIL}?", synthesizer):
+        while yield_to():
+            await asyncio.sleep(YIELD_S)  # a state of other threads' making: nothing to wait on but time
+        text = await transcriber.transcribe(np.concatenate([pad, audio, pad, pad]))
+        heard.append(heard_prefix(text, LEARN_TAIL))
+    hearing = NameHearing(name, tuple(heard), forms_of(name, heard))
+    log.info("her name %r is heard as %s (%d of %d samples call her)", name, heard, hearing.caught, hearing.samples)
+    with _LEARNED_LOCK:
+        _LEARNED[key] = hearing
+    return hearing
+
+
+class NameLearning:
+    """Learns each name once, in the background; `forms(names)` says what is known so far."""
+
+    def __init__(self, transcriber: Transcriber, synthesizer=None, cache_file: Path | None = None) -> None:
+        self.transcriber = transcriber
+        self.synthesizer = synthesizer
+        self.cache_file = cache_file
+        self.learned: dict[str, NameHearing] = {}
+        self.yield_to: Callable[[], bool] = lambda: False
+        """True while live hearing needs the processor (learn_name waits for it)."""
+        self._tasks: dict[str, asyncio.Task[NameHearing]] = {}
+        self._read_cache()
+
+    def start(self, names: tuple[str, ...]) -> None:
+        """Learn the names not yet known (a task each on the running loop)."""
+        for name in names:
+            if name.lower() not in self.learned and name.lower() not in self._tasks:
+                task = asyncio.get_running_loop().create_task(self._learn(name))
+                self._tasks[name.lower()] = task
+
+    async def wait(self, names: tuple[str, ...], timeout: float) -> None:
+        """Until the names are learned (at most `timeout` seconds: an unknown spelling is no reason
+        to keep a caller waiting long)."""
+        self.start(names)
+        pending = [self._tasks[n.lower()] for n in names if n.lower() in self._tasks]
+        if pending:
+            await asyncio.wait(pending, timeout=timeout)
+
+    def forms(self, names: tuple[str, ...]) -> tuple[str, ...]:
+        """The learned spellings of `names` (those still being learned add none yet)."""
+        out: list[str] = []
+        for name in names:
+            hearing = self.learned.get(name.lower())
+            out += [f for f in hearing.forms if f not in out] if hearing is not None else []
+        return tuple(out)
+
+    async def _learn(self, name: str) -> NameHearing:
+        try:
+            hearing = await learn_name(name, self.transcriber, self.synthesizer, self.yield_to)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("could not learn how %r is heard", name)
+            hearing = NameHearing(name, (), ())
+        else:
+            self.learned[name.lower()] = hearing
+            self._write_cache()
+        finally:
+            self._tasks.pop(name.lower(), None)
+        return hearing
+
+    def close(self) -> None:
+        for task in self._tasks.values():
+            task.cancel()
+
+    # --- the cache on disk ----------------------------------------------------------------
+    def _read_cache(self) -> None:
+        if self.cache_file is None:
+            return
+        try:
+            data = json.loads(self.cache_file.read_text(encoding="utf-8"))
+            for entry in data.get(hearing_id(self.transcriber), []):
+                hearing = NameHearing.from_dict(entry)
+                self.learned[hearing.name.lower()] = hearing
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            return  # none yet, or unreadable: learned again
+
+    def _write_cache(self) -> None:
+        if self.cache_file is None:
+            return
+        try:
+            data = json.loads(self.cache_file.read_text(encoding="utf-8"))
+            if not isinstance(data, dict):
+                data = {}
+        except (OSError, ValueError):
+            data = {}
+        data[hearing_id(self.transcriber)] = [h.to_dict() for h in self.learned.values()]
+        try:
+            self.cache_file.parent.mkdir(parents=True, exist_ok=True)
+            temporary = self.cache_file.with_suffix(".tmp")
+            temporary.write_text(json.dumps(data, indent=1), encoding="utf-8")
+            os.replace(temporary, self.cache_file)
+        except OSError:
+            log.warning("could not keep how her names are heard in %s", self.cache_file)

@@ -1,0 +1,71 @@
+"""A wake word counts only when the utterance's words start with it, and the call is not part
+of the question (voice.addressing.addressed with the wake word's spellings)."""
+
+from __future__ import annotations
+
+import pytest
+
+from companion.voice.addressing.addressed import Addressing, AddressSettings, Listening
+from companion.voice.addressing.heard import wake_forms
+
+
+def woken(**kwargs) -> Addressing:
+    policy = Addressing(AddressSettings(mode=Listening.CALLED, names=("Mira",), name_wakes=True,
+                                        wake_forms=wake_forms("okay_nabu"), **kwargs))
+    policy.call(1.0, wake=True)
+    return policy
+
+
+@pytest.mark.parametrize(("heard", "question"), [
+    ("Okay, Naboo, what time is it?", "What time is it?"),
+    ("Okay, now move what time is it?", "What time is it?"),
+    ("Okay Arbu, what is the capital of France?", "What is the capital of France?"),
+    ("Okay, I'll move. Set a timer for ten minutes.", "Set a timer for ten minutes."),
+])
+def test_a_wake_word_heard_as_whisper_writes_it_starts_a_turn_and_leaves_the_question_alone(heard, question):
+    verdict = woken().judge(heard, 0.5, 3.0)
+    assert verdict.turn and verdict.reason == "called"
+    assert verdict.question(heard) == question
+
+
+@pytest.mark.parametrize("heard", ["Okay, now, what do we do?", "Okay, now let's start.", "Okay, noted.",
+                                   "Okay, okay, I'll do the dishes."])
+def test_a_near_miss_the_detector_let_through_starts_no_turn_and_uses_the_call_up(heard):
+    policy = woken()
+    verdict = policy.judge(heard, 0.5, 3.0)
+    assert not verdict.turn and verdict.reason == "near-miss"
+    # Its words are dropped, and the next voice within the call's seconds is not called either.
+    assert policy.judge("What time is it?", 3.5, 5.0).reason == "not-called"
+
+
+def test_without_the_spellings_a_near_miss_the_detector_heard_still_starts_a_turn():
+    """The check bites: with no spellings to compare, the detector alone decides (the old rule)."""
+    policy = Addressing(AddressSettings(mode=Listening.CALLED, names=("Mira",)))
+    policy.call(1.0, wake=True)
+    assert policy.judge("Okay, now, what do we do?", 0.5, 3.0).turn
+
+
+def test_a_bare_wake_word_then_the_question_is_answered_whole():
+    policy = woken()
+    assert policy.judge("Okay, Naboo.", 0.5, 1.5).reason == "bare-call"
+    verdict = policy.judge("What time is it?", 2.5, 4.0)
+    assert verdict.turn and verdict.reason == "called" and verdict.question("What time is it?") == "What time is it?"
+
+
+def test_a_wake_word_heard_before_the_utterance_began_needs_no_words_of_it():
+    """A call Whisper heard as nothing (no verdict of its own): the question after it is still called."""
+    policy = woken()
+    assert policy.judge("What time is it?", 1.5, 3.0).turn
+
+
+def test_her_name_with_a_near_miss_is_still_her_name_and_keeps_it():
+    policy = woken()
+    verdict = policy.judge("Mira, what time is it?", 0.5, 3.0)
+    assert verdict.turn and verdict.reason == "name"
+    assert verdict.question("Mira, what time is it?") == "Mira, what time is it?"
+
+
+def test_push_to_talk_needs_no_words_of_a_call():
+    policy = Addressing(AddressSettings(mode=Listening.CALLED, names=("Mira",), wake_forms=wake_forms("okay_nabu")))
+    policy.call(1.0)
+    assert policy.judge("Okay, now, what do we do?", 0.5, 3.0).turn
