@@ -127,6 +127,11 @@ class VoiceSettings:
     speaking: str = "local"
     """Where her voice is made: "local" (piper on this computer) or a Wyoming server, tcp://host:10200."""
     speed: float = 1.0
+    """How fast she talks (0.5 to 2.0); 1.0 lets her personality's `speed:` decide."""
+    noise_scale: float = -1.0
+    """How much piper varies her tone (0 flat to 1.5); negative: her personality's `variation:`, else the voice's own."""
+    noise_w_scale: float = -1.0
+    """How much piper varies her rhythm (0 to 1.5); negative, as for noise_scale."""
     barge_in: bool = True
     echo_cancellation: bool = True
     """Remove her own voice from the microphone, so she can be interrupted on open speakers
@@ -162,12 +167,28 @@ class VoiceSettings:
             return replace(self, muted=True)
         return replace(self, muted=False, listening=mode)
 
-    def with_personality_voice(self, wanted: str) -> VoiceSettings:
-        """A personality's `voice:` fills in when Settings names none (Settings wins: it is the
-        user's explicit choice); the pack's own voice is the installed one, already in use."""
-        if self.voice or not wanted or wanted == PACK_VOICE:
-            return self
-        return replace(self, voice=wanted)
+    def with_personality_voice(self, wanted: str, speed: float | None = None,
+                               variation: tuple[float, float] | None = None) -> VoiceSettings:
+        """A personality's `voice:`, `speed:` and `variation:` fill in where Settings has no choice
+        of its own (no voice, speed 1.0, negative noise scales): Settings wins, it is the user's
+        explicit choice. The pack's own voice is the installed one, already in use."""
+        changes: dict[str, Any] = {}
+        if not self.voice and wanted and wanted != PACK_VOICE:
+            changes["voice"] = wanted
+        if speed is not None and self.speed == 1.0:
+            changes["speed"] = speed
+        if variation is not None:
+            if self.noise_scale < 0:
+                changes["noise_scale"] = variation[0]
+            if self.noise_w_scale < 0:
+                changes["noise_w_scale"] = variation[1]
+        return replace(self, **changes) if changes else self
+
+    @property
+    def variation(self) -> tuple[float | None, float | None]:
+        """piper's noise_scale and noise_w_scale, None where the voice's own is wanted."""
+        return (None if self.noise_scale < 0 else self.noise_scale,
+                None if self.noise_w_scale < 0 else self.noise_w_scale)
 
     def __post_init__(self) -> None:
         if self.listening == "muted":
@@ -183,6 +204,8 @@ class VoiceSettings:
             raise ValueError('voice.called_cue must be "none", "chime" or "yes"')
         if not 0.5 <= self.speed <= 2.0:
             raise ValueError("voice.speed must be between 0.5 and 2.0")
+        if self.noise_scale > 1.5 or self.noise_w_scale > 1.5:
+            raise ValueError("voice.noise_scale and voice.noise_w_scale must be at most 1.5 (negative: the voice's own)")
         if not 100 <= self.end_of_turn_silence_ms <= 3000:
             raise ValueError("voice.end_of_turn_silence_ms must be between 100 and 3000")
         check_address(self.hearing, "hearing")

@@ -9,9 +9,13 @@ from typing import Any
 
 import yaml
 
-FRONT_MATTER_KEYS = ("name", "aliases", "language", "voice", "face")
+FRONT_MATTER_KEYS = ("name", "aliases", "language", "voice", "face", "speed", "variation")
 FACES = ("mira", "jeeves", "pip")
 """The characters her face can be drawn as (front matter `face:`); the window draws each."""
+SPEEDS = (0.5, 2.0)
+"""The slowest and fastest `speed:` (1.0 is the voice's own pace)."""
+VARIATIONS = (0.0, 1.5)
+"""The range of each `variation:` number (piper's noise_scale and noise_w_scale)."""
 REQUIRED_SECTIONS = (
     "Personality", "How to address the user", "Emotional rules", "Tool voice patterns", "Quirks",
 )
@@ -45,6 +49,11 @@ class Personality:
     """A piper voice name or .onnx path; used when Settings names no voice."""
     face: str = "mira"
     """Which character the window draws (one of FACES)."""
+    speed: float | None = None
+    """How fast she talks (`speed:`, 2.0 twice as fast); None: as Settings says."""
+    variation: tuple[float, float] | None = None
+    """How much her voice varies in tone and in rhythm (`variation: 0.667, 0.8`: piper's
+    noise_scale and noise_w_scale); None: the voice's own."""
     sections: dict[str, str] = field(default_factory=dict)
     """Section title (as written) → its text, in file order; includes extra sections."""
     patterns: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -78,19 +87,65 @@ def parse_personality(
             patterns = _patterns(body, section_lines[title], known_tools, problems)
     face = str(meta.get("face") or "mira").strip().lower()
     if face not in FACES:
-        line = next((i for i, text in enumerate(lines, start=1) if text.startswith("face:")), 1)
+        line = _key_line(lines, "face")
         problems.append(Problem(line, f"unknown face '{face}' (choose {', '.join(FACES)})", fatal=False))
         face = "mira"
+    speed = _speed(meta.get("speed"), _key_line(lines, "speed"), problems)
+    variation = _variation(meta.get("variation"), _key_line(lines, "variation"), problems)
     personality = Personality(
         name=str(meta.get("name") or "Companion"),
         aliases=_aliases(meta.get("aliases")),
         language=str(meta.get("language") or "en"),
         voice=str(meta.get("voice") or ""),
         face=face,
+        speed=speed,
+        variation=variation,
         sections={t: b.strip() for t, b in sections.items() if t.lower() != "tool voice patterns"},
         patterns=patterns,
     )
     return personality, sorted(problems, key=lambda p: p.line)
+
+
+def _key_line(lines: list[str], key: str) -> int:
+    return next((i for i, text in enumerate(lines, start=1) if text.startswith(f"{key}:")), 1)
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool):
+        return None
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def _speed(value: Any, line: int, problems: list[Problem]) -> float | None:
+    """`speed:` as a number in SPEEDS; anything else is a harmless problem (Settings' speed is used)."""
+    if value is None:
+        return None
+    speed = _number(value)
+    if speed is None or not SPEEDS[0] <= speed <= SPEEDS[1]:
+        problems.append(Problem(line, f"speed: '{value}' is not a speed I can use; give a number from "
+                                      f"{SPEEDS[0]} (slow) to {SPEEDS[1]} (fast), 1.0 is the voice's own pace",
+                                fatal=False))
+        return None
+    return speed
+
+
+def _variation(value: Any, line: int, problems: list[Problem]) -> tuple[float, float] | None:
+    """`variation:` as one number (both) or two (tone, rhythm), each in VARIATIONS, given as
+    `0.4, 0.5` or `[0.4, 0.5]`; anything else is a harmless problem (the voice's own is used)."""
+    if value is None:
+        return None
+    parts = value.split(",") if isinstance(value, str) else value if isinstance(value, list) else [value]
+    numbers = [_number(part) for part in parts]
+    if not 1 <= len(numbers) <= 2 or any(n is None or not VARIATIONS[0] <= n <= VARIATIONS[1] for n in numbers):
+        problems.append(Problem(line, f"variation: '{value}' is not a variation I can use; give one or two "
+                                      f"numbers from {VARIATIONS[0]:g} to {VARIATIONS[1]:g}, how much her voice "
+                                      "varies in tone and then in rhythm (the voice's own: 0.667, 0.8)",
+                                fatal=False))
+        return None
+    return (numbers[0], numbers[-1])
 
 
 def _aliases(value: Any) -> tuple[str, ...]:

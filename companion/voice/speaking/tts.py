@@ -1,4 +1,5 @@
-"""Speaking: piper turns one sentence at a time into audio, in a worker thread, at a chosen speed."""
+"""Speaking: piper turns one sentence at a time into audio, in a worker thread, at a chosen speed
+and variation (so each personality can sound like herself with one installed voice)."""
 
 from __future__ import annotations
 
@@ -40,12 +41,16 @@ def _open_voice(model: VoiceModel, config: dict):
 
 
 class PiperSynthesizer:
-    """A piper voice loaded once; `speed` 2.0 talks twice as fast (length_scale divided by it)."""
+    """A piper voice loaded once; `speed` 2.0 talks twice as fast (length_scale divided by it);
+    `variation` is piper's (noise_scale, noise_w_scale): how much her tone and her rhythm vary,
+    None for the voice's own (VoiceSettings.variation)."""
 
-    def __init__(self, model: VoiceModel, *, speed: float = 1.0, steady: bool = False) -> None:
+    def __init__(self, model: VoiceModel, *, speed: float = 1.0,
+                 variation: tuple[float | None, float | None] = (None, None), steady: bool = False) -> None:
         self.model_info = model
         self.steady = steady
         """No sampling noise: the same text gives the same audio every time (tests, benchmarks)."""
+        self.variation = variation
         self._voice = None
         self._lock = threading.Lock()
         self._thread = ModelThread("piper")
@@ -88,7 +93,9 @@ class PiperSynthesizer:
             self.load()
         from piper import SynthesisConfig
 
-        config = SynthesisConfig(length_scale=self._base_length_scale / self.speed)
+        noise_scale, noise_w_scale = self.variation
+        config = SynthesisConfig(length_scale=self._base_length_scale / self.speed,
+                                 noise_scale=noise_scale, noise_w_scale=noise_w_scale)
         if self.steady:
             config.noise_scale = config.noise_w_scale = 0.0
         with self._lock:
