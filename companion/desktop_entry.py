@@ -1,11 +1,13 @@
 """Her launcher: a freedesktop .desktop entry in the applications menu, her icon at the standard
-sizes, and (when chosen) the same entry in autostart. No Qt here: the icons are drawn by a
+sizes, and (when chosen) the same entry in autostart, one per profile (config folder) so that
+two profiles never remove each other's. No Qt here: the icons are drawn by a
 `render(size, path)` the caller passes (the command renders her face). Menus watch the
 applications folder themselves, so no cache tool is run: she starts no program outside the
 sandbox's door."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import sys
@@ -13,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from companion.paths import atomic_write_text
+from companion.paths import atomic_write_text, default_config_dir
 
 APP_ID = "companion"
 """The entry's file name and icon name (companion.desktop, companion.png)."""
@@ -27,14 +29,17 @@ class Places:
     autostart: Path
     icons: Path
     """The hicolor theme folder (icons/hicolor)."""
+    profile: str = ""
+    """Whose autostart entry this is: "" for the default config folder, else profile_id(folder)."""
 
     @classmethod
-    def for_user(cls, environ: dict[str, str] | None = None) -> Places:
+    def for_user(cls, environ: dict[str, str] | None = None, config_dir: Path | None = None) -> Places:
+        """The user's folders (XDG), for the profile whose config folder is `config_dir` (None: the default)."""
         env = os.environ if environ is None else environ
         home = Path(env.get("HOME") or Path.home())
         data = Path(env.get("XDG_DATA_HOME") or home / ".local" / "share")
         config = Path(env.get("XDG_CONFIG_HOME") or home / ".config")
-        return cls(data / "applications", config / "autostart", data / "icons" / "hicolor")
+        return cls(data / "applications", config / "autostart", data / "icons" / "hicolor", profile_id(config_dir))
 
     @property
     def entry(self) -> Path:
@@ -42,10 +47,21 @@ class Places:
 
     @property
     def autostart_entry(self) -> Path:
-        return self.autostart / f"{APP_ID}.desktop"
+        """companion.desktop for the default profile, companion-<profile>.desktop for another."""
+        return self.autostart / (f"{APP_ID}-{self.profile}.desktop" if self.profile else f"{APP_ID}.desktop")
 
     def icon(self, size: int) -> Path:
         return self.icons / f"{size}x{size}" / "apps" / f"{APP_ID}.png"
+
+
+def profile_id(config_dir: Path | None) -> str:
+    """"" for the default config folder (or None), else 8 hex digits of a hash of its full path."""
+    if config_dir is None:
+        return ""
+    folder = Path(config_dir).expanduser().resolve()
+    if folder == default_config_dir().expanduser().resolve():
+        return ""
+    return hashlib.sha256(str(folder).encode("utf-8")).hexdigest()[:8]
 
 
 def launch_command(config_dir: Path | None = None) -> list[str]:
@@ -118,7 +134,7 @@ def set_autostart(places: Places, command: list[str], on: bool) -> None:
 
 
 def uninstall(places: Places) -> list[Path]:
-    """Remove everything install wrote; the files removed."""
+    """Remove everything install wrote (of autostart, this profile's entry only); the files removed."""
     removed = []
     for path in (places.entry, places.autostart_entry, *(places.icon(size) for size in ICON_SIZES)):
         if path.exists():

@@ -16,19 +16,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, config) -> int:
     from companion import desktop_entry
-    from companion.settings_file import save_settings
 
-    places = desktop_entry.Places.for_user()
+    places = desktop_entry.Places.for_user(config_dir=config.paths.config_dir)  # this profile's autostart
     if args.uninstall:
         removed = desktop_entry.uninstall(places)
+        _save_start_at_login(config, False)  # Settings' box is unticked
         print(f"Removed {len(removed)} files: the launcher, its icons and autostart." if removed
               else "There was no launcher to remove.")
         return 0
     settings = config.settings
     autostart = settings.ui.start_at_login if args.autostart is None else args.autostart
-    if autostart != settings.ui.start_at_login:
-        save_settings(config.paths, replace(config.saved or settings,
-                                            ui=replace((config.saved or settings).ui, start_at_login=autostart)))
+    _save_start_at_login(config, autostart)
     custom = getattr(args, "config_dir", None)
     command = desktop_entry.launch_command(Path(custom) if custom else None)
     try:
@@ -41,6 +39,14 @@ def run(args: argparse.Namespace, config) -> int:
     print(f"Icons: {len(desktop_entry.ICON_SIZES)} sizes under {places.icons}")
     print(f"Start at login: {'yes, ' + str(places.autostart_entry) if autostart else 'no'}")
     return 0 if written else 1
+
+
+def _save_start_at_login(config, on: bool) -> None:
+    from companion.settings_file import save_settings
+
+    saved = config.saved or config.settings
+    if saved.ui.start_at_login != on:
+        save_settings(config.paths, replace(saved, ui=replace(saved.ui, start_at_login=on)))
 
 
 def _render_icon(size: int, path: Path) -> None:

@@ -1,5 +1,6 @@
 """`companion install-desktop` writes a valid launcher, her icon at the standard sizes and (when
-chosen) autostart; --uninstall removes them; Settings' "start at login" writes or removes autostart."""
+chosen) autostart, one entry per profile; --uninstall removes them (of autostart, its own) and
+unticks "start at login"; Settings' "start at login" writes or removes autostart."""
 
 from __future__ import annotations
 
@@ -15,17 +16,21 @@ from companion.desktop_entry import ICON_SIZES, Places, entry_text
 from companion.settings_file import load_settings
 
 
-def _cli(home: Path, *args: str) -> subprocess.CompletedProcess:
+def _cli(home: Path, *args: str, profile: str = "config") -> subprocess.CompletedProcess:
     env = {**os.environ, "HOME": str(home), "XDG_DATA_HOME": "", "XDG_CONFIG_HOME": ""}
     env.pop("DISPLAY", None)  # icons are painted without a screen
-    return subprocess.run([sys.executable, "-m", "companion.cli", "--config-dir", str(home / "config"),
+    return subprocess.run([sys.executable, "-m", "companion.cli", "--config-dir", str(home / profile),
                            "install-desktop", *args], env=env, capture_output=True, text=True, timeout=120)
+
+
+def _places(home: Path, profile: str = "config") -> Places:
+    return Places.for_user({"HOME": str(home)}, config_dir=home / profile)
 
 
 def test_install_desktop_writes_a_valid_entry_and_her_icon_at_every_standard_size(tmp_path):
     done = _cli(tmp_path)
     assert done.returncode == 0, done.stderr
-    places = Places.for_user({"HOME": str(tmp_path)})
+    places = _places(tmp_path)
     valid = subprocess.run(["desktop-file-validate", str(places.entry)], capture_output=True, text=True)
     assert valid.returncode == 0 and valid.stdout == "", valid.stdout
     text = places.entry.read_text()
@@ -44,7 +49,7 @@ def test_install_desktop_writes_a_valid_entry_and_her_icon_at_every_standard_siz
 
 def test_autostart_is_written_when_asked_and_remembered_and_uninstall_removes_everything(tmp_path):
     assert _cli(tmp_path, "--autostart").returncode == 0
-    places = Places.for_user({"HOME": str(tmp_path)})
+    places = _places(tmp_path)
     assert "X-GNOME-Autostart-enabled=true" in places.autostart_entry.read_text()
     assert subprocess.run(["desktop-file-validate", str(places.autostart_entry)]).returncode == 0
     assert load_settings(Paths.default(tmp_path / "config")).settings.ui.start_at_login is True
@@ -52,6 +57,34 @@ def test_autostart_is_written_when_asked_and_remembered_and_uninstall_removes_ev
     assert done.returncode == 0 and "Removed 11 files" in done.stdout
     assert not places.entry.exists() and not places.autostart_entry.exists()
     assert not any(places.icon(size).exists() for size in ICON_SIZES)
+    # Settings' "Start her when I log in" is unticked with it: nothing says she still starts.
+    assert load_settings(Paths.default(tmp_path / "config")).settings.ui.start_at_login is False
+
+
+def test_each_profile_has_its_own_autostart_entry_and_uninstall_removes_only_its_own(tmp_path):
+    first, second = _places(tmp_path, "work"), _places(tmp_path, "home")
+    assert first.autostart_entry != second.autostart_entry
+    assert first.autostart_entry.parent == second.autostart_entry.parent
+    assert _cli(tmp_path, "--autostart", profile="work").returncode == 0
+    assert _cli(tmp_path, "--no-autostart", profile="home").returncode == 0  # was: removed work's
+    assert first.autostart_entry.is_file() and not second.autostart_entry.exists()
+    assert "--config-dir " + str((tmp_path / "work").resolve()) in first.autostart_entry.read_text()
+    assert _cli(tmp_path, "--autostart", profile="home").returncode == 0
+    assert first.autostart_entry.is_file() and second.autostart_entry.is_file()
+    assert _cli(tmp_path, "--uninstall", profile="home").returncode == 0
+    assert first.autostart_entry.is_file() and not second.autostart_entry.exists()
+    assert load_settings(Paths.default(tmp_path / "work")).settings.ui.start_at_login is True
+
+
+def test_the_default_profile_keeps_the_plain_autostart_name(tmp_path):
+    from companion.desktop_entry import profile_id
+    from companion.paths import default_config_dir
+
+    assert Places.for_user({"HOME": str(tmp_path)}).autostart_entry.name == "companion.desktop"
+    assert Places.for_user({"HOME": str(tmp_path)}, config_dir=default_config_dir()).profile == ""
+    other = profile_id(tmp_path / "work")
+    assert len(other) == 8 and other == profile_id(tmp_path / "x" / ".." / "work")  # by its full path
+    assert _places(tmp_path, "work").autostart_entry.name == f"companion-{other}.desktop"
 
 
 def test_arguments_with_spaces_and_percent_signs_are_quoted_as_the_spec_says(tmp_path):

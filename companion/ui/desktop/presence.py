@@ -37,8 +37,8 @@ class DesktopPresence(QObject):
         self.compact_key.changed.connect(lambda down: down and self.compact_action.toggle())
         self._started = False
         self._instance = None
-        self.places = Places.for_user()
-        """Where the launcher and autostart entries go (tests point it at a folder of theirs)."""
+        self.places = Places.for_user(config_dir=app.config.paths.config_dir)
+        """Where the launcher and this profile's autostart entry go (tests point it at a folder of theirs)."""
         self._start_at_login = app.keeper.settings.ui.start_at_login
         self.compact: CompactWindow | None = None
         """The small face, made the first time she goes compact."""
