@@ -84,7 +84,7 @@ async def sandbox_cost(tmp: Path, runs: int = 30) -> dict[str, object]:
                 policy = sandbox.SandboxPolicy(workspace, writable=True, network=network)
                 prepared = sandbox.prepare(bwrap, policy, argv)
                 outbound = prepared.outbound
-                attach = (lambda pid, o=outbound: o.attach()) if outbound is not None else None
+                attach = (lambda pid, o=outbound: o.attach(pid)) if outbound is not None else None
                 result = await run_process(prepared.argv, cwd=workspace, timeout_s=30,
                                            pass_fds=prepared.hand_over(), started=attach)
                 await prepared.release()

@@ -164,7 +164,7 @@ class ProcessDoor:
             if isinstance(cap, ProcessCount):
                 cap.leader = pid
             if outbound is not None:
-                await outbound.attach()
+                await outbound.attach(pid)
 
         too_many = out_of_memory = False
         try:
@@ -206,7 +206,7 @@ class ProcessDoor:
                                           pass_fds=prepared.hand_over() if prepared is not None else ())
             if prepared is not None and prepared.outbound is not None:
                 try:
-                    await prepared.outbound.attach()
+                    await prepared.outbound.attach(process.pid)
                 except OutboundError as exc:
                     await process.stop(grace_s=0.5)
                     raise ProcessRefused("network", str(exc)) from exc

@@ -23,8 +23,9 @@ import os
 import shutil
 import sys
 import time
+from collections.abc import Callable
 
-from companion.safety import fence
+from companion.safety import fence, identity
 
 __all__ = ["RESOLV_CONF", "Outbound", "OutboundError", "find_slirp"]
 
@@ -59,16 +60,21 @@ class Outbound:
     def bwrap_args(self) -> list[str]:
         return ["--info-fd", str(self._info_w), "--block-fd", str(self._block_r)]
 
-    async def attach(self) -> None:
-        """Connect the started sandbox to slirp4netns and let its command run.
+    async def attach(self, leader: int | None = None) -> None:
+        """Connect the started sandbox to slirp4netns and let its command run; `leader` is the
+        process that was started (bwrap, or the launcher it runs under: identity.py).
 
         Raises OutboundError when it can't (the command then stays blocked; end the call).
         """
         try:
-            info = await _read_to_end(self._info_r)
+            # To the end of bwrap's JSON, not of the pipe: the launcher bwrap runs under
+            # (identity.py) keeps a copy of the pipe's other end open until the call ends.
+            info = await _read_to_end(self._info_r, done=_whole_json)
             pid = int(json.loads(info)["child-pid"])
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise OutboundError("The sandbox ended before its network could be set up.") from exc
+        if leader is not None:
+            pid = identity.host_pid(leader, pid)
         await _loopback_up(pid)
         ready_r, ready_w = os.pipe()
         exit_r, self._exit_w = os.pipe()
@@ -199,8 +205,17 @@ def _foreign_owner(netns: str) -> int | None:
     return owner
 
 
-async def _read_to_end(fd: int, limit: int = 1 << 16) -> bytes:
-    """Read `fd` to its end (or `limit` bytes) on the loop: cancelling leaves no thread reading it."""
+def _whole_json(data: bytes) -> bool:
+    try:
+        json.loads(data)
+    except ValueError:
+        return False
+    return True
+
+
+async def _read_to_end(fd: int, limit: int = 1 << 16, done: Callable[[bytes], bool] | None = None) -> bytes:
+    """Read `fd` to its end (or `limit` bytes, or until `done(data)`) on the loop: cancelling
+    leaves no thread reading it."""
     os.set_blocking(fd, False)
     loop = asyncio.get_running_loop()
     data = b""
@@ -218,4 +233,6 @@ async def _read_to_end(fd: int, limit: int = 1 << 16) -> bytes:
         if not chunk:
             break
         data += chunk
+        if done is not None and done(data):
+            break
     return data

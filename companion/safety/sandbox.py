@@ -9,12 +9,12 @@ own code and virtual environment read-only there; a fresh
 read-only, so nothing can read her environment or tune the kernel, and everything ends when
 the first process ends.
 
-No privilege inside, even when she runs as root: a user namespace of its own in which the
-command is the unprivileged user 65534 (or her own uid when she is not root), every
-capability dropped, no new privileges, no nested user namespaces, every mount nosuid, and a
-seccomp filter (seccomp.py) that refuses to make any file setuid or setgid. Resource limits
-per call hold processes, memory, file size and CPU time (limits.py; as root, a cgroup of
-its own per call, cgroup.py).
+No privilege inside or outside, even when she runs as root: the command is the unprivileged
+user 65534 in a user namespace of its own and on the host too (identity.py; her own uid when
+she is not root), every capability dropped, no new privileges, no nested user namespaces,
+every mount nosuid, and a seccomp filter (seccomp.py) that refuses to make any file setuid or
+setgid. Resource limits per call hold processes, memory, file size and CPU time (limits.py;
+as root, a cgroup of its own per call, cgroup.py).
 
 In a workspace that holds the home, a writable command sees the home read-only but for its
 visible entries (the user's startup files stay as they are), and every folder above one of
@@ -42,7 +42,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from companion.safety import identity
 from companion.safety.cgroup import CallCgroup
+from companion.safety.layout import writable_layout
 from companion.safety.limits import Limits, ProcessCount, prlimit_argv
 from companion.safety.outbound import RESOLV_CONF, Outbound, find_slirp
 from companion.safety.seccomp import SeccompUnavailable, filter_fd
@@ -67,12 +69,12 @@ FIX = ("Install bubblewrap and libseccomp (sudo apt-get install bubblewrap libse
        "\"Run commands without a sandbox\" in Settings → Approvals if you accept the risk.")
 NETWORK_FIX = "Install slirp4netns (sudo apt-get install slirp4netns) to let approved commands go online."
 
-SANDBOX_UID = 65534
-"""Who a command is inside the sandbox when she runs as root: "nobody", with no capabilities."""
+SANDBOX_UID = identity.SANDBOX_UID
 
 # Folders that hold other people's or the user's private files; never shown inside.
 _HIDDEN_SYSTEM = ("/home", "/root", "/run", "/media", "/mnt", "/var/tmp", "/tmp")
-# Kernel knobs under /proc that root (which the sandbox's user is, outside) could write.
+# Kernel knobs under /proc that root could write (the sandbox's user is root outside where no
+# idmapped mount can be made: identity.py).
 _PROC_READ_ONLY = ("sys", "sysrq-trigger", "irq", "bus", "fs", "acpi", "driver", "tty", "mtrr")
 _PROBE_TIMEOUT_S = 10.0
 
@@ -115,6 +117,10 @@ class Prepared:
     outbound: Outbound | None = None
     cap: CallCgroup | ProcessCount | None = None
     """What holds the number of processes when she is root (RLIMIT_NPROC does otherwise)."""
+    host_uid: int = -1
+    """Who the command is on the host (65534 when she is root, her own uid otherwise)."""
+    note: str = ""
+    """A sentence when the command is less unprivileged than that (identity.py)."""
 
     def hand_over(self) -> tuple[int, ...]:
         """The descriptors for bwrap; from now on whoever starts it closes them (the runner does)."""
@@ -198,9 +204,11 @@ def prepare(bwrap: str, policy: SandboxPolicy, argv: Sequence[str]) -> Prepared:
     can't be made; the network needs slirp4netns (check `network_unavailable_reason()`).
     """
     fds: list[int] = []
+    who: identity.Identity | None = None
     try:
         known = _options(bwrap)
-        args = [bwrap, *_mounts(policy, fds, sizes="--size" in known)]
+        who = identity.for_workspace(str(policy.workspace), writable=policy.writable, known=known, fds=fds)
+        args = [bwrap, *_mounts(policy, fds, who, sizes="--size" in known)]
         outbound = None
         if policy.network:
             slirp = find_slirp()
@@ -213,29 +221,28 @@ def prepare(bwrap: str, policy: SandboxPolicy, argv: Sequence[str]) -> Prepared:
         args.append("--unshare-net")
         seccomp = filter_fd(read_only=not policy.writable)
         fds.append(seccomp)
-        uid = SANDBOX_UID if os.geteuid() == 0 else os.geteuid()
-        gid = SANDBOX_UID if os.geteuid() == 0 else os.getegid()
-        args += ["--chdir", str(policy.workspace),
-                 "--unshare-user", "--uid", str(uid), "--gid", str(gid),
-                 # bubblewrap before 0.8 (Ubuntu 22.04 has 0.6) can't forbid nested user namespaces.
-                 *(["--disable-userns"] if "--disable-userns" in known else []),
+        args += ["--chdir", str(policy.workspace), *who.user_args,
                  "--unshare-ipc", "--unshare-pid", "--unshare-uts", "--unshare-cgroup-try",
                  "--cap-drop", "ALL", "--seccomp", str(seccomp),
                  "--die-with-parent", "--new-session", "--", *prlimit_argv(policy.limits), *argv]
+        args = who.launch(args, fds)
     except BaseException:
+        if who is not None:
+            who.release()
         for fd in fds:
             os.close(fd)
         raise
-    # Root's own processes are not counted against RLIMIT_NPROC: a cgroup holds them, or
-    # where none can be made, a count the door watches.
+    # As root, a cgroup holds the whole call's processes and memory. RLIMIT_NPROC holds the
+    # processes of a call as 65534 too; root's own are not counted against it: where no cgroup
+    # can be made for a call that is root outside, only a count the door watches is left.
     cap: CallCgroup | ProcessCount | None = None
     if os.geteuid() == 0:
         cap = CallCgroup.make(policy.limits.processes, policy.limits.memory_bytes)
         if cap is not None:
             args = cap.wrap(args)
-        else:
+        elif who.uid == 0:
             cap = ProcessCount(policy.limits.processes)
-    return Prepared(args, tuple(fds), outbound, cap)
+    return Prepared(args, tuple(fds), outbound, cap, host_uid=who.uid, note=who.note)
 
 
 @functools.lru_cache(maxsize=8)
@@ -248,7 +255,7 @@ def _options(bwrap: str) -> frozenset[str]:
     return frozenset(word for word in (done.stdout + done.stderr).split() if word.startswith("--"))
 
 
-def _mounts(policy: SandboxPolicy, fds: list[int], *, sizes: bool = True) -> list[str]:
+def _mounts(policy: SandboxPolicy, fds: list[int], who: identity.Identity, *, sizes: bool = True) -> list[str]:
     """The mount options, in the order bwrap applies them (later mounts cover earlier ones);
     `sizes`: this bwrap can limit a tmpfs (0.7 and later)."""
     workspace = str(policy.workspace)
@@ -281,7 +288,7 @@ def _mounts(policy: SandboxPolicy, fds: list[int], *, sizes: bool = True) -> lis
     if workspace != "/":
         args += ["--bind" if policy.writable else "--ro-bind", workspace, workspace]
     if policy.writable and workspace != "/":
-        args += _writable_layout(workspace, home, policy.hidden)
+        args += writable_layout(workspace, home, policy.hidden)
     for extra in policy.read_only:
         # Her own code inside the workspace: what a command changed there would run in her next start.
         text = os.path.realpath(extra)
@@ -295,7 +302,7 @@ def _mounts(policy: SandboxPolicy, fds: list[int], *, sizes: bool = True) -> lis
     own = []
     for extra in policy.hidden:
         text = os.path.realpath(extra)
-        if text == "/" or not (_under(text, [workspace]) or not _under(text, hidden)):
+        if text == "/" or not (_under(text, [workspace]) or not _under(text, hidden)) or not who.reachable(text):
             continue  # already out of sight
         if os.path.isdir(text):
             args += ["--tmpfs", text]
@@ -307,60 +314,6 @@ def _mounts(policy: SandboxPolicy, fds: list[int], *, sizes: bool = True) -> lis
         if folder != "/tmp":
             args += ["--remount-ro", folder]
     return args
-
-
-def _home_settings_read_only(workspace: str, home: str) -> list[str]:
-    """In a workspace that holds the home: the home read-only but for its visible entries.
-
-    What the user runs later without asking lives in the home's hidden files and folders
-    (~/.bashrc, ~/.profile, ~/.config/autostart, ~/.ssh/authorized_keys, ~/.gitconfig, her own
-    folders' parents) or is created at its top (a ~/.bash_profile that bash would read instead
-    of ~/.profile). So the home itself is bound read-only, and only its existing visible
-    entries (Documents, projects, notes.txt) are bound writable again; a link among them stays
-    read-only (what it points to outside is out of sight anyway)."""
-    if home == "/" or not _under(home, [workspace]) or not os.path.isdir(home):
-        return []
-    args = ["--ro-bind", home, home]
-    with contextlib.suppress(OSError):
-        for name in sorted(os.listdir(home)):
-            path = os.path.join(home, name)
-            if not name.startswith(".") and not os.path.islink(path):
-                args += ["--bind", path, path]
-    return args
-
-
-def _pinned_ancestors(workspace: str, hidden: Sequence[Path]) -> list[str]:
-    """Each folder between the workspace and one of her hidden folders, shallowest first.
-
-    Her folders are covered by mounts, but a writable command could rename a folder above one
-    (`mv .config .config_old`) and make a new one where she looks at her next start. A mount
-    point can't be renamed or removed, so each folder on the way is bound onto itself."""
-    folders: list[str] = []
-    for extra in hidden:
-        text = os.path.realpath(extra)
-        if not _under(text, [workspace]) or text == workspace:
-            continue
-        parts = Path(text).relative_to(workspace).parts[:-1]
-        for depth in range(1, len(parts) + 1):
-            folder = os.path.join(workspace, *parts[:depth])
-            if os.path.isdir(folder) and not os.path.islink(folder) and folder not in folders:
-                folders.append(folder)
-    return sorted(folders, key=lambda folder: folder.count("/"))
-
-
-def _writable_layout(workspace: str, home: str, hidden: Sequence[Path]) -> list[str]:
-    """The mounts a writable workspace gets on top of its bind, in the order bwrap needs them
-    (a later bind of a folder covers every mount made under it before)."""
-    pinned = _pinned_ancestors(workspace, hidden)
-    settings = _home_settings_read_only(workspace, home)
-    if not settings:
-        return [arg for folder in pinned for arg in ("--bind", folder, folder)]
-    before = [f for f in pinned if f != home and not _under(f, [home])]  # above the home, or beside it
-    # Inside the home's hidden folders nothing can be renamed anyway: they are read-only.
-    inside = [f for f in pinned if f != home and _under(f, [home])
-              and not Path(f).relative_to(home).parts[0].startswith(".")]
-    return [*(arg for folder in before for arg in ("--bind", folder, folder)), *settings,
-            *(arg for folder in inside for arg in ("--bind", folder, folder))]
 
 
 def _data_fd(data: bytes, fds: list[int]) -> int:

@@ -7,7 +7,8 @@ a filter refuses, with EPERM, every system call that would set S_ISUID or S_ISGI
 fchmod, fchmodat, fchmodat2, and open/openat/creat/mknod/mknodat creating a file with those
 bits. openat2 (its mode sits in a struct the filter can't read) and io_uring (which opens
 files without system calls) answer ENOSYS, so programs fall back to the calls that are
-checked; so do the kernel keyrings (keyctl, add_key, request_key: not namespaced, so root's
+checked; so does clone3 (whose flags the filter can't read either: unshare and clone making a
+user namespace are refused, so no nested user namespace can be made); so do the kernel keyrings (keyctl, add_key, request_key: not namespaced, so root's
 own keys outside), userfaultfd, perf_event_open and bpf. A command that may only read gets
 no UNIX sockets either (`filter_program(read_only=True)`). System calls of another architecture (32-bit calls on a 64-bit machine) end the
 process, so they can't slip past the rules.
@@ -38,13 +39,18 @@ _MODE_CALLS = (
     ("open", 2, 1), ("openat", 3, 2),
 )
 _NOT_HERE = ("openat2", "io_uring_setup", "io_uring_enter", "io_uring_register",
+             # clone3's flags sit in a struct the filter can't read: programs fall back to clone.
+             "clone3",
              # The kernel keyrings are keyed by the user outside (root's, when she is root), and
              # these are favourite tools of kernel exploits; Docker's default profile refuses them too.
              "keyctl", "add_key", "request_key", "userfaultfd", "perf_event_open", "bpf")
 # Newer than some libseccomp releases; these numbers are the same on every architecture that
 # uses the kernel's shared system-call table (x86-64, arm64, riscv64, …).
 _NUMBERS = {"fchmodat2": 452, "openat2": 437, "io_uring_setup": 425, "io_uring_enter": 426,
-            "io_uring_register": 427}
+            "io_uring_register": 427, "clone3": 435}
+_CLONE_NEWUSER = 0x10000000
+# Calls whose first argument holds CLONE_NEWUSER when they would make a user namespace.
+_NEW_USER_NAMESPACE = ("unshare", "clone")
 
 
 class SeccompUnavailable(RuntimeError):
@@ -83,6 +89,10 @@ def filter_program(read_only: bool = False) -> bytes:
             name = _number(sc, call)
             if name is not None:
                 rules.add_rule(sc.ERRNO(errno.ENOSYS), name)
+        for call in _NEW_USER_NAMESPACE:
+            # No nested user namespace (bwrap's --disable-userns can't be had when the sandbox
+            # joins a namespace made beforehand, as it does when she is root: identity.py).
+            rules.add_rule(refuse, call, sc.Arg(0, sc.MASKED_EQ, _CLONE_NEWUSER, _CLONE_NEWUSER))
         if read_only:
             rules.add_rule(sc.ERRNO(errno.EACCES), "socket", sc.Arg(0, sc.EQ, socket.AF_UNIX))
         with tempfile.TemporaryFile() as out:
