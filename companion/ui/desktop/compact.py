@@ -127,7 +127,7 @@ class CompactWindow(QWidget):
         self.menu.addSeparator()
         self.menu.addAction("Quit", self.quit_requested.emit)
         self.setToolTip("Click to open her window; drag to move; scroll to resize")
-        self.resize(self._size_for(DEFAULT_WIDTH))
+        self.resize(self.size_for(DEFAULT_WIDTH))
         self.set_caption("")
 
     # --- what she shows -------------------------------------------------------------------
@@ -172,18 +172,19 @@ class CompactWindow(QWidget):
         self.caption.ensurePolished()
         return QFontMetrics(self.caption.font()).lineSpacing() * CAPTION_LINES + 2 * CAPTION_PADDING[1] + 2
 
-    def _size_for(self, width: int) -> QSize:
+    def size_for(self, width: int) -> QSize:
+        """Her window's size for a face `width` pixels wide: the face, and the caption's three lines."""
         return QSize(width, width + CAPTION_GAP + self._caption_height())
 
     def _largest(self, area: QRect) -> int:
         """The widest face that fits `area` with its caption."""
-        return max(SIZES[0], min(SIZES[1], area.width(), area.height() - self._size_for(0).height()))
+        return max(SIZES[0], min(SIZES[1], area.width(), area.height() - self.size_for(0).height()))
 
     def resize_face(self, factor: float) -> None:
         """Bigger or smaller about her middle, always whole on her screen."""
         area = self._area()
         width = round(min(self._largest(area), max(SIZES[0], self.width() * factor)))
-        rect = QRect(QPoint(0, 0), self._size_for(width))
+        rect = QRect(QPoint(0, 0), self.size_for(width))
         rect.moveCenter(self.geometry().center())
         self.setGeometry(_inside(rect, area))
         self._settle.start()
@@ -198,11 +199,11 @@ class CompactWindow(QWidget):
         area = screen.availableGeometry()
         rect = _parse_rect(saved.get(screen.name(), ""))
         if rect is None or not area.intersects(rect):
-            size = self._size_for(DEFAULT_WIDTH)
+            size = self.size_for(DEFAULT_WIDTH)
             rect = QRect(area.right() - size.width() - 24, area.bottom() - size.height() - 24,
                          size.width(), size.height())
         # Her size follows from the face's width (a place saved by an older version may differ).
-        rect.setSize(self._size_for(min(rect.width(), self._largest(area))))
+        rect.setSize(self.size_for(min(rect.width(), self._largest(area))))
         self.setGeometry(_inside(rect, area))
 
     def _report_place(self) -> None:
