@@ -1,5 +1,6 @@
 """The compact face on a real X server (Xvfb, a compositor): clicks on her see-through pixels reach
-the window below; a click on her face opens the full window; without a compositor she says so."""
+the window below; a click on her face opens the full window; without a compositor she says so,
+and a compositor started after her makes her see-through without a restart."""
 
 from __future__ import annotations
 
@@ -102,3 +103,25 @@ def test_without_a_compositor_she_knows_she_cannot_be_see_through():
     with xvfb(compositor=True) as display:
         _wait_for_compositor(display)
         assert translucency_available("xcb", display) is True
+
+
+def test_a_compositor_started_after_her_makes_her_see_through_without_a_restart():
+    with xvfb(window_manager=True) as display:
+        env = {**os.environ, "DISPLAY": display, "QT_QPA_PLATFORM": "xcb"}
+        env.pop("WAYLAND_DISPLAY", None)
+        process = subprocess.Popen([sys.executable, str(HELPERS / "compact_app_on_x.py")], stdin=subprocess.PIPE,
+                                   stdout=subprocess.PIPE, text=True, env=env, cwd=ROOT)
+        compositor = None
+        try:
+            assert _line(process, 60) == "compact 0"  # a square backdrop: nothing composites yet
+            compositor = subprocess.Popen(["xcompmgr"], env=env, stderr=subprocess.DEVNULL)
+            _wait_for_compositor(display)
+            process.stdin.write("started\n")
+            process.stdin.flush()
+            assert _line(process, 30) == "compact 1"
+        finally:
+            process.stdin.close()
+            process.wait(timeout=30)
+            if compositor is not None:
+                compositor.terminate()
+                compositor.wait(timeout=10)
