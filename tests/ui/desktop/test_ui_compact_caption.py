@@ -66,7 +66,7 @@ def test_the_caption_shows_her_answer_not_the_tool_line_and_then_her_state_again
         compact_app, qtbot, scripted_brain, qt_loop):
     scripted_brain.push({"tool_calls": [{"name": "get_time", "arguments": {}}]}, {"text": ANSWER})
     compact = compact_app.desktop.compact
-    compact_app.desktop.caption.linger_s = 1.0
+    compact_app.desktop.caption.linger_s = 2.0
     told = []
 
     async def ask():
