@@ -1,6 +1,6 @@
 """The doctor's checks of her ears and voice: the sound devices, echo cancellation, the hearing
-model and the voice, voice servers, the turn model, push-to-talk and the listening mode (the
-wake-word detector really scoring audio)."""
+model and the voice, voice servers, the turn model, push-to-talk, the listening mode (the
+wake-word detector really scoring audio) and whether her hearing catches her names."""
 
 from __future__ import annotations
 
@@ -191,7 +191,7 @@ def check_push_to_talk(settings: Settings) -> Check:
     return Check("Push-to-talk", True, f"{key} works {status}", essential=False)
 
 
-def check_listening_mode(settings: Settings, paths: Paths) -> Check:
+def check_listening_mode(settings: Settings, paths: Paths) -> list[Check]:
     names: tuple[str, ...] = ()
     try:
         from companion.persona.document import parse_personality
@@ -201,7 +201,7 @@ def check_listening_mode(settings: Settings, paths: Paths) -> Check:
         names = (personality.name, *personality.aliases)
     except (OSError, ValueError):
         pass  # the personality check says what is wrong with it
-    return check_listening(settings, names)
+    return [check_listening(settings, names), *check_heard_names(settings, paths, names)]
 
 
 MODE_WORDS = {"always": "Always answer", "called": "When called", "muted": "Muted"}
@@ -241,3 +241,49 @@ def check_listening(settings: Settings, names: tuple[str, ...] = ()) -> Check:
     muted = " (muted now)" if voice.muted else ""
     return Check("Listening", True, f"{mode}{muted}: {' or '.join(calls)}, or push-to-talk; follow-up window "
                  f"{voice.follow_up_s:g} s; the detector scored 1 s of audio in {took_ms:.0f} ms", essential=False)
+
+
+def check_heard_names(settings: Settings, paths: Paths, names: tuple[str, ...]) -> list[Check]:
+    """In When called with her name on: each name said in several voices (hers and espeak-ng's)
+    and transcribed by her hearing model, as she does when the personality loads (the same
+    cache). A name heard in fewer than RELIABLE_SHARE of them is flagged with what to do."""
+    voice = settings.voice
+    if voice.mode != "called" or not voice.name_wakes or not names:
+        return []
+    import asyncio
+
+    from companion.voice.addressing.learning import RELIABLE_SHARE, NameLearning
+    from companion.voice.addressing.wake import wake_phrase
+    from companion.voice.hearing.local import local_transcriber
+    from companion.voice.models.files import resolve_hearing_model, resolve_voice
+    from companion.voice.speaking.tts import PiperSynthesizer
+
+    try:
+        transcriber = local_transcriber(resolve_hearing_model(voice.hearing_model, paths.models_dir), paths.models_dir)
+        transcriber.load()
+        synthesizer = PiperSynthesizer(resolve_voice(voice.voice, paths.models_dir))
+        synthesizer.load()
+    except Exception as exc:  # the model checks say what is missing
+        return [Check("Her name", False, f"could not check how her name is heard ({exc})",
+                      "See the hearing model and voice checks above.", essential=False)]
+    learning = NameLearning(transcriber, synthesizer, paths.data_dir / "heard-names.json")
+    asyncio.run(learning.wait(names, timeout=120))
+    checks = []
+    for name in names:
+        hearing = learning.learned.get(name.lower())
+        if hearing is None or not hearing.samples:
+            checks.append(Check(f"Her name \u201c{name}\u201d", False, "could not be tried (no voice to say it)",
+                                "", essential=False))
+            continue
+        spelled = ", ".join(dict.fromkeys(f"\u201c{h}\u201d" for h in hearing.heard if h)) or "nothing"
+        said = f"heard in {hearing.caught} of {hearing.samples} voices (written {spelled})"
+        if hearing.share >= RELIABLE_SHARE:
+            checks.append(Check(f"Her name \u201c{name}\u201d", True, f"{said}: calling it wakes her",
+                                essential=False))
+        else:
+            checks.append(Check(
+                f"Her name \u201c{name}\u201d", False, f"{said}: called by it she may not wake",
+                f"Add an alias her hearing catches (two or more syllables, e.g. in the personality's "
+                f"front matter: aliases: [...]), or call her with the wake word "
+                f"\u201c{wake_phrase(voice.wake_word)}\u201d.", essential=False))
+    return checks

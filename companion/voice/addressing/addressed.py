@@ -53,6 +53,15 @@ FOLLOW_UP_OPENERS = frozenset({
 })
 """First words that read as a reply or a request to her inside the follow-up window."""
 
+REQUEST_OPENERS = FOLLOW_UP_OPENERS - frozenset({
+    "and", "also", "but", "so", "then", "is", "are", "was", "were", "have", "has", "do", "does", "did", "right",
+    "okay", "ok", "alright", "yes", "yeah", "yep", "yup", "no", "nope", "nah", "sure", "thanks", "thank", "more",
+    "again",
+})
+"""Words that, right after her name with no comma between, still make it a call: Whisper wrote
+"Mirror what time is it?" for "Mira, what time is it?" in one voice in three. "Mira and I",
+"Mira is" stay talk about her."""
+
 
 class Listening(StrEnum):
     ALWAYS = "always"
@@ -166,7 +175,8 @@ def name_end(text: str, names: tuple[str, ...]) -> int | None:
         if not parts or len(heard) < len(parts) or not all(sounds_like(w, p) for (w, _), p in zip(heard, parts, strict=True)):
             continue
         after = text[heard[-1][1]:].lstrip()
-        if greeted or not after or after[0] in ",.!?;:":
+        following = spans[len(parts)][0] if len(spans) > len(parts) else ""
+        if greeted or not after or after[0] in ",.!?;:" or following in REQUEST_OPENERS:
             return heard[-1][1]
     return None
 
