@@ -16,6 +16,8 @@ The rule, as the README states it:
   her (FOLLOW_UP_OPENERS), her last line was not a question, and it did not stop her by
   talking over her (whoever stops her mid-answer is talking to her; and the first words said
   over her are the ones her echo canceller damages most, "Please stop" heard as "We start").
+  One that calls someone else by name ("Hey John, are you coming?") is someone else's, even
+  as a question or after her question.
   Such an utterance starts no turn and closes the window.
 """
 
@@ -195,6 +197,20 @@ def without_call(text: str, settings: AddressSettings) -> str:
     return text[end:].lstrip(" ,.!?;:-") if end else text
 
 
+_SOMEONE = re.compile(r"^\W*(?i:hey|hi|hello|okay|ok|oh)\W+([A-Z][a-z']+)\s*[,.!?]")
+
+
+def calls_someone_else(text: str, names: tuple[str, ...]) -> bool:
+    """It calls another person by name ("Hey John, are you coming?"): in the follow-up window
+    that is someone else's conversation, however much it sounds like a request. (No speaker
+    signal runs here to tell the caller's voice from another: bench/RESULTS.md.)"""
+    match = _SOMEONE.match(text)
+    if match is None:
+        return False
+    word = match.group(1).lower()
+    return word not in FOLLOW_UP_OPENERS and not any(sounds_like(word, n.lower()) for n in names)
+
+
 def _reads_as_for_her(text: str) -> bool:
     words = _words(text)
     return text.rstrip().endswith("?") or (bool(words) and words[0] in FOLLOW_UP_OPENERS)
@@ -279,7 +295,8 @@ class Addressing:
                 return Verdict(False, "bare-call")
             return Verdict(True, "name" if named else "called", 0 if named else call)
         if self._answering or (self._window_until is not None and start <= self._window_until):
-            if stopped_her or self._last_line_question or _reads_as_for_her(text):
+            elsewhere = calls_someone_else(text, (*s.names, *s.heard))
+            if stopped_her or (not elsewhere and (self._last_line_question or _reads_as_for_her(text))):
                 return Verdict(True, "follow-up")
             if not peek:
                 self._window_until = None

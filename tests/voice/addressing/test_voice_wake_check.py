@@ -69,3 +69,20 @@ def test_push_to_talk_needs_no_words_of_a_call():
     policy = Addressing(AddressSettings(mode=Listening.CALLED, names=("Mira",), wake_forms=wake_forms("okay_nabu")))
     policy.call(1.0)
     assert policy.judge("Okay, now, what do we do?", 0.5, 3.0).turn
+
+
+@pytest.mark.parametrize("heard", ["Hey John, are you coming?", "Okay Sam, what's for dinner?", "Hi Anna. Can you help?"])
+def test_inside_the_follow_up_window_a_line_calling_someone_else_by_name_starts_no_turn(heard):
+    policy = Addressing(AddressSettings(mode=Listening.CALLED, names=("Mira",)))
+    policy.answering()
+    policy.answered(10.0, "Would you like more?")
+    verdict = policy.judge(heard, 11.0, 13.0)
+    assert not verdict.turn and verdict.reason == "someone-else"
+
+
+def test_inside_the_follow_up_window_a_greeting_and_her_own_name_or_a_question_is_still_hers():
+    policy = Addressing(AddressSettings(mode=Listening.CALLED, names=("Mira",)))
+    policy.answering()
+    policy.answered(10.0, "Done.")
+    assert policy.judge("Hey, what about Spain?", 11.0, 13.0).reason == "follow-up"
+    assert policy.judge("And Italy?", 13.5, 14.5).reason == "follow-up"
