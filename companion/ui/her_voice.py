@@ -76,10 +76,15 @@ class HerVoice:
         self._spawn(self.start())
 
     def follow_personality(self) -> None:
-        """The personality's `voice:` changed what she should sound like: a new voice."""
-        wanted = self._core().voice_settings(self.keeper.settings.voice).voice
-        if self.session is not None and wanted != self._in_use:
+        """The personality changed what she should sound like: another `voice:` is a new voice;
+        her `speed:` and `variation:` apply to the running one."""
+        wanted = self._core().voice_settings(self.keeper.settings.voice)
+        if self.session is None:
+            return
+        if wanted.voice != self._in_use:
             self.restart_later()
+        else:
+            self.session.apply(wanted)
 
     def settings_changed(self, settings: Settings) -> None:
         """Saved settings: a new session when a device or model changed, else applied in place."""

@@ -88,7 +88,8 @@ def make_transcriber(voice: VoiceSettings, cache_dir: Path, *, progress: Progres
 def make_synthesizer(voice: VoiceSettings, cache_dir: Path, *, progress: Progress | None = None) -> Synthesizer:
     """Her speaking engine, loaded (blocking: call from a worker thread)."""
     if voice.speaking == LOCAL:
-        synthesizer = PiperSynthesizer(resolve_voice(voice.voice, cache_dir, progress=progress), speed=voice.speed)
+        synthesizer = PiperSynthesizer(resolve_voice(voice.voice, cache_dir, progress=progress), speed=voice.speed,
+                                       variation=voice.variation)
         synthesizer.load()
         return synthesizer
     raise CompanionError("engine_unknown", f"I don't know how to speak through {voice.speaking}.",

@@ -247,7 +247,7 @@ def _local_loader(voice: VoiceSettings, cache_dir: Path, what: str) -> LocalLoad
             return load_hearing
 
         def load_voice(setting: str = candidate.voice) -> PiperSynthesizer:
-            engine = PiperSynthesizer(resolve_voice(setting, cache_dir), speed=voice.speed)
+            engine = PiperSynthesizer(resolve_voice(setting, cache_dir), speed=voice.speed, variation=voice.variation)
             engine.load()
             return engine
         return load_voice

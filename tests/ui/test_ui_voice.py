@@ -279,3 +279,33 @@ def test_the_window_hears_through_a_wyoming_server_and_a_missing_voice_server_is
     assert ("said", "It's a lovely day for a walk.") in entries
     heard = [text for kind, text in entries if kind == "heard"]
     assert len(heard) == 1 and "weather" in heard[0].lower()
+
+
+def test_choosing_another_personality_gives_her_running_voice_that_personalitys_pace_and_variation(
+        qtbot, tmp_path, scripted_brain, pulse_audio, qt_loop):
+    from dataclasses import replace
+
+    from companion.persona.store import shipped_templates
+
+    settings = with_overrides(Settings(), brain={"base_url": scripted_brain.url},
+                              tools={"workspace": str(tmp_path / "workspace")})
+    app = CompanionApp(RunConfig(Paths.default(tmp_path / "config"), settings))
+    qtbot.addWidget(app.window)
+    app.show()
+
+    async def scenario():
+        await app.start()
+        await app.voice_started.wait()
+        first = app.voice
+        synthesizer = first.session.synthesizer
+        assert (synthesizer.speed, synthesizer.variation) == (1.0, (0.667, 0.8))  # Mira
+        current = app.keeper.settings
+        app.keeper.apply(replace(current, personality=str(shipped_templates()["gremlin"])))
+        return first, synthesizer
+
+    try:
+        first, synthesizer = qt_loop(scenario(), timeout=60)
+        assert app.voice is first  # the same voice, at Pip's pace: no restart
+        assert (synthesizer.speed, synthesizer.variation) == (1.15, (0.9, 1.0))
+    finally:
+        qt_loop(app.close())
