@@ -228,7 +228,7 @@ def test_saving_the_personality_in_the_editor_changes_her_next_announce(
     async def scenario():
         await app.start()
         app.open_personality_editor()
-        editor = app._editor
+        editor = app.dialogs.editor
         text = editor.text().replace("get_time:\n  announce: Let me check the clock.",
                                      "get_time:\n  announce: Consulting my pocket watch.")
         editor.editor.setPlainText(text)
@@ -253,7 +253,7 @@ def test_closing_while_the_brain_probe_still_waits_ends_the_probe_with_her(
 
         async def scenario():
             await app.start()
-            probes = [t for t in app._tasks if "_probe_brain" in repr(t.get_coro())]
+            probes = [t for t in app._tasks if "probe" in repr(t.get_coro())]
             assert probes and not probes[0].done()
             await app.close()
             return probes[0]
