@@ -2,8 +2,9 @@
 
 Every call asks unless the user marked the server trusted in Settings. The server's own
 annotations can only make the card more cautious, never skip it: a destructive hint asks every
-time and is never saveable, on a trusted server too; a read-only hint is shown as the server's claim, not believed (a
-server that says read-only may still write). RISK follows the annotations for the Toolsets
+time and is never saveable, on a trusted server too; a tool with no annotations asks on a trusted
+server too (the protocol's default for it is "may be destructive"); a read-only hint is shown
+as the server's claim, not believed (a server that says read-only may still write). RISK follows the annotations for the Toolsets
 list. The card shows the whole call, its arguments never cut. The narration lines are the
 generic ones unless the personality file names the tool; check() is False while the server is down.
 """
@@ -40,8 +41,11 @@ def tool_spec(connection: McpConnection, tool: ToolInfo) -> ToolSpec:
     }
 
     async def execute(args: dict[str, Any], ctx: Any) -> str:
-        # Trust skips the question, but a tool that itself says it deletes still asks.
-        if not connection.server.trusted or tool.says_destructive:
+        # Trust skips the question only for a tool its server calls harmless (read-only, or not
+        # destructive): with no annotations the protocol's default is "may be destructive", and
+        # a tool that itself says it deletes asks every time.
+        harmless = tool.read_only or not tool.destructive
+        if not connection.server.trusted or tool.says_destructive or not harmless:
             refusal = await _approval(ctx, server, tool, args)
             if refusal is not None:
                 return ctx.refuse(refusal)

@@ -8,17 +8,14 @@ when the user says yes, with the reason "Always" is not offered on the card: int
 build tools run workspace code, wrappers run a command we would have to judge too, and an
 unknown option might be the one that runs a program (`sort --compress-program`, `rg --pre`).
 
-git reads its repository's own settings, which a file tool can write: before git runs unasked
-(a family or line grant), `.git/config` must hold only settings that run nothing, and git runs
-with the code-running settings neutralised (`git_neutraliser`).
+git reads its repository's own settings, which a file tool can write: what git may read and run
+unasked is git_settings.py's business.
 """
 
 from __future__ import annotations
 
 import os
-import re
 import shlex
-from pathlib import Path
 
 from companion.safety.danger import ASSIGNMENT, runs_code
 from companion.safety.flags import (
@@ -32,7 +29,7 @@ from companion.safety.flags import (
 )
 from companion.safety.visible import make_visible
 
-__all__ = ["BUILD_TOOLS", "GIT_SUBCOMMANDS", "git_neutraliser", "git_refusal", "once_only_reason", "program_of"]
+__all__ = ["BUILD_TOOLS", "GIT_SUBCOMMANDS", "git_words_refusal", "once_only_reason", "program_of"]
 
 BUILD_TOOLS = frozenset({
     "make", "gmake", "cmake", "ninja", "meson", "npm", "npx", "pnpm", "yarn", "bun", "cargo", "go",
@@ -154,26 +151,6 @@ GIT_SUBCOMMANDS: dict[str, Grammar] = {
 """git subcommands (all built in, so no alias can stand in for them) that may run unasked, and
 their allowed options (none of which writes a file or runs a program)."""
 
-# A repository's .git/config may only hold these (section, key); `*` is any subsection.
-_SAFE_GIT_CONFIG = frozenset({
-    ("core", "repositoryformatversion"), ("core", "filemode"), ("core", "bare"),
-    ("core", "logallrefupdates"), ("core", "ignorecase"), ("core", "precomposeunicode"),
-    ("core", "symlinks"), ("core", "autocrlf"), ("core", "eol"), ("core", "safecrlf"),
-    ("remote", "url"), ("remote", "fetch"), ("remote", "pushurl"), ("branch", "remote"),
-    ("branch", "merge"), ("branch", "rebase"), ("user", "name"), ("user", "email"),
-    ("init", "defaultbranch"), ("pull", "rebase"), ("pull", "ff"), ("extensions", "objectformat"),
-    ("gc", "auto"), ("color", "ui"),
-})
-# Code-running settings git could take from elsewhere (a global or system file): set off for
-# every unasked git run (GIT_CONFIG_COUNT has the precedence of `git -c`).
-_NEUTRAL_GIT = (
-    ("core.fsmonitor", ""), ("core.hooksPath", "/dev/null"), ("core.pager", "cat"),
-    ("core.editor", "false"), ("core.sshCommand", "false"), ("core.askPass", ""),
-    ("sequence.editor", "false"), ("diff.external", ""), ("credential.helper", ""),
-    ("gpg.program", "false"), ("protocol.allow", "never"), ("uploadpack.packObjectsHook", ""),
-)
-_SECTION = re.compile(r'^\s*\[\s*([A-Za-z0-9.-]+)(?:\s+"(?:[^"\\]|\\.)*")?\s*\]\s*(.*)$')
-_KEY = re.compile(r"^\s*([A-Za-z][A-Za-z0-9-]*)\s*(?:=|$|[;#])")
 
 
 def once_only_reason(line: str) -> str | None:
@@ -215,7 +192,7 @@ def _program_refusal(name: str, args: list[str]) -> str | None:
     if base in WRAPPERS:
         return f"{name} runs another command, which I would have to judge too, so I can only allow it once."
     if base == "git":
-        return _git_words_refusal(args)
+        return git_words_refusal(args)
     if base == "find":
         refusal = read_find(args).refusal
     elif base in GRAMMARS or base in _WRITERS:
@@ -227,7 +204,7 @@ def _program_refusal(name: str, args: list[str]) -> str | None:
     return None
 
 
-def _git_words_refusal(args: list[str]) -> str | None:
+def git_words_refusal(args: list[str]) -> str | None:
     if not args or args[0].startswith("-"):
         return ("Options before git's subcommand can reconfigure git, so I can only allow it once."
                 if args else "git alone does nothing to remember.")
@@ -240,59 +217,6 @@ def _git_words_refusal(args: list[str]) -> str | None:
     if refusal:
         return f"I can't be sure what it does ({refusal}), so I can only allow it once."
     return None
-
-
-def git_refusal(args: list[str], workspace: Path) -> str | None:
-    """Why `git ARGS` may not run unasked in `workspace` (a sentence), or None.
-
-    The subcommand and its options must be on the list, and the repository's own settings must
-    run nothing: a `.git/config` key off the list (an alias, a filter, a pager, an include…) asks.
-    """
-    refusal = _git_words_refusal(args)
-    if refusal:
-        return refusal
-    return _repository_refusal(Path(workspace))
-
-
-def _repository_refusal(workspace: Path) -> str | None:
-    dot_git = workspace / ".git"
-    try:
-        if dot_git.is_symlink() or (dot_git.exists() and not dot_git.is_dir()):
-            return "The repository's .git is a link or a file pointing elsewhere, so I need your OK."
-        config = dot_git / "config"
-        if config.is_symlink():
-            return "The repository's settings file is a link, so I need your OK."
-        text = config.read_text(encoding="utf-8", errors="replace") if config.is_file() else ""
-    except OSError:
-        return "I couldn't read the repository's settings, so I need your OK."
-    section = ""
-    for raw in text.splitlines():
-        if raw.rstrip().endswith("\\"):
-            return "The repository's settings continue lines in a way I don't read, so I need your OK."
-        stripped = raw.strip()
-        if not stripped or stripped[0] in "#;":
-            continue
-        header = _SECTION.match(stripped)
-        if header:
-            section = header.group(1).lower()
-            stripped = header.group(2).strip()
-            if not stripped or stripped[0] in "#;":
-                continue
-        key = _KEY.match(stripped)
-        name = key.group(1).lower() if key else stripped
-        if (section.split(".")[0], name) not in _SAFE_GIT_CONFIG:
-            return (f"The repository's settings (.git/config) have {section}.{name}, which can make "
-                    "git run a program, so I need your OK.")
-    return None
-
-
-def git_neutraliser() -> tuple[str, ...]:
-    """`env NAME=VALUE…` words that put git's code-running settings out of action for a run."""
-    words = ["env", f"GIT_CONFIG_COUNT={len(_NEUTRAL_GIT)}", "GIT_CONFIG_NOSYSTEM=1",
-             "GIT_TERMINAL_PROMPT=0", "GIT_PAGER=cat", "PAGER=cat"]
-    for i, (key, value) in enumerate(_NEUTRAL_GIT):
-        words += [f"GIT_CONFIG_KEY_{i}={key}", f"GIT_CONFIG_VALUE_{i}={value}"]
-    return tuple(words)
 
 
 def program_of(line: str) -> str | None:

@@ -1,8 +1,8 @@
 """The approval gate: the one door every command (and every piece of code) passes to run.
 
-Decision order for a command line: a saved grant for this exact line → a saved grant for its
-family (the first word) → auto-safe → ask the user → deny. Lines that always ask skip the
-grants and can never be saved; "always" is offered only for lines the allowlist in always.py
+The decision before asking is decision.py's (a saved grant for this exact line → a saved grant
+for its family → auto-safe → ask the user → deny); this module puts the question and issues
+the permit. Lines that always ask skip the grants and can never be saved; "always" is offered only for lines the allowlist in always.py
 accepts (the card says why otherwise). Silence is never consent: an unanswered question
 expires. A line that needs the internet always asks, and only that answer gives it the network.
 The checks run off the event loop; the workspace files a line runs are pinned when its card is
@@ -32,15 +32,9 @@ from pathlib import Path
 
 from companion.events import ApprovalNeeded, ApprovalResolved, EventBus
 from companion.paths import own_paths
-from companion.safety.always import (
-    BUILD_TOOLS,
-    git_neutraliser,
-    git_refusal,
-    once_only_reason,
-    program_of,
-)
+from companion.safety import git_settings
+from companion.safety.always import program_of
 from companion.safety.approval import (
-    ACCESS_READ,
     ACCESS_WRITE,
     TEXT_EXPIRY_S,
     VOICE_EXPIRY_S,
@@ -51,16 +45,20 @@ from companion.safety.approval import (
     Decision,
     UnavailableApprover,
 )
+from companion.safety.decision import (
+    CODE_FAMILY,
+    Precheck,
+    changed_files,
+    decide_code,
+    decide_line,
+    decide_tool_call,
+    unasked_access,
+)
 from companion.safety.door import LiveProcess, Permit, ProcessDoor, ProcessRefused, RunResult
 from companion.safety.grants import GrantError, GrantStore
-from companion.safety.pins import files_run_by, fingerprint
-from companion.safety.rules import TooManyFiles, has_metacharacter, review_line
-from companion.safety.visible import make_visible
+from companion.safety.pins import fingerprint
 
 __all__ = ["CODE_FAMILY", "NEEDS_INTERNET", "Gate", "Precheck", "ProcessRefused", "Verdict", "build_gate"]
-
-CODE_FAMILY = "execute_code"
-"""The family name a grant uses to let harmless Python from execute_code run without asking."""
 
 Hold = Callable[[float], None]
 
@@ -75,19 +73,6 @@ REFUSALS = {
     Decision.EXPIRED: "Nobody answered in time, so I didn't run it.",
     Decision.UNAVAILABLE: "There's no one here to approve it, so I didn't run it.",
 }
-
-
-@dataclass(frozen=True)
-class Precheck:
-    """What the gate would do before asking anyone."""
-
-    approve: bool
-    how: str
-    """"line grant", "family grant", "auto-safe", or "ask"."""
-    reason: str
-    saveable: bool
-    once_only: str = ""
-    """Why "always" is not offered for a line that may still run once (shown on the card)."""
 
 
 @dataclass(frozen=True)
@@ -137,66 +122,15 @@ class Gate:
 
     # --- deciding ---------------------------------------------------------------------
     def precheck(self, command: str) -> Precheck:
-        """The decision for `command` up to (not including) asking the user.
+        """The decision for `command` up to (not including) asking the user (decision.py).
 
-        Blocking (it reads the workspace: globs, pinned files, .git/config); `review` runs it
-        off the event loop."""
-        line = command.strip()
-        try:
-            review = review_line(line, self.workspace)
-        except TooManyFiles as exc:
-            return Precheck(False, "ask", exc.sentence, saveable=False,
-                            once_only="I couldn't check it, so I can only allow it once.")
-        if review.danger:
-            return Precheck(False, "ask", review.danger, saveable=False)
-        once_only = once_only_reason(line)
-        git = program_of(line) == "git" and not has_metacharacter(line)
-        git_refused = git_refusal(shlex.split(line)[1:], self.workspace) if git else None
-        if self.grants.has_line(line) and once_only is None:
-            changed = self._changed_pins(line)
-            if not changed and not git_refused:
-                return Precheck(True, "line grant", "you said always for this exact line", True)
-            why = git_refused or f"{changed} changed since you said always for this line, so I need your OK again."
-            return Precheck(False, "ask", why, saveable=True)
-        if self.grants.has_family(review.family):
-            refusal = self._family_refusal(line, review.family, git_refused)
-            if refusal is None:
-                return Precheck(True, "family grant", f"you said always for {review.family}", True)
-            return Precheck(False, "ask", refusal, saveable=once_only is None, once_only=once_only or "")
-        if review.auto_safe:
-            return Precheck(True, "auto-safe", review.note, True)
-        return Precheck(False, "ask", f"I need your OK because {review.note}.",
-                        saveable=once_only is None, once_only=once_only or "")
-
-    def _family_refusal(self, line: str, family: str | None, git_refused: str | None) -> str | None:
-        """Why the granted `family` does not cover `line` (a sentence), or None when it does."""
-        # A family grant trusts the program, never code from the workspace it would run.
-        if files_run_by(line, self.workspace) or (family or "").lower() in BUILD_TOOLS:
-            return f"{family} would run code from the workspace, so I need your OK."
-        if any(ch in "*?[" for ch in line):
-            return "It has a wildcard, which could expand to an option, so I need your OK."
-        if make_visible(line).hidden:
-            return "It contains hidden or control characters, so I need your OK."
-        if git_refused:
-            return git_refused
-        return None
-
-    def _changed_pins(self, line: str) -> str:
-        """The workspace files `line` runs whose content differs from when it was granted."""
-        return _changed(self.grants.pins_for(line), fingerprint(line, self.workspace))
+        Blocking (it reads the workspace: globs, pinned files, git's settings); `review` runs
+        it off the event loop."""
+        return decide_line(command, self.workspace, self.grants)
 
     def precheck_code(self, code: str, findings: list[str]) -> Precheck:
         """Like precheck, for Python code: risky code always asks, even with the family granted."""
-        if findings:
-            # The scan explains; the sandbox is what holds the code to the workspace.
-            return Precheck(False, "ask", f"That code {'; '.join(findings)}. It runs in the sandbox, "
-                            "so it can only change the workspace.", saveable=False)
-        if self.grants.has_line(code):
-            return Precheck(True, "line grant", "you said always for this exact code", True)
-        if self.grants.has_family(CODE_FAMILY):
-            return Precheck(True, "family grant", "you said always for harmless code", True)
-        return Precheck(False, "ask", "I need your OK to run code. \"Always\" lets code that touches no "
-                        "files, programs, network or secrets run without asking.", saveable=True)
+        return decide_code(code, findings, self.grants)
 
     async def review(self, command: str, *, tool: str = "shell", channel: str = "text",
                      timeout_s: float | None = None, hold: Hold | None = None,
@@ -211,7 +145,7 @@ class Gate:
         argv: tuple[str, ...] = ("bash", "--noprofile", "--norc", "-c", line)
         pre = await self._precheck_off_loop(line)
         if pre.approve and pre.how in ("line grant", "family grant") and program_of(line) == "git":
-            argv = (*git_neutraliser(), *argv)  # git runs no code from its repository's settings
+            argv = (*git_settings.neutraliser(), *argv)  # git runs no code from any settings
         return await self._finish(line, pre, tool, channel, timeout_s, hold, argv=argv,
                                   network=network, pinned=True)
 
@@ -245,18 +179,7 @@ class Gate:
         hints only make it more cautious: a destructive tool asks every time; a read-only claim
         is shown as a claim; for any other "always" covers that tool of that server."""
         key = f"mcp:{server}/{tool}"
-        if destructive:
-            pre = Precheck(False, "ask", f"{tool} from the MCP server '{server}' may delete or "
-                           "overwrite things, so I ask every time.", saveable=False)
-        elif self.grants.has_line(key):
-            pre = Precheck(True, "line grant", f"you said always for {key}", True)
-        elif claims_read_only:
-            pre = Precheck(False, "ask", f"I need your OK: the MCP server '{server}' says {tool} only "
-                           "reads, but I can't check that. Mark the server trusted in Settings to "
-                           "stop these questions.", saveable=True)
-        else:
-            pre = Precheck(False, "ask", f"I need your OK: {tool} from the MCP server '{server}' "
-                           "changes things.", saveable=True)
+        pre = decide_tool_call(self.grants, server, tool, destructive=destructive, claims_read_only=claims_read_only)
         return await self._finish(shown, pre, key, channel, timeout_s, hold, argv=None, grant=key)
 
     def trusted_call(self, shown: str, *, server: str, tool: str) -> None:
@@ -316,9 +239,10 @@ class Gate:
         if pre.approve:
             self._record(command, tool, Decision.APPROVED, pre.how)
             pins = self.grants.pins_for(command) if pinned and pre.how == "line grant" else {}
+            pins = {**pins, **pre.pins}
             permit = None if argv is None else self.door.issue(
                 argv, command, tool, stdin=stdin, network=False, how=pre.how,
-                access=_unasked_access(command, pre.how), pins=pins)
+                access=unasked_access(command, pre.how), pins=pins)
             return Verdict(True, Decision.APPROVED, pre.how, permit=permit)
         if timeout_s is None:
             timeout_s = self.voice_expiry_s if str(channel) == "voice" else self.text_expiry_s
@@ -334,7 +258,7 @@ class Gate:
             if answer.decision is not Decision.APPROVED or not pinned:
                 break
             now = await asyncio.to_thread(fingerprint, command, self.workspace)
-            changed = _changed(pins, now)
+            changed = changed_files(pins, now)
             if not changed:
                 break
             pins = now
@@ -433,25 +357,6 @@ def build_gate(workspace: Path, config_dir_file: Path, data_dir: Path, *, bus: E
     return Gate(workspace, GrantStore(config_dir_file), approver=approver, bus=bus,
                 audit=AuditLog(Path(data_dir) / "approvals.log"),
                 hidden=own_paths(Path(config_dir_file).parent, Path(data_dir), *also_hidden))
-
-
-_WRITING_AUTO_SAFE = frozenset({"mkdir"})
-"""Auto-safe commands that change the workspace (only by adding an empty folder)."""
-
-
-def _unasked_access(command: str, how: str) -> str:
-    """What a line nobody was asked about may touch: read-only, except a saved line (approved,
-    on a card that said it writes, when it was saved) and the auto-safe commands that write."""
-    if how == "line grant":
-        return ACCESS_WRITE
-    if how == "auto-safe" and shlex.split(command)[:1] and shlex.split(command)[0] in _WRITING_AUTO_SAFE:
-        return ACCESS_WRITE
-    return ACCESS_READ
-
-
-def _changed(before: Mapping[str, str], now: Mapping[str, str]) -> str:
-    """The files whose hashes differ (or that appeared or went), joined for a sentence."""
-    return ", ".join(sorted(name for name in set(before) | set(now) if before.get(name) != now.get(name)))
 
 
 def _permit_of(verdict: Verdict) -> Permit:

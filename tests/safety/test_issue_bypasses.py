@@ -272,7 +272,9 @@ async def test_git_under_a_family_grant_runs_with_code_running_settings_put_out_
     neutral = dict(w.split("=", 1) for w in argv[1:argv.index("bash")])
     keys = {neutral[f"GIT_CONFIG_KEY_{i}"]: neutral[f"GIT_CONFIG_VALUE_{i}"]
             for i in range(int(neutral["GIT_CONFIG_COUNT"]))}
-    assert keys["core.fsmonitor"] == "" and keys["core.hooksPath"] == "/dev/null" and keys["diff.external"] == ""
+    assert keys["core.fsmonitor"] == "false" and keys["core.hooksPath"] == "/dev/null" and keys["diff.external"] == ""
+    assert keys["gpg.ssh.program"] == "false" and keys["safe.bareRepository"] == "explicit"
+    assert neutral["GIT_CONFIG_GLOBAL"] == neutral["GIT_CONFIG_SYSTEM"] == "/dev/null"
     assert "[exit 0]" in await shell_run(gate, "git status --short")  # git still works
 
 
