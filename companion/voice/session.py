@@ -75,8 +75,10 @@ class VoiceSession:
             transcriber, synthesizer, paths.data_dir / "heard-names.json" if paths is not None else None)
         """How her hearing writes her names, learned in the background (cached in her data folder)."""
         self.loop.calling.wait_for_learning = not source.realtime
-        ear = self.loop.ear
-        self.loop.calling.learning.yield_to = lambda: ear.in_speech or ear.hearing_words or self.speaker.busy
+        if source.realtime:
+            # Live, learning gives way to hearing the room; from a file the judge waits for it instead.
+            ear = self.loop.ear
+            self.loop.calling.learning.yield_to = lambda: ear.in_speech or ear.hearing_words or self.speaker.busy
         self.loop.calling.policy.apply(address_settings(voice))
         self.loop.calling.on_called.append(self._cue)
         self.sound = _sound_watch(bus, microphone or source, sink)
