@@ -30,6 +30,9 @@ __all__ = ["OUTPUT_LIMIT", "TIMEOUT_EXIT", "LiveProcess", "RunResult", "run_proc
            "start_process"]
 
 OUTPUT_LIMIT = 200 * 1024
+UMASK = 0o077
+"""What a started process creates is its owner's alone (no folder made world-writable by
+default; bwrap passes the umask through to the command)."""
 TIMEOUT_EXIT = 124
 KILL_GRACE_S = 5.0
 
@@ -114,6 +117,7 @@ async def run_process(
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT,
             start_new_session=True,
+            umask=UMASK,
             pass_fds=tuple(pass_fds),
         )
     finally:
@@ -348,6 +352,7 @@ async def start_process(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
             start_new_session=True,
+            umask=UMASK,
             limit=1 << 20,
             pass_fds=tuple(pass_fds),
         )

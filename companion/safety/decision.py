@@ -20,14 +20,11 @@ from companion.safety.always import BUILD_TOOLS, git_words_refusal, once_only_re
 from companion.safety.approval import ACCESS_READ, ACCESS_WRITE
 from companion.safety.grants import GrantStore
 from companion.safety.pins import files_run_by, fingerprint
-from companion.safety.rules import TooManyFiles, has_metacharacter, review_line
+from companion.safety.rules import CODE_FAMILY, TooManyFiles, has_metacharacter, review_line
 from companion.safety.visible import make_visible
 
 __all__ = ["CODE_FAMILY", "Precheck", "changed_files", "decide_code", "decide_line", "decide_tool_call",
            "unasked_access"]
-
-CODE_FAMILY = "execute_code"
-"""The family name a grant uses to let harmless Python from execute_code run without asking."""
 
 _WRITING_AUTO_SAFE = frozenset({"mkdir"})
 """Auto-safe commands that change the workspace (only by adding an empty folder)."""

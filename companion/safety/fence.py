@@ -7,7 +7,9 @@ out of reach, so before the command runs, its network namespace gets a `prohibit
 every address of this computer and for the private, link-local, shared and multicast
 ranges; a connection there fails with "Permission denied". slirp's own 10.0.2.0/24 (its
 gateway, which `--disable-host-loopback` already refuses, and its DNS forwarder) keeps its
-more specific route. The command can't remove the routes: it has no capabilities in its
+more specific route. Every network this computer is connected to (each interface's subnet, a
+route with no gateway) is fenced too, whatever its range: a LAN on public or test addresses is
+still the local network. The command can't remove the routes: it has no capabilities in its
 namespaces and may not make new ones.
 
 Run as a program (`python -I -S fence.py NETNS [USERNS_FD] < prefixes`), stdlib only, because
@@ -24,7 +26,7 @@ import socket
 import struct
 import sys
 
-__all__ = ["FENCED_RANGES", "fenced_prefixes", "host_addresses", "main"]
+__all__ = ["FENCED_RANGES", "connected_subnets", "fenced_prefixes", "host_addresses", "main"]
 
 FENCED_RANGES = ("0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16",
                  "172.16.0.0/12", "192.168.0.0/16", "224.0.0.0/3")
@@ -32,6 +34,8 @@ FENCED_RANGES = ("0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169
 metadata at 169.254.169.254), multicast and the reserved block above it."""
 
 _SLIRP_OWN = ("10.0.2.2", "10.0.2.3")
+_SLIRP_NETWORK = ipaddress.IPv4Network("10.0.2.0/24")
+_RTF_GATEWAY = 0x2
 _CLONE_NEWUSER = 0x10000000
 _CLONE_NEWNET = 0x40000000
 _RTM_NEWROUTE = 24
@@ -58,12 +62,37 @@ def host_addresses(fib_trie: str = "/proc/net/fib_trie") -> list[str]:
     return found
 
 
+def connected_subnets(route_table: str = "/proc/net/route") -> list[str]:
+    """Every network this computer is connected to (a route with no gateway: the subnet of
+    each interface), as prefixes; none wider than /8 (a VPN's 0/1 and 128/1 halves of the
+    internet are the internet) nor overlapping slirp's own 10.0.2.0/24."""
+    found: list[str] = []
+    try:
+        with open(route_table, encoding="ascii", errors="replace") as table:
+            rows = [line.split() for line in table.readlines()[1:]]
+    except OSError:
+        return found
+    for row in rows:
+        if len(row) < 8 or row[0] == "lo" or int(row[3], 16) & _RTF_GATEWAY:
+            continue
+        try:
+            destination, mask = (ipaddress.IPv4Address(struct.pack("<I", int(row[i], 16))) for i in (1, 7))
+            network = ipaddress.IPv4Network(f"{destination}/{mask}", strict=False)
+        except ValueError:
+            continue
+        if network.prefixlen >= 8 and not network.overlaps(_SLIRP_NETWORK) and str(network) not in found:
+            found.append(str(network))
+    return found
+
+
 def fenced_prefixes() -> list[str]:
-    """The ranges above and this computer's own addresses, each as a prefix."""
+    """The ranges above, every network this computer is connected to, and its own addresses,
+    each as a prefix."""
     # Each of this computer's addresses as its own /32 even inside a fenced range: a host on a
     # 10.0.2.x network (VirtualBox's NAT gives 10.0.2.15) would otherwise fall under slirp's
     # more specific 10.0.2.0/24. slirp's own gateway and DNS forwarder stay reachable.
     prefixes = list(FENCED_RANGES)
+    prefixes += [subnet for subnet in connected_subnets() if subnet not in prefixes]
     prefixes += [f"{address}/32" for address in host_addresses() if address not in _SLIRP_OWN]
     return prefixes
 

@@ -137,9 +137,10 @@ GRAMMARS: dict[str, Grammar] = {
         known_long=_known("date", "debug", "file", "iso-8601", "reference", "resolution", "rfc-3339",
                           "rfc-email", "set", "universal", "utc"),
     ),
+    # -m/--mode asks: a mode is set as given, whatever the umask (mkdir -m 1777 is world-writable).
     "mkdir": Grammar(
-        short="pv", short_value="m",
-        long={"parents": NONE, "verbose": NONE, "mode": REQUIRED},
+        short="pv",
+        long={"parents": NONE, "verbose": NONE},
         known_long=_known("context", "mode", "parents", "verbose"),
     ),
     # bash's builtin pwd (the one a shell line runs) reads only -L and -P.

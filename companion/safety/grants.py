@@ -25,6 +25,7 @@ import tomli_w
 from companion.paths import atomic_write_text
 from companion.safety.always import once_only_reason
 from companion.safety.rules import danger_of, family_refusal
+from companion.safety.visible import make_visible
 
 __all__ = ["GrantError", "GrantStore", "Grants", "refusal_of_line"]
 
@@ -177,12 +178,16 @@ class GrantStore:
         # A hand-edited file can't smuggle in a grant the rules forbid.
         kept = tuple(dict.fromkeys(x.strip() for x in lines if x.strip() and not refusal_of_line(x)))
         kept_families = tuple(dict.fromkeys(x.strip() for x in families if not family_refusal(x)))
-        dropped = [x.strip() for x in lines if x.strip() and x.strip() not in kept]
-        dropped += [x.strip() for x in families if x.strip() not in kept_families]
+        dropped_lines = [x.strip() for x in lines if x.strip() and x.strip() not in kept]
+        # Every family by name (they are few, and one the user meant to trust must not vanish
+        # unsaid: only families on the built-in list load, rules.GRANTABLE_FAMILIES).
+        dropped_families = list(dict.fromkeys(x.strip() for x in families if x.strip() not in kept_families))
+        dropped = dropped_lines + dropped_families
         if dropped:
             log.warning("approvals file %s: dropped grants the rules refuse: %s", self.path, dropped)
+            named = [make_visible(x).text for x in [*dropped_lines[:3], *dropped_families]]
             self.notice = (f"I dropped {len(dropped)} saved approval{'s' if len(dropped) != 1 else ''} "
-                           f"I'm not allowed to remember ({', '.join(dropped[:3])}"
-                           f"{'…' if len(dropped) > 3 else ''}), so I'll ask for those.")
+                           f"I'm not allowed to remember ({', '.join(named)}"
+                           f"{'…' if len(dropped_lines) > 3 else ''}), so I'll ask for those.")
         return Grants(kept, kept_families,
                       {line: dict(files) for line, files in pins.items() if line in kept})

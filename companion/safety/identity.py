@@ -58,7 +58,8 @@ _ONE = frozenset({"--dev", "--proc", "--tmpfs", "--mqueue", "--dir", "--remount-
                   "--add-seccomp-fd", "--json-status-fd", "--userns", "--userns2", "--pidns",
                   "--cap-add", "--cap-drop", "--unsetenv", "--lock-file", "--sync-fd", "--exec-label",
                   "--file-label", "--argv0", "--userns-block-fd"})
-# Runs as root in the launcher's own mount namespace, then becomes bwrap.
+# Runs as root in the launcher's own mount namespace, then becomes bwrap (under the caller's
+# umask, which bwrap hands on to the command; the folders it makes must be enterable).
 # bwrap's sandbox ends when its monitor does by the monitor's parent-death signal; joined to a
 # namespace of root's, the monitor stays root outside, and the kernel refuses that signal from
 # root to a process of 65534's (kill(2) permission), so the sandbox would outlive the call. Made
@@ -68,8 +69,8 @@ _LAUNCHER = r"""
 while [ "$#" -gt 0 ]; do
   case "$1" in
     cover) mount -t tmpfs -o mode=0755,size=64k,nosuid,nodev companion-stage "$2" || exit 125; shift 2 ;;
-    dir) mkdir -p "$2" || exit 125; shift 2 ;;
-    file) mkdir -p "${2%/*}" && : > "$2" || exit 125; shift 2 ;;
+    dir) (umask 022 && mkdir -p "$2") || exit 125; shift 2 ;;
+    file) (umask 022 && mkdir -p "${2%/*}" && : > "$2") || exit 125; shift 2 ;;
     move) mount -c --move "/proc/self/fd/$2" "$3" || exit 125; shift 3 ;;
     --) shift; exec "$@" ;;
     *) exit 125 ;;

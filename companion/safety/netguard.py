@@ -46,10 +46,31 @@ class Fetched:
 
 
 def is_public_address(address: str) -> bool:
+    """True only for an address on the public internet. An IPv6 address that carries an IPv4
+    one (mapped, compatible, translated, NAT64, 6to4, Teredo) is judged by that IPv4 address
+    too: `::ffff:0:7f00:1`, `64:ff9b::7f00:1` and `2002:7f00:1::` all reach 127.0.0.1."""
     ip = ipaddress.ip_address(address.split("%", 1)[0])
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
-    return ip.is_global and not ip.is_multicast
+    if not ip.is_global or ip.is_multicast:
+        return False
+    return all(inner.is_global and not inner.is_multicast for inner in _embedded_ipv4(ip))
+
+
+_NAT64 = (ipaddress.IPv6Network("64:ff9b::/96"), ipaddress.IPv6Network("64:ff9b:1::/48"))
+_TRANSLATED = ipaddress.IPv6Network("::ffff:0:0:0/96")  # SIIT "IPv4-translated"
+_COMPATIBLE = ipaddress.IPv6Network("::/96")  # deprecated "IPv4-compatible"
+
+
+def _embedded_ipv4(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> list[ipaddress.IPv4Address]:
+    """The IPv4 addresses an IPv6 address carries (none for an IPv4 address or a plain IPv6 one)."""
+    if isinstance(ip, ipaddress.IPv4Address):
+        return []
+    low32 = ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
+    found = [x for x in (ip.ipv4_mapped, ip.sixtofour) if x is not None]
+    if ip.teredo is not None:
+        found += list(ip.teredo)  # (server, client)
+    if ip in _TRANSLATED or ip in _COMPATIBLE or any(ip in net for net in _NAT64):
+        found.append(low32)
+    return found
 
 
 async def system_resolver(host: str, port: int) -> list[str]:

@@ -24,6 +24,8 @@ from companion.safety.jail import JailError, resolve_in_workspace
 
 __all__ = [
     "AUTO_SAFE_COMMANDS",
+    "CODE_FAMILY",
+    "GRANTABLE_FAMILIES",
     "GLOB_LIMIT",
     "GLOB_TIME_S",
     "TOO_MANY_FILES",
@@ -57,6 +59,21 @@ NETWORK_TOOLS = frozenset({
     "curl", "wget", "scp", "sftp", "rsync", "nc", "ncat", "netcat", "socat", "ftp", "tftp",
     "telnet", "aria2c", "http", "https", "lftp", "rclone",
 })
+
+CODE_FAMILY = "execute_code"
+"""The family name a grant uses to let harmless Python from execute_code run without asking."""
+
+GRANTABLE_FAMILIES = frozenset({
+    "git",  # only its listed subcommands, with its settings checked and put out of action (git_settings.py)
+    CODE_FAMILY,  # only code the static look finds harmless, in the sandbox
+    "ls", "cat", "head", "tail", "grep", "find", "wc", "stat", "pwd", "date", "echo", "printf", "du", "df",
+    "file", "tree", "jq", "diff", "cmp", "md5sum", "sha1sum", "sha256sum", "sha512sum", "basename",
+    "dirname", "realpath", "readlink", "uname", "whoami", "id", "uniq", "cut", "nl", "od", "tac", "rev",
+    "seq", "true", "false", "cp", "mv", "touch", "mkdir", "rmdir", "ln",
+})
+"""The only families a grant may name: programs none of whose options runs another program
+(a family grant covers every option; `rg --pre`, `sort --compress-program`, `tar
+--to-command`, tmux, gdb, expect… would). A family grant runs read-only."""
 
 GLOB_LIMIT = 2000
 """Matches of one line's wildcards the rules will look at before giving up (and asking)."""
@@ -123,6 +140,9 @@ def family_refusal(word: str) -> str | None:
         return f"{name} can destroy data, so I can only remember exact lines for it."
     if name in BUILD_TOOLS:
         return f"{name} runs code from the workspace, so I can't remember it for you."
+    if name not in GRANTABLE_FAMILIES:
+        return (f"I only remember families from my own list of programs that can't run another "
+                f"program, and {name} isn't on it, so I'll ask each time.")
     return None
 
 

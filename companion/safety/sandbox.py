@@ -42,7 +42,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from companion.safety import identity
+from companion.safety import identity, landlock
 from companion.safety.cgroup import CallCgroup
 from companion.safety.layout import writable_layout
 from companion.safety.limits import Limits, ProcessCount, prlimit_argv
@@ -221,10 +221,15 @@ def prepare(bwrap: str, policy: SandboxPolicy, argv: Sequence[str]) -> Prepared:
         args.append("--unshare-net")
         seccomp = filter_fd(read_only=not policy.writable)
         fds.append(seccomp)
+        scratch = landlock.writable_folders(str(policy.workspace))
+        if not policy.writable and landlock.SCRATCH not in scratch:
+            args += ["--setenv", "TMPDIR", "/dev/shm"]
         args += ["--chdir", str(policy.workspace), *who.user_args,
                  "--unshare-ipc", "--unshare-pid", "--unshare-uts", "--unshare-cgroup-try",
                  "--cap-drop", "ALL", "--seccomp", str(seccomp),
-                 "--die-with-parent", "--new-session", "--", *prlimit_argv(policy.limits), *argv]
+                 "--die-with-parent", "--new-session", "--", *prlimit_argv(policy.limits),
+                 # A read-only run writes into no FIFO or socket file of the workspace either.
+                 *([] if policy.writable else landlock.argv_for(sys.executable, scratch)), *argv]
         args = who.launch(args, fds)
     except BaseException:
         if who is not None:

@@ -2,8 +2,9 @@
 
 There is no internet in CI, and this machine's own addresses are (rightly) out of a networked
 sandbox's reach, so "the internet" is another network namespace holding a public-looking
-address (203.0.113.2, TEST-NET-3) and a private one (192.168.77.2, a machine on the LAN), with
-a TCP listener on both. Needs root and iproute2 (scripts/system-deps.sh).
+address (203.0.113.2, TEST-NET-3) behind a gateway, as the internet is (the networks this
+computer is connected to are fenced off too), and a private one (192.168.77.2, a machine on the
+LAN), with a TCP listener on both. Needs root and iproute2 (scripts/system-deps.sh).
 """
 
 from __future__ import annotations
@@ -19,8 +20,11 @@ PUBLIC = "203.0.113.2"
 """An address slirp should carry a networked command to."""
 LAN = "192.168.77.2"
 """A machine on the local network: out of reach."""
-HOST_SIDE = "203.0.113.1"
+HOST_SIDE = "198.51.100.1"
 """This computer's own address on the link: out of reach too (it is this computer)."""
+NEIGHBOUR = "198.51.100.2"
+"""A machine on a network this computer is connected to (on test addresses, not private ones):
+out of reach; it is also the gateway to PUBLIC."""
 
 _SERVER = r"""
 import socket, sys
@@ -65,9 +69,11 @@ def fake_internet() -> Iterator[Internet]:
         _ip("addr", "add", "192.168.77.1/24", "dev", here)
         _ip("link", "set", here, "up")
         inside = ["nsenter", f"--net=/proc/{process.pid}/ns/net", "ip"]
-        for args in (["addr", "add", f"{PUBLIC}/24", "dev", "far"], ["addr", "add", f"{LAN}/24", "dev", "far"],
-                     ["link", "set", "far", "up"], ["link", "set", "lo", "up"]):
+        for args in (["addr", "add", f"{NEIGHBOUR}/24", "dev", "far"], ["addr", "add", f"{PUBLIC}/24", "dev", "far"],
+                     ["addr", "add", f"{LAN}/24", "dev", "far"], ["link", "set", "far", "up"],
+                     ["link", "set", "lo", "up"]):
             subprocess.run([*inside, *args], check=True, capture_output=True)
+        _ip("route", "add", f"{PUBLIC}/32", "via", NEIGHBOUR, "dev", here)
         process.stdin.write("go\n")
         process.stdin.flush()
         yield Internet(int(process.stdout.readline()), process)

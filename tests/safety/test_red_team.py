@@ -16,7 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from fake_internet import HOST_SIDE, LAN, PUBLIC, fake_internet
+from fake_internet import HOST_SIDE, LAN, NEIGHBOUR, PUBLIC, fake_internet
 from sandbox_support import Approves, ctx_for, gate_fixture, real_sandbox_fixture  # noqa: F401 (fixtures)
 
 from companion.config import Paths, RunConfig, Settings, with_overrides
@@ -55,6 +55,7 @@ async def test_a_networked_command_reaches_the_internet_but_not_this_computer_or
     with fake_internet() as internet:
         code = ("import socket\n"
                 f"for host, port in [('{PUBLIC}', {internet.port}), ('{LAN}', {internet.port}), "
+                f"('{NEIGHBOUR}', {internet.port}), "
                 f"('{HOST_SIDE}', {port}), ('{_own_address()}', {port}), ('10.0.2.2', {port}), "
                 f"('169.254.169.254', 80)]:\n"
                 "    try:\n"
@@ -68,6 +69,8 @@ async def test_a_networked_command_reaches_the_internet_but_not_this_computer_or
     own.close()
     assert f"REACHED {PUBLIC}" in text and text.count("REACHED") == 1, text
     assert f"refused {LAN} [Errno 13] Permission denied" in text, text
+    # On a network this computer is connected to, whatever its addresses: the local network too.
+    assert f"refused {NEIGHBOUR} [Errno 13] Permission denied" in text, text
     assert accepted == [PUBLIC]
     assert "This needs the internet." in gate.approver.asked[-1].reason
 
