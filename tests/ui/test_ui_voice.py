@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from app_support import app_config
 from audio_env import speech_wav
 from ui_loop import qt_gc_fixture, qt_loop_fixture, signal_future  # noqa: F401 (fixtures)
 
@@ -287,9 +288,7 @@ def test_choosing_another_personality_gives_her_running_voice_that_personalitys_
 
     from companion.persona.store import shipped_templates
 
-    settings = with_overrides(Settings(), brain={"base_url": scripted_brain.url},
-                              tools={"workspace": str(tmp_path / "workspace")})
-    app = CompanionApp(RunConfig(Paths.default(tmp_path / "config"), settings))
+    app = CompanionApp(app_config(tmp_path, scripted_brain.url))
     qtbot.addWidget(app.window)
     app.show()
 
