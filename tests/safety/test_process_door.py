@@ -89,8 +89,12 @@ def test_nothing_but_the_door_imports_the_raw_runner_or_starts_processes() -> No
     package = Path(companion.__file__).parent
     # outbound.py starts slirp4netns, the sandbox's network, for the door.
     # identity.py starts unshare to make the user namespace a sandbox of root's joins.
+    # voice/addressing/learning.py starts espeak-ng to say her own names in other voices: a
+    # fixed argv with no shell; the name, from her personality file (which no tool may write),
+    # is read from a file. Nothing a model or a web page says reaches it.
     allowed = {package / "safety" / name for name in (
         "door.py", "sandbox.py", "_runner.py", "outbound.py", "identity.py")}
+    allowed.add(package / "voice" / "addressing" / "learning.py")
     offenders = []
     for path in package.rglob("*.py"):
         if path in allowed:

@@ -57,10 +57,11 @@ def hearing_id(transcriber: Transcriber) -> str:
 
 def _espeak(text: str, voice: str) -> np.ndarray | None:
     with tempfile.TemporaryDirectory(prefix="companion-name-") as folder:
-        path = Path(folder) / "name.wav"
+        path, said = Path(folder) / "name.wav", Path(folder) / "name.txt"
         try:
-            subprocess.run(["espeak-ng", "-v", voice, "-s", "150", "-w", str(path), text], check=True,
-                           timeout=30, capture_output=True)
+            said.write_text(text, encoding="utf-8")  # read from a file: a name is never an option
+            subprocess.run(["espeak-ng", "-v", voice, "-s", "150", "-w", str(path), "-f", str(said)],
+                           check=True, timeout=30, capture_output=True, stdin=subprocess.DEVNULL)
             audio, rate = read_wav(path)
         except (OSError, subprocess.SubprocessError, ValueError):
             return None
