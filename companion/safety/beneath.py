@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePath
 
 __all__ = [
+    "SHARED",
     "DirEntry",
     "WalkStats",
     "open_beneath",
@@ -60,16 +61,28 @@ def _folder(root: Path, parts: list[str], *, create: bool = False) -> Iterator[i
         os.close(fd)
 
 
-def open_beneath(root: Path, relative: str | PurePath, flags: int = os.O_RDONLY) -> int:
+SHARED = "it has another name somewhere (a hard link), so it may be a file from outside my workspace"
+"""Why a file with more than one name is not opened (shown in the tools' sentence)."""
+
+
+def open_beneath(root: Path, relative: str | PurePath, flags: int = os.O_RDONLY, *, shared: bool = False) -> int:
     """An fd for the file or folder at root/relative (the caller closes it).
 
-    Never blocks on a named pipe (O_NONBLOCK); check the type with os.fstat.
+    Never blocks on a named pipe (O_NONBLOCK); check the type with os.fstat. A regular file
+    with other names (a hard link: its link count is above one) is refused with EMLINK unless
+    `shared`: the other name may be anywhere on the disk, outside the workspace too.
     """
     parts = _parts(relative)
     if not parts:
         return os.open(root, _DIR_FLAGS)
     with _folder(root, parts[:-1]) as parent:
-        return os.open(parts[-1], flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=parent)
+        fd = os.open(parts[-1], flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=parent)
+    if not shared:
+        info = os.fstat(fd)
+        if stat.S_ISREG(info.st_mode) and info.st_nlink > 1:
+            os.close(fd)
+            raise OSError(errno.EMLINK, SHARED, str(relative))
+    return fd
 
 
 def stat_beneath(root: Path, relative: str | PurePath) -> os.stat_result | None:
@@ -84,9 +97,10 @@ def stat_beneath(root: Path, relative: str | PurePath) -> os.stat_result | None:
         return None
 
 
-def read_beneath(root: Path, relative: str | PurePath, limit: int | None = None) -> bytes:
-    """The bytes of the regular file root/relative (at most `limit`); raises OSError otherwise."""
-    fd = open_beneath(root, relative)
+def read_beneath(root: Path, relative: str | PurePath, limit: int | None = None, *, shared: bool = False) -> bytes:
+    """The bytes of the regular file root/relative (at most `limit`); raises OSError otherwise
+    (also for a file with other names, unless `shared`: open_beneath)."""
+    fd = open_beneath(root, relative, shared=shared)
     mode = os.fstat(fd).st_mode
     if not stat.S_ISREG(mode):
         os.close(fd)

@@ -39,6 +39,7 @@ from companion.safety.cgroup import CallCgroup
 from companion.safety.jail import JailError, ensure_workspace
 from companion.safety.limits import Limits, ProcessCount, limit_sentence
 from companion.safety.outbound import OutboundError
+from companion.safety.own_files import detach_links
 from companion.safety.seccomp import SeccompUnavailable
 
 __all__ = ["ACCESS_READ", "ACCESS_WRITE", "LiveProcess", "Permit", "ProcessDoor", "ProcessRefused",
@@ -127,6 +128,9 @@ class ProcessDoor:
         except JailError as exc:
             raise ProcessRefused("workspace", exc.sentence) from exc
         snapshots = _snapshots(permit, workspace)
+        # A file of hers with another name (a hard link in the workspace) gets a copy of its own
+        # first: the command may write through that name, never into what she reads.
+        detach_links(self.hidden)
         reason = sandbox.unavailable_reason()
         if reason is None:
             if permit.network and (why := sandbox.network_unavailable_reason()):
@@ -244,7 +248,7 @@ def _snapshots(permit: Permit, workspace: Path) -> dict[str, sandbox.Snapshot]:
     found = {}
     for relative, expected in sorted(permit.pins.items()):
         try:
-            fd = open_beneath(workspace, relative)
+            fd = open_beneath(workspace, relative, shared=True)  # what runs is shown as read, links or not
         except OSError:
             fd = None
         data, mode = b"", 0

@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePath
 
 from companion.errors import CompanionError, Stage
+from companion.safety.own_files import identities, is_own
 
 __all__ = [
     "OUTSIDE_SENTENCE",
@@ -30,6 +32,7 @@ __all__ = [
     "check_writable",
     "ensure_workspace",
     "jailed",
+    "path_folders",
     "resolve_in_workspace",
     "shown_path",
 ]
@@ -110,7 +113,7 @@ def resolve_in_workspace(workspace: Path, raw: object, *, allow_root: bool = Tru
         raise JailError("path_changed", "That path changed while I was checking it, so I left it alone.") from exc
     if resolved != root and not resolved.is_relative_to(root):
         raise JailError("path_outside", OUTSIDE_SENTENCE)
-    if _is_mine(resolved, own):
+    if _is_mine(resolved, own, root):
         raise JailError("path_is_mine", OWN_SENTENCE if writing else OWN_READ_SENTENCE)
     if resolved == root:
         if allow_root:
@@ -134,20 +137,58 @@ GIT_SENTENCE = ("That's inside a .git folder, where git keeps the settings and h
                 "so I don't change it from here.")
 
 
+PATH_SENTENCE = ("That's in {folder}, a folder your shell runs programs from (it's on your PATH), so I "
+                 "don't change it from here.")
+PROGRAM_SENTENCE = ("That's a program you run (it's executable, and not part of a project with its own "
+                    "repository), so I don't change it from here.")
+
+
 def check_writable(root: Path, resolved: Path) -> None:
     """Refuse a write that would plant something the user runs later without asking.
 
     In a workspace that holds the home folder: the home's hidden files and folders (~/.bashrc,
-    ~/.profile, ~/.config/autostart, ~/.ssh, ~/.gitconfig); anywhere: a `.git` folder's
-    insides (its hooks and config run at the user's next `git commit`). The sandbox holds
-    commands to the same rule in the home (sandbox.py); `resolved` is inside `root`.
+    ~/.profile, ~/.config/autostart, ~/.ssh, ~/.gitconfig), and an executable file outside a
+    repository's work tree (~/bin/backup: a rewrite keeps its mode); anywhere: a folder on the
+    user's PATH, and a `.git` folder's insides (its hooks and config run at the user's next
+    `git commit`). The sandbox holds commands to the same rules (sandbox.py, layout.py);
+    `resolved` is inside `root`.
     """
     home = Path(os.path.realpath(Path.home()))
-    if home != Path("/") and resolved != home and resolved.is_relative_to(home) and \
-            (home == root or home.is_relative_to(root)) and resolved.relative_to(home).parts[0].startswith("."):
+    holds_home = home != Path("/") and (home == root or home.is_relative_to(root))
+    if holds_home and resolved != home and resolved.is_relative_to(home) and \
+            resolved.relative_to(home).parts[0].startswith("."):
         raise JailError("path_is_home_settings", HOME_SETTINGS_SENTENCE)
     if ".git" in resolved.relative_to(root).parts:
         raise JailError("path_in_git", GIT_SENTENCE)
+    for folder in path_folders():
+        if resolved == folder or resolved.is_relative_to(folder):
+            raise JailError("path_on_path", PATH_SENTENCE.format(folder=folder))
+    if holds_home and resolved.is_relative_to(home) and _is_program(resolved, home):
+        raise JailError("path_is_program", PROGRAM_SENTENCE)
+
+
+def path_folders(environ: dict[str, str] | None = None) -> list[Path]:
+    """The folders on the user's PATH that exist, links resolved ("" and "." left out)."""
+    text = (os.environ if environ is None else environ).get("PATH", "")
+    found: list[Path] = []
+    for entry in text.split(os.pathsep):
+        if entry and entry != "." and os.path.isabs(entry) and os.path.isdir(entry):
+            real = Path(os.path.realpath(entry))
+            if real != Path("/") and real not in found:
+                found.append(real)
+    return found
+
+
+def _is_program(path: Path, home: Path) -> bool:
+    """An existing executable file that no repository's work tree below the home holds."""
+    try:
+        info = os.stat(path, follow_symlinks=False)
+    except OSError:
+        return False
+    if not stat.S_ISREG(info.st_mode) or not info.st_mode & 0o111:
+        return False
+    return not any(os.path.isdir(folder / ".git") for folder in path.parents if folder != home and
+                   folder.is_relative_to(home))
 
 
 def _check_lengths(path: Path) -> None:
@@ -158,12 +199,14 @@ def _check_lengths(path: Path) -> None:
         raise JailError("path_too_long", PATH_TOO_LONG_SENTENCE)
 
 
-def _is_mine(resolved: Path, own: Iterable[Path]) -> bool:
+def _is_mine(resolved: Path, own: Iterable[Path], root: Path | None = None) -> bool:
+    own = list(own)
     for folder in own:
         mine = Path(os.path.realpath(Path(folder).expanduser()))
         if resolved == mine or resolved.is_relative_to(mine):
             return True
-    return False
+    # By identity too: her folder mounted again elsewhere, or a hard link to a file of hers.
+    return bool(own) and is_own(resolved, identities(own), stop=root)
 
 
 def _still_has_a_symlink(root: Path, resolved: Path) -> bool:

@@ -115,7 +115,7 @@ def _pulled_in(relative: PurePath, kind: str, workspace: Path) -> list[tuple[str
         return []
     root = Path(workspace).expanduser().resolve()
     try:
-        text = read_beneath(root, relative, MAX_READ_BYTES).decode("utf-8", errors="replace")
+        text = read_beneath(root, relative, MAX_READ_BYTES, shared=True).decode("utf-8", errors="replace")
     except OSError:
         return []
     if kind == "shell":
@@ -156,7 +156,7 @@ def fingerprint(line: str, workspace: Path) -> dict[str, str]:
     hashes = {}
     for relative in files_run_by(line, workspace):
         try:
-            digest = hashlib.sha256(read_beneath(root, relative, MAX_HASHED_BYTES)).hexdigest()
+            digest = hashlib.sha256(read_beneath(root, relative, MAX_HASHED_BYTES, shared=True)).hexdigest()
         except OSError:
             digest = ""
         hashes[str(relative)] = digest

@@ -44,9 +44,11 @@ from pathlib import Path
 
 from companion.safety import identity, landlock
 from companion.safety.cgroup import CallCgroup
+from companion.safety.jail import path_folders
 from companion.safety.layout import writable_layout
 from companion.safety.limits import Limits, ProcessCount, prlimit_argv
 from companion.safety.outbound import RESOLV_CONF, Outbound, find_slirp
+from companion.safety.own_files import mounted_copies
 from companion.safety.seccomp import SeccompUnavailable, filter_fd
 
 __all__ = [
@@ -294,8 +296,9 @@ def _mounts(policy: SandboxPolicy, fds: list[int], who: identity.Identity, *, si
         args += ["--bind" if policy.writable else "--ro-bind", workspace, workspace]
     if policy.writable and workspace != "/":
         args += writable_layout(workspace, home, policy.hidden)
-    for extra in policy.read_only:
-        # Her own code inside the workspace: what a command changed there would run in her next start.
+    for extra in [*policy.read_only, *(path_folders() if policy.writable else [])]:
+        # Her own code inside the workspace: what a command changed there would run in her next
+        # start; a folder on the user's PATH (~/bin): what the user runs later.
         text = os.path.realpath(extra)
         if text != workspace and _under(text, [workspace]) and os.path.exists(text):
             args += ["--ro-bind", text, text]
@@ -305,7 +308,8 @@ def _mounts(policy: SandboxPolicy, fds: list[int], who: identity.Identity, *, si
                  "--ro-bind-data", str(_data_fd(snapshot.data, fds)), os.path.join(workspace, relative)]
     # Her folders are hidden after the workspace is bound, so a workspace holding them can't show them.
     own = []
-    for extra in policy.hidden:
+    # And wherever the mount table shows one of them mounted again inside the workspace.
+    for extra in [*policy.hidden, *mounted_copies(policy.hidden, workspace)]:
         text = os.path.realpath(extra)
         if text == "/" or not (_under(text, [workspace]) or not _under(text, hidden)) or not who.reachable(text):
             continue  # already out of sight
