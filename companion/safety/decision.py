@@ -42,8 +42,9 @@ class Precheck:
     once_only: str = ""
     """Why "always" is not offered for a line that may still run once (shown on the card)."""
     pins: Mapping[str, str] = field(default_factory=dict)
-    """Files the decision read as they were read ({relative: sha256}: git's repository settings):
-    an unasked run is shown that very content."""
+    """Files the decision read as they were read ({relative: sha256}: git's repository settings)."""
+    contents: Mapping[str, tuple[bytes, int]] = field(default_factory=dict, repr=False)
+    """Their content as read ({relative: (bytes, mode)}): an unasked run is shown that very content."""
 
 
 def decide_line(command: str, workspace: Path, grants: GrantStore) -> Precheck:
@@ -59,16 +60,17 @@ def decide_line(command: str, workspace: Path, grants: GrantStore) -> Precheck:
     once_only = once_only_reason(line)
     git_words, repository = _git_check(line, workspace)
     git_refused, git_pins = git_words or repository.refusal, repository.pins
+    taken = {"pins": git_pins, "contents": repository.contents}
     if grants.has_line(line) and once_only is None:
         changed = changed_files(grants.pins_for(line), fingerprint(line, workspace))
         if not changed and not git_refused:
-            return Precheck(True, "line grant", "you said always for this exact line", True, pins=git_pins)
+            return Precheck(True, "line grant", "you said always for this exact line", True, **taken)
         why = git_refused or f"{changed} changed since you said always for this line, so I need your OK again."
         return Precheck(False, "ask", why, saveable=True)
     if grants.has_family(review.family):
         refusal = _family_refusal(line, review.family, git_refused, workspace)
         if refusal is None:
-            return Precheck(True, "family grant", f"you said always for {review.family}", True, pins=git_pins)
+            return Precheck(True, "family grant", f"you said always for {review.family}", True, **taken)
         return Precheck(False, "ask", refusal, saveable=once_only is None, once_only=once_only or "")
     if review.auto_safe:
         return Precheck(True, "auto-safe", review.note, True)

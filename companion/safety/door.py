@@ -34,7 +34,7 @@ from companion.safety._runner import (
     start_process,
 )
 from companion.safety.approval import ACCESS_READ, ACCESS_WRITE, AuditLog
-from companion.safety.beneath import open_beneath
+from companion.safety.beneath import open_beneath, stat_beneath
 from companion.safety.cgroup import CallCgroup
 from companion.safety.jail import JailError, ensure_workspace
 from companion.safety.limits import Limits, ProcessCount, limit_sentence
@@ -72,7 +72,10 @@ class Permit:
     access: str = ACCESS_READ
     """ACCESS_READ (the workspace is read-only inside) or ACCESS_WRITE (approved as changing files)."""
     pins: Mapping[str, str] = field(default_factory=dict)
-    """{workspace file it runs, relative: its sha256 when it was approved}; checked and snapshotted at run."""
+    """{workspace file it runs, relative: its sha256 when it was approved}."""
+    contents: Mapping[str, tuple[bytes, int]] = field(default_factory=dict, repr=False)
+    """{workspace file, relative: (bytes, mode)} read when the card was shown (or the rules read
+    it): shown as that in the sandbox. A pin without content is read at the run and checked."""
 
 
 @dataclass
@@ -105,12 +108,13 @@ class ProcessDoor:
         self._live: set[LiveProcess] = set()
 
     def issue(self, argv: tuple[str, ...], shown: str, tool: str, *, stdin: bytes | None,
-              network: bool, how: str, access: str, pins: Mapping[str, str] | None = None) -> Permit:
+              network: bool, how: str, access: str, pins: Mapping[str, str] | None = None,
+              contents: Mapping[str, tuple[bytes, int]] | None = None) -> Permit:
         """A one-time permit; `access` is decided by the caller every time (no default)."""
         if access not in (ACCESS_READ, ACCESS_WRITE):
             raise ValueError(f"access must be {ACCESS_READ!r} or {ACCESS_WRITE!r}, not {access!r}")
         permit = Permit(argv, shown, tool, stdin, network, how, secrets.token_hex(16), access,
-                        dict(pins or {}))
+                        dict(pins or {}), dict(contents or {}))
         self._tickets[permit.ticket] = permit
         return permit
 
@@ -244,9 +248,14 @@ class ProcessDoor:
 
 
 def _snapshots(permit: Permit, workspace: Path) -> dict[str, sandbox.Snapshot]:
-    """Each pinned file read once and checked; raises ProcessRefused("changed") when one differs."""
-    found = {}
+    """What each pinned file is shown as: the content taken when it was approved, or (a pin
+    without content) the file read now and checked; raises ProcessRefused("changed") when it differs."""
+    # A file gone since is not made again (bwrap would create it to mount on): it runs as absent.
+    found = {relative: sandbox.Snapshot(data, mode) for relative, (data, mode) in permit.contents.items()
+             if _still_there(workspace, relative)}
     for relative, expected in sorted(permit.pins.items()):
+        if relative in found:
+            continue
         try:
             fd = open_beneath(workspace, relative, shared=True)  # what runs is shown as read, links or not
         except OSError:
@@ -267,6 +276,13 @@ def _snapshots(permit: Permit, workspace: Path) -> dict[str, sandbox.Snapshot]:
         if mode:
             found[relative] = sandbox.Snapshot(data, mode)
     return found
+
+
+def _still_there(workspace: Path, relative: str) -> bool:
+    try:
+        return stat_beneath(workspace, relative) is not None
+    except OSError:
+        return False
 
 
 async def _relay(source: asyncio.Event, target: asyncio.Event) -> None:

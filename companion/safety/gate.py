@@ -56,9 +56,9 @@ from companion.safety.decision import (
 )
 from companion.safety.door import LiveProcess, Permit, ProcessDoor, ProcessRefused, RunResult
 from companion.safety.grants import GrantError, GrantStore
-from companion.safety.pins import fingerprint
+from companion.safety.pins import Taken, fingerprint, take
 
-__all__ = ["CODE_FAMILY", "NEEDS_INTERNET", "Gate", "Precheck", "ProcessRefused", "Verdict", "build_gate"]
+__all__ = ["CANT_TELL", "CODE_FAMILY", "NEEDS_INTERNET", "Gate", "Precheck", "ProcessRefused", "Verdict", "build_gate"]
 
 Hold = Callable[[float], None]
 
@@ -229,9 +229,9 @@ class Gate:
         """Ask when `pre` says so; an approval carries a permit for `argv` (None: a decision
         that starts no process). "Always" saves `grant`, or the command itself.
 
-        `pinned`: the workspace files the line runs are hashed when the question is put and
-        again after the answer; a change in between asks again, and the permit carries the
-        hashes the user saw so the door can check them (and run that very content) at run time."""
+        `pinned`: the workspace files the line runs are read when the question is put and
+        hashed again after the answer; a change in between asks again, and the permit carries
+        the content the user was asked about, which is what the sandbox shows at their paths."""
         if network:
             # Grants and auto-safe never reach the network: the user sees this very line.
             reason = pre.reason if not pre.approve else "I need your OK to go online."
@@ -242,32 +242,34 @@ class Gate:
             pins = {**pins, **pre.pins}
             permit = None if argv is None else self.door.issue(
                 argv, command, tool, stdin=stdin, network=False, how=pre.how,
-                access=unasked_access(command, pre.how), pins=pins)
+                access=unasked_access(command, pre.how), pins=pins, contents=pre.contents)
             return Verdict(True, Decision.APPROVED, pre.how, permit=permit)
         if timeout_s is None:
             timeout_s = self.voice_expiry_s if str(channel) == "voice" else self.text_expiry_s
-        # The pins are taken as the question is put: what the user approves is what they saw.
-        pins = await asyncio.to_thread(fingerprint, command, self.workspace) if pinned else {}
-        reason = pre.reason
+        # What the line runs is read as the question is put: that content is what runs if the
+        # answer is yes, whatever the files become meanwhile.
+        taken = await asyncio.to_thread(take, command, self.workspace) if pinned else None
+        reason, saveable, once_only = _cant_tell(pre.reason, pre.saveable, pre.once_only, taken)
         for _ in range(MAX_REASKS + 1):
             # A process the user approves when asked may change the workspace.
-            request = ApprovalRequest(command, reason, pre.saveable, timeout_s, tool,
+            request = ApprovalRequest(command, reason, saveable, timeout_s, tool,
                                       access="" if argv is None else ACCESS_WRITE, network=network,
-                                      once_only=pre.once_only)
+                                      once_only=once_only)
             answer = await self._ask_holding(request, command, tool, hold)
-            if answer.decision is not Decision.APPROVED or not pinned:
+            if answer.decision is not Decision.APPROVED or taken is None:
                 break
-            now = await asyncio.to_thread(fingerprint, command, self.workspace)
-            changed = changed_files(pins, now)
+            changed = changed_files(taken.hashes, await asyncio.to_thread(fingerprint, command, self.workspace))
             if not changed:
                 break
-            pins = now
-            reason = (f"{changed} changed while I was asking, so I need your OK again for what "
-                      "it is now.")
+            taken = await asyncio.to_thread(take, command, self.workspace)
+            reason, saveable, once_only = _cant_tell(
+                f"{changed} changed while I was asking, so I need your OK again for what it is now.",
+                pre.saveable, pre.once_only, taken)
         else:
             answer = Answer(Decision.DECLINED)  # it kept changing under the question
+        pins = taken.hashes if taken is not None else {}
         note = ""
-        if answer.decision is Decision.APPROVED and answer.always and pre.saveable:
+        if answer.decision is Decision.APPROVED and answer.always and saveable:
             try:
                 # For code, "always" means harmless code in general: the same snippet rarely returns.
                 if tool == "execute_code":
@@ -283,7 +285,7 @@ class Gate:
         if answer.decision is Decision.APPROVED:
             permit = None if argv is None else self.door.issue(
                 argv, command, tool, stdin=stdin, network=network, how="asked", access=ACCESS_WRITE,
-                pins=pins)
+                pins=pins, contents=taken.contents if taken is not None else None)
             return Verdict(True, Decision.APPROVED, "asked", permit=permit)
         return Verdict(False, answer.decision, "asked", REFUSALS[answer.decision])
 
@@ -357,6 +359,18 @@ def build_gate(workspace: Path, config_dir_file: Path, data_dir: Path, *, bus: E
     return Gate(workspace, GrantStore(config_dir_file), approver=approver, bus=bus,
                 audit=AuditLog(Path(data_dir) / "approvals.log"),
                 hidden=own_paths(Path(config_dir_file).parent, Path(data_dir), *also_hidden))
+
+
+CANT_TELL = "I can't tell everything this runs"
+"""Said on a card whose line runs what can't all be known ahead (pins.py); never saveable."""
+
+
+def _cant_tell(reason: str, saveable: bool, once_only: str, taken: Taken | None) -> tuple[str, bool, str]:
+    """The card's reason, saveability and once-only note, with what can't be known said."""
+    if taken is None or not taken.unknown:
+        return reason, saveable, once_only
+    return (f"{reason} {CANT_TELL} ({'; '.join(taken.unknown)}).", False,
+            f"{CANT_TELL}, so I can only allow it once.")
 
 
 def _permit_of(verdict: Verdict) -> Permit:

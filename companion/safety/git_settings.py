@@ -11,8 +11,8 @@ settings (a bare repository laid at the workspace root is `HEAD`, `config`, `ref
   bounded walk) and each one's `config` may hold only keys on an allowlist of settings that
   name no program; anything else asks, naming the file and the key. Past the walk's bound it
   asks too ("too many folders to check");
-- each checked `config` is pinned (its SHA-256): the sandbox shows git that very content,
-  read-only, so a writer can't swap it between the check and the run;
+- each checked `config` is carried to the sandbox as it was read: git is shown that very
+  content, read-only, so a writer can't swap it between the check and the run;
 - git runs with the system and global settings off, a bare repository found by looking around
   refused (`safe.bareRepository=explicit`), submodules not entered, and every program-naming
   setting it could still take from elsewhere set to nothing (`neutraliser`, which has the
@@ -75,6 +75,8 @@ class Inspection:
     refusal: str | None
     pins: dict[str, str] = field(default_factory=dict)
     """{each repository's config, relative to the workspace: its sha256 as checked}."""
+    contents: dict[str, tuple[bytes, int]] = field(default_factory=dict, repr=False)
+    """{the same: (its bytes as checked, its mode)}: what the sandbox shows git."""
 
 
 def inspect(workspace: Path) -> Inspection:
@@ -91,6 +93,7 @@ def inspect(workspace: Path) -> Inspection:
         return Inspection("The workspace has too many folders for me to check every git repository in "
                           "it, so I need your OK.")
     pins: dict[str, str] = {}
+    contents: dict[str, tuple[bytes, int]] = {}
     for folder in found:
         config = folder / "config"
         relative = config.relative_to(workspace).as_posix()
@@ -99,6 +102,7 @@ def inspect(workspace: Path) -> Inspection:
             return Inspection(f"The repository settings file {shown} is a link, so I need your OK.")
         try:
             data = config.read_bytes()
+            mode = config.stat().st_mode
         except OSError:
             return Inspection(f"I couldn't read the repository settings in {shown}, so I need your OK.")
         nested = "modules" in Path(relative).parts[:-1]
@@ -107,7 +111,8 @@ def inspect(workspace: Path) -> Inspection:
         if refusal:
             return Inspection(refusal)
         pins[relative] = hashlib.sha256(data).hexdigest()
-    return Inspection(None, pins)
+        contents[relative] = (data, mode)
+    return Inspection(None, pins, contents)
 
 
 def neutraliser() -> tuple[str, ...]:

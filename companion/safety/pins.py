@@ -10,24 +10,36 @@ interpreter or `source` is given (`python tool.py`, `sh run.sh`, `sh < run.sh`, 
 `include`), and the files a build tool reads implicitly (Makefile,
 also under `make -C dir`, package.json and .npmrc, justfile), a few levels deep. A family grant
 never covers a line that runs a workspace file.
+
+What it can't know is said instead (`unknown`): a script that builds what it runs at run time
+(`sh -c "$x"`, `eval`, a command string nested deeper than it follows), a Python file that
+imports by a name it computes (`importlib`, `__import__`, `exec`) or that imports a module a
+file of the same name in its folder would replace, make's recipes (commands of their own), a
+script too large to read through, more files than it follows, a file named through a link.
+`take` reads every file it found once, when the card is shown: that content (not whatever the
+file is by then) is what the sandbox shows at its path.
 """
 
 from __future__ import annotations
 
 import ast
 import hashlib
+import os
 import re
 import stat
+from dataclasses import dataclass, field
 from pathlib import Path, PurePath
 
 from companion.safety.beneath import read_beneath, stat_beneath
 from companion.safety.danger import INTERPRETERS, SHELLS, redirect_sources, simple_commands
 from companion.safety.jail import JailError, jailed
 
-__all__ = ["files_run_by", "fingerprint"]
+__all__ = ["Taken", "files_run_by", "fingerprint", "take"]
 
 MAX_HASHED_BYTES = 64 * 1024 * 1024
-MAX_READ_BYTES = 1024 * 1024
+MAX_TAKEN_BYTES = 128 * 1024 * 1024
+"""Content carried from the card to the sandbox, all files together; past it the rest are checked by hash."""
+MAX_READ_BYTES = 256 * 1024
 """How much of a pinned script is read to find what it pulls in."""
 MAX_PINNED = 200
 """Files followed per line: past this the rest are not looked into (the first ones are pinned)."""
@@ -41,31 +53,78 @@ _MAKE_INCLUDE = re.compile(r"^\s*[-s]?include\s+(.+)$")
 _CODE_OPTIONS = frozenset({"-c", "-e", "--eval", "-m"})  # the code is a string or a module, not a file
 
 
+@dataclass
+class _Walk:
+    found: dict[PurePath, str] = field(default_factory=dict)
+    """{relative file: kind} in the order found."""
+    unknown: list[str] = field(default_factory=list)
+    """Why what the line runs can't all be known (short clauses for the card)."""
+    aliases: dict[PurePath, PurePath] = field(default_factory=dict)
+    """{a name that was a link: the file it led to then}."""
+
+    def cannot_tell(self, why: str) -> None:
+        if why not in self.unknown:
+            self.unknown.append(why)
+
+
+@dataclass(frozen=True)
+class Taken:
+    """What a line runs, as it was when the card was shown."""
+
+    contents: dict[str, tuple[bytes, int]]
+    """{relative file: (its bytes, its mode)} read at that moment (those that fit MAX_TAKEN_BYTES)."""
+    hashes: dict[str, str]
+    """{relative file: sha256} of every file found ("" for one that couldn't be read)."""
+    unknown: tuple[str, ...]
+    """Why the set can't be known; empty when it can."""
+
+
 def files_run_by(line: str, workspace: Path, _depth: int = 0) -> list[PurePath]:
     """The workspace files `line` would run (relative to the workspace), sorted, no repeats,
     with what they pull in."""
-    found: dict[PurePath, str] = {}
-    pending = [(str(p), kind) for p, kind in _named_by(line, workspace, _depth)]
-    while pending and len(found) < MAX_PINNED:
+    return sorted(_walk(line, workspace, _depth).found)
+
+
+def unknowns(line: str, workspace: Path) -> list[str]:
+    """Why what `line` runs can't all be known ahead (empty when it can)."""
+    return _walk(line, workspace).unknown
+
+
+def _walk(line: str, workspace: Path, _depth: int = 0) -> _Walk:
+    walk = _Walk()
+    pending = [(str(p), kind) for p, kind in _named_by(line, workspace, _depth, walk)]
+    while pending:
+        if len(walk.found) >= MAX_PINNED:
+            walk.cannot_tell(f"it runs more files than the {MAX_PINNED} I follow")
+            break
         raw, kind = pending.pop(0)
-        relative = _workspace_file(raw, workspace)
-        if relative is None or relative in found:
+        relative = _workspace_file(raw, workspace, walk)
+        if relative is None or relative in walk.found:
             continue
-        found[relative] = kind
-        pending.extend(_pulled_in(relative, kind, workspace))
-    return sorted(found)
+        walk.found[relative] = kind
+        pending.extend(_pulled_in(relative, kind, workspace, walk))
+    return walk
 
 
-def _workspace_file(raw: str, workspace: Path) -> PurePath | None:
+def _workspace_file(raw: str, workspace: Path, walk: _Walk) -> PurePath | None:
     try:
         where = jailed(workspace, raw, allow_root=False)
     except JailError:
         return None  # outside or unusable: not a workspace file (the line asks for other reasons)
     info = stat_beneath(where.root, where.relative)
-    return where.relative if info is not None and stat.S_ISREG(info.st_mode) else None
+    if info is None or not stat.S_ISREG(info.st_mode):
+        return None
+    named = os.path.normpath(raw) if not os.path.isabs(raw) else os.path.relpath(raw, where.root)
+    if PurePath(named) != where.relative:
+        # The file it shows then is pinned (under both names), but the link may point elsewhere
+        # by the time it runs.
+        walk.cannot_tell(f"{raw} is a link, which may point elsewhere by the time it runs")
+        if not named.startswith(".."):
+            walk.aliases[PurePath(named)] = where.relative
+    return where.relative
 
 
-def _named_by(line: str, workspace: Path, _depth: int) -> list[tuple[str, str]]:
+def _named_by(line: str, workspace: Path, _depth: int, walk: _Walk) -> list[tuple[str, str]]:
     """(path as written, kind: "shell" | "python" | "make" | "") the line names directly."""
     named: list[tuple[str, str]] = []
     commands = simple_commands(line)
@@ -73,11 +132,25 @@ def _named_by(line: str, workspace: Path, _depth: int) -> list[tuple[str, str]]:
         kind = _kind(name)
         if "/" in word:
             named.append((word, kind))
+        if "$" in word or "`" in word or name == "eval":
+            walk.cannot_tell("it builds a command at run time")
+        if name in ("source", ".") and any("$" in arg or "`" in arg for arg in args[:1]):
+            walk.cannot_tell("it sources a file it names at run time")
         if name in INTERPRETERS or name in ("source", "."):
             for i, arg in enumerate(args):
                 if arg in _CODE_OPTIONS:
-                    if name in SHELLS and arg == "-c" and i + 1 < len(args) and _depth < 3:
-                        named.extend((str(p), "") for p in files_run_by(args[i + 1], workspace, _depth + 1))
+                    string = args[i + 1] if i + 1 < len(args) else ""
+                    if name in SHELLS and arg == "-c" and _depth < 3:
+                        if "$" in string or "`" in string:
+                            walk.cannot_tell("it hands a shell a command built at run time")
+                        inner = _walk(string, workspace, _depth + 1)
+                        named.extend((str(p), "") for p in inner.found)
+                        for why in inner.unknown:
+                            walk.cannot_tell(why)
+                    elif name in SHELLS and arg == "-c":
+                        walk.cannot_tell("it nests command strings deeper than I follow")
+                    elif arg in ("-c", "-e", "--eval"):
+                        walk.cannot_tell(f"{name} runs code given as a string, which may load files")
                     if kind == "python" and arg == "-m" and i + 1 < len(args):
                         # `python -m tool` runs tool.py (or a package's __main__) from the workspace.
                         module = args[i + 1].replace(".", "/")
@@ -109,45 +182,96 @@ def _kind(name: str) -> str:
     return ""
 
 
-def _pulled_in(relative: PurePath, kind: str, workspace: Path) -> list[tuple[str, str]]:
+def _pulled_in(relative: PurePath, kind: str, workspace: Path, walk: _Walk) -> list[tuple[str, str]]:
     """The workspace files a pinned script pulls in: `source`d scripts, imported modules, includes."""
     if kind not in ("shell", "python", "make"):
         return []
     root = Path(workspace).expanduser().resolve()
     try:
-        text = read_beneath(root, relative, MAX_READ_BYTES, shared=True).decode("utf-8", errors="replace")
+        data = read_beneath(root, relative, MAX_READ_BYTES + 1, shared=True)
     except OSError:
         return []
+    if len(data) > MAX_READ_BYTES:
+        walk.cannot_tell(f"{relative} is longer than the {MAX_READ_BYTES >> 10} KB I read through")
+    text = data[:MAX_READ_BYTES].decode("utf-8", errors="replace")
     if kind == "shell":
         # What it sources, and what it runs itself (`sh step.sh`, `./build.sh`, `python x.py`).
         return [*((arg, "shell") for name, _, args in simple_commands(text)
                   if name in ("source", ".") for arg in args[:1]),
-                *_named_by(text, workspace, 3)]
+                *_named_by(text, workspace, 1, walk)]
     if kind == "make":
+        walk.cannot_tell("make runs the commands its recipes give, which I don't follow")
         # make runs in the makefile's folder (`make -C dir`): its includes are relative to it.
         return [(str(relative.parent / path), "make") for match in map(_MAKE_INCLUDE.match, text.splitlines())
                 if match for path in match.group(1).split() if "$" not in path]
-    return [(str(relative.parent / module), "python") for module in _python_imports(text)]
+    return [(module, "python") for module in _python_imports(text, relative, root, walk)]
 
 
-def _python_imports(text: str) -> list[str]:
-    """Files a script's imports could load from its own folder (sys.path[0])."""
+_DYNAMIC = ("importlib", "__import__", "runpy", "exec(", "eval(", "compile(", "imp.load")
+
+
+def _python_imports(text: str, relative: PurePath, root: Path, walk: _Walk) -> list[str]:
+    """Files (relative to the workspace) a script's imports could load from its own folder
+    (sys.path[0]) or, for `from . import x`, from its package."""
+    if any(sign in text for sign in _DYNAMIC):
+        walk.cannot_tell(f"{relative} decides at run time what it imports or runs")
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []
-    names: list[str] = []
+    names: list[tuple[PurePath, str]] = []
+    here = relative.parent
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            names.extend(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names.append(node.module)
-            names.extend(f"{node.module}.{alias.name}" for alias in node.names)
+            names.extend((here, alias.name) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.append((here, node.module))
+            names.extend((here, f"{node.module}.{alias.name}") for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level > 0:
+            # `from . import x` / `from ..pkg import y`: relative to the file's own package.
+            base = here
+            for _ in range(node.level - 1):
+                base = base.parent
+            prefix = f"{node.module}." if node.module else ""
+            if node.module:
+                names.append((base, node.module))
+            names.extend((base, f"{prefix}{alias.name}") for alias in node.names)
     files: list[str] = []
-    for name in names:
-        path = name.replace(".", "/")
+    for base, name in names:
+        path = (base / name.replace(".", "/")).as_posix()
         files += [f"{path}.py", f"{path}/__init__.py"]
+    # A module found elsewhere (the standard library) is taken from the script's folder first
+    # once a file of its name appears there: no content shown ahead can cover that.
+    for base, name in names:
+        top = base / name.split(".")[0]
+        if base == here and not (root / f"{top}.py").exists() and not (root / top).is_dir():
+            walk.cannot_tell(f"a file put beside {relative} could stand in for a module it imports")
+            break
     return files
+
+
+def take(line: str, workspace: Path) -> Taken:
+    """Every workspace file `line` runs, read now (the card is being shown), with what can't be known."""
+    root = Path(workspace).expanduser().resolve()
+    walk = _walk(line, workspace)
+    contents: dict[str, tuple[bytes, int]] = {}
+    hashes: dict[str, str] = {}
+    carried = 0
+    for relative in sorted(walk.found):
+        try:
+            info = stat_beneath(root, relative)
+            data = read_beneath(root, relative, MAX_HASHED_BYTES, shared=True)
+        except OSError:
+            hashes[str(relative)] = ""
+            continue
+        hashes[str(relative)] = hashlib.sha256(data).hexdigest()
+        if info is not None and carried + len(data) <= MAX_TAKEN_BYTES:
+            contents[str(relative)] = (data, info.st_mode)
+            carried += len(data)
+    for name, target in walk.aliases.items():
+        if str(target) in contents:  # shown at the link's name too: whatever it leads to then
+            contents[str(name)] = contents[str(target)]
+    return Taken(contents, hashes, tuple(walk.unknown))
 
 
 def fingerprint(line: str, workspace: Path) -> dict[str, str]:

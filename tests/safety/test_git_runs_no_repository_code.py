@@ -17,7 +17,6 @@ from sandbox_support import Approves, ctx_for, gate_fixture, real_sandbox_fixtur
 
 from companion.safety import git_settings
 from companion.safety.approval import ACCESS_READ, Answer, ApprovalRequest, Decision
-from companion.safety.door import ProcessRefused
 from companion.safety.gate import Gate
 from companion.tools.action import shell, write_file
 
@@ -149,16 +148,17 @@ async def test_a_nested_repository_s_filter_makes_a_granted_git_ask_naming_its_s
     assert pre.how == "ask" and "vendor/lib/.git/config" in pre.reason and "filter.x.clean" in pre.reason, pre
 
 
-async def test_repository_settings_swapped_after_the_check_are_refused_at_the_run(gate: Gate) -> None:
+async def test_git_reads_its_settings_as_they_were_checked_even_when_swapped_before_the_run(gate: Gate) -> None:
     git("init", "-q", cwd=gate.workspace)
+    (gate.workspace / "untracked.txt").write_text("x\n")
     gate.grant_family("git")
-    verdict = await gate.review("git status")
-    assert verdict.how == "family grant" and ".git/config" in verdict.permit.pins
+    verdict = await gate.review("git status --short")
+    assert verdict.how == "family grant" and ".git/config" in verdict.permit.contents
     with (gate.workspace / ".git" / "config").open("a") as config:  # a writer racing the run
-        config.write("[core]\n\tfsmonitor = sh -c 'echo FSMONITOR-RAN'\n")
-    with pytest.raises(ProcessRefused) as refused:
-        await gate.run(verdict, risk="exec", timeout_s=30)
-    assert refused.value.code == "changed" and ".git/config" in refused.value.sentence
+        config.write("[status]\n\tshowUntrackedFiles = no\n")
+    result = await gate.run(verdict, risk="exec", timeout_s=30)
+    # git was shown the settings that were checked, not the ones written after.
+    assert "untracked.txt" in result.output, result.output
 
 
 def test_the_search_for_repositories_gives_up_and_asks_past_its_bound(tmp_path: Path,
