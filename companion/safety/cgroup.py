@@ -53,6 +53,11 @@ class CallCgroup:
                 folders.append(memory)
         return cls(folders, pids, memory)
 
+    @property
+    def holds_memory(self) -> bool:
+        """The memory controller holds the whole call's memory (shared memory and memfd too)."""
+        return self._memory is not None
+
     def wrap(self, argv: list[str]) -> list[str]:
         """`argv` started by a shell that first moves itself into the cgroup (its children follow)."""
         procs = [str(folder / "cgroup.procs") for folder in self.folders]

@@ -1,11 +1,14 @@
 """Resource limits for one sandboxed call: processes, memory, file size, CPU time, and the sentence when one is hit.
 
 Each limit is set inside the sandbox by util-linux's `prlimit`, the first program there, so
-everything the command starts inherits it and nothing inside can raise it again. One gap:
-the kernel does not count processes against RLIMIT_NPROC for root's own user (and a sandbox
-started by root maps its user to root outside), so when she runs as root a cgroup of its own
-per call holds them (cgroup.py, with the whole call's memory); where no cgroup can be made,
-a watcher counts the sandbox's processes (`ProcessCount`).
+everything the command starts inherits it and nothing inside can raise it again. As root a
+cgroup of its own per call holds the processes and the whole call's memory (cgroup.py). The
+kernel doesn't count root's own processes against RLIMIT_NPROC: where the sandbox's user is
+root outside (no idmapped mounts: identity.py) and no cgroup can be made, a watcher counts
+them (`ProcessCount`). RLIMIT_DATA counts private memory only; where no cgroup holds the
+call's memory (a user, a container) the seccomp filter keeps shared memory out (seccomp.py:
+shared anonymous mappings, memfd, System V segments). Left open there: a shared mapping of
+/dev/zero (measured as uid 65534: 512 MB held under a 256 MB limit).
 """
 
 from __future__ import annotations

@@ -207,6 +207,7 @@ def prepare(bwrap: str, policy: SandboxPolicy, argv: Sequence[str]) -> Prepared:
     """
     fds: list[int] = []
     who: identity.Identity | None = None
+    cap: CallCgroup | None = None
     try:
         known = _options(bwrap)
         who = identity.for_workspace(str(policy.workspace), writable=policy.writable, known=known, fds=fds)
@@ -221,7 +222,9 @@ def prepare(bwrap: str, policy: SandboxPolicy, argv: Sequence[str]) -> Prepared:
             args += outbound.bwrap_args()
         # Always a network namespace of its own: with the internet, slirp4netns is its only way out.
         args.append("--unshare-net")
-        seccomp = filter_fd(read_only=not policy.writable)
+        cap = CallCgroup.make(policy.limits.processes, policy.limits.memory_bytes) if os.geteuid() == 0 else None
+        # Without a cgroup holding its memory, the filter keeps memory that RLIMIT_DATA can't count out.
+        seccomp = filter_fd(read_only=not policy.writable, memory_counted=cap is not None and cap.holds_memory)
         fds.append(seccomp)
         scratch = landlock.writable_folders(str(policy.workspace))
         if not policy.writable and landlock.SCRATCH not in scratch:
@@ -236,20 +239,20 @@ def prepare(bwrap: str, policy: SandboxPolicy, argv: Sequence[str]) -> Prepared:
     except BaseException:
         if who is not None:
             who.release()
+        if cap is not None:
+            cap.close()
         for fd in fds:
             os.close(fd)
         raise
     # As root, a cgroup holds the whole call's processes and memory. RLIMIT_NPROC holds the
     # processes of a call as 65534 too; root's own are not counted against it: where no cgroup
     # can be made for a call that is root outside, only a count the door watches is left.
-    cap: CallCgroup | ProcessCount | None = None
-    if os.geteuid() == 0:
-        cap = CallCgroup.make(policy.limits.processes, policy.limits.memory_bytes)
-        if cap is not None:
-            args = cap.wrap(args)
-        elif who.uid == 0:
-            cap = ProcessCount(policy.limits.processes)
-    return Prepared(args, tuple(fds), outbound, cap, host_uid=who.uid, note=who.note)
+    held: CallCgroup | ProcessCount | None = cap
+    if cap is not None:
+        args = cap.wrap(args)
+    elif os.geteuid() == 0 and who.uid == 0:
+        held = ProcessCount(policy.limits.processes)
+    return Prepared(args, tuple(fds), outbound, held, host_uid=who.uid, note=who.note)
 
 
 @functools.lru_cache(maxsize=8)

@@ -47,8 +47,10 @@ _NOT_HERE = ("openat2", "io_uring_setup", "io_uring_enter", "io_uring_register",
 # Newer than some libseccomp releases; these numbers are the same on every architecture that
 # uses the kernel's shared system-call table (x86-64, arm64, riscv64, …).
 _NUMBERS = {"fchmodat2": 452, "openat2": 437, "io_uring_setup": 425, "io_uring_enter": 426,
-            "io_uring_register": 427, "clone3": 435}
+            "io_uring_register": 427, "clone3": 435, "memfd_secret": 447}
 _CLONE_NEWUSER = 0x10000000
+_SHARED_ANONYMOUS = 0x01 | 0x20  # MAP_SHARED | MAP_ANONYMOUS (MAP_SHARED_VALIDATE has the bit too)
+_SHARED_MEMORY = ("memfd_create", "memfd_secret", "shmget")
 # Calls whose first argument holds CLONE_NEWUSER when they would make a user namespace.
 _NEW_USER_NAMESPACE = ("unshare", "clone")
 
@@ -58,8 +60,14 @@ class SeccompUnavailable(RuntimeError):
 
 
 @functools.cache
-def filter_program(read_only: bool = False) -> bytes:
+def filter_program(read_only: bool = False, memory_counted: bool = True) -> bytes:
     """The compiled BPF program (what bwrap's --seccomp reads), built once per process.
+
+    `memory_counted`: a cgroup holds the call's memory. Without one, RLIMIT_DATA is all that
+    holds it, and it counts private memory only: memory shared with nobody but itself would go
+    uncounted (measured as uid 65534 under a 256 MB limit: 512 MB held each way). So then a
+    shared anonymous mapping answers ENOMEM, and memfd_create and System V shared memory
+    (shmget) answer ENOSYS; /dev/shm and /tmp are tmpfs of a fixed size.
 
     `read_only`: for a command that may only read (the workspace is mounted read-only), also
     refuse to make a UNIX socket: a socket file's mode, not the mount, decides who may
@@ -93,6 +101,12 @@ def filter_program(read_only: bool = False) -> bytes:
             # No nested user namespace (bwrap's --disable-userns can't be had when the sandbox
             # joins a namespace made beforehand, as it does when she is root: identity.py).
             rules.add_rule(refuse, call, sc.Arg(0, sc.MASKED_EQ, _CLONE_NEWUSER, _CLONE_NEWUSER))
+        if not memory_counted:
+            rules.add_rule(sc.ERRNO(errno.ENOMEM), "mmap", sc.Arg(3, sc.MASKED_EQ, _SHARED_ANONYMOUS, _SHARED_ANONYMOUS))
+            for call in _SHARED_MEMORY:
+                name = _number(sc, call)
+                if name is not None:
+                    rules.add_rule(sc.ERRNO(errno.ENOSYS), name)
         if read_only:
             rules.add_rule(sc.ERRNO(errno.EACCES), "socket", sc.Arg(0, sc.EQ, socket.AF_UNIX))
         with tempfile.TemporaryFile() as out:
@@ -103,10 +117,10 @@ def filter_program(read_only: bool = False) -> bytes:
         raise SeccompUnavailable(f"the seccomp filter could not be built ({exc})") from exc
 
 
-def filter_fd(read_only: bool = False) -> int:
+def filter_fd(read_only: bool = False, memory_counted: bool = True) -> int:
     """A fresh file descriptor holding the program, positioned at its start, for bwrap to read."""
     fd = os.memfd_create("companion-seccomp", os.MFD_CLOEXEC)
-    os.write(fd, filter_program(read_only))
+    os.write(fd, filter_program(read_only, memory_counted))
     os.lseek(fd, 0, os.SEEK_SET)
     return fd
 

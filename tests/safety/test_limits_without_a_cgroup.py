@@ -1,0 +1,111 @@
+"""Memory limits hold without a cgroup: shared memory and memfd are counted (issue 33, item 5).
+
+As a real unprivileged user (root drops to uid 65534 for the test) no cgroup can be made, and
+RLIMIT_DATA counts only private memory: a shared anonymous mapping, a memfd and System V shared
+memory each held 512 MB under a 256 MB limit. The seccomp filter keeps them out when no cgroup
+holds the call's memory; where one does (as root), the cgroup counts them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tempfile
+from pathlib import Path
+
+import pytest
+
+import companion
+from companion.safety.approval import ACCESS_WRITE
+from companion.safety.cgroup import CallCgroup
+from companion.safety.door import ProcessDoor
+from companion.safety.limits import Limits
+
+HOLD = r'''
+import ctypes, mmap, os, sys
+MB = 1 << 20
+size = 512 * MB
+what = sys.argv[1]
+try:
+    if what == "shared":
+        m = mmap.mmap(-1, size, flags=mmap.MAP_SHARED)
+        for i in range(0, size, 4096): m[i] = 1
+    elif what == "memfd":
+        fd = os.memfd_create("x")
+        for _ in range(512): os.write(fd, b"x" * MB)
+    elif what == "sysv":
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.shmat.restype = ctypes.c_void_p
+        segment = libc.shmget(0, size, 0o1000 | 0o600)
+        if segment < 0: raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
+        ctypes.memset(libc.shmat(segment, None, 0), 1, size)
+    print("HELD", what)
+except (OSError, MemoryError) as exc:
+    print("STOPPED", what, exc)
+'''
+
+DRIVER = r'''
+import asyncio, json, sys
+sys.path[:0] = json.loads(sys.argv[2])
+from pathlib import Path
+from companion.safety.approval import ACCESS_WRITE
+from companion.safety.door import ProcessDoor
+from companion.safety.limits import Limits
+
+async def main():
+    door = ProcessDoor(lambda: Path(sys.argv[1]), lambda: None, limits=Limits(memory_bytes=256 << 20))
+    said = {}
+    for what in ("shared", "memfd", "sysv"):
+        argv = ("/usr/bin/python3", "-I", "-c", sys.argv[3], what)
+        permit = door.issue(argv, what, "execute_code", stdin=None, network=False, how="asked", access=ACCESS_WRITE)
+        result = await door.run(permit, risk="exec", timeout_s=60)
+        said[what] = result.output.strip() + (" " + result.limit if result.limit else "")
+    print(json.dumps(said))
+
+asyncio.run(main())
+'''
+
+
+def run_as_a_user(workspace: Path) -> dict[str, str]:
+    """The door run by a process of an unprivileged user (uid 65534 when we are root)."""
+    paths = [sysconfig.get_paths()["purelib"], str(Path(companion.__file__).resolve().parent.parent)]
+    argv = ["/usr/bin/python3", "-I", "-c", DRIVER, str(workspace), json.dumps(paths), HOLD]
+    drop = {"user": 65534, "group": 65534, "extra_groups": []} if os.geteuid() == 0 else {}
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=180, cwd="/",
+                          env={"PATH": "/usr/bin:/bin", "HOME": str(workspace)}, **drop)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+@pytest.fixture
+def user_workspace():
+    if not os.path.exists("/usr/bin/python3"):
+        pytest.skip("the unprivileged side runs the system's python3 (a venv's may live in root's home)")
+    folder = Path(tempfile.mkdtemp(dir="/var/tmp", prefix="companion-limits-"))
+    if os.geteuid() == 0:
+        os.chown(folder, 65534, 65534)
+    yield folder
+    shutil.rmtree(folder)
+
+
+def test_as_an_unprivileged_user_shared_memory_and_memfd_are_held_to_the_limit(user_workspace: Path) -> None:
+    said = run_as_a_user(user_workspace)
+    for what, text in said.items():
+        assert "HELD" not in text and "STOPPED" in text, (what, said)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="a cgroup of its own per call is made only as root")
+async def test_where_a_cgroup_holds_the_call_it_counts_shared_memory_and_memfd(tmp_path: Path) -> None:
+    probe = CallCgroup.make(8, 256 << 20)
+    assert probe is not None and probe.holds_memory and probe.close(), "no memory cgroup can be made here"
+    door = ProcessDoor(lambda: tmp_path, lambda: None, limits=Limits(memory_bytes=256 << 20))
+    for what in ("shared", "memfd"):
+        argv = (sys.executable, "-I", "-c", HOLD, what)
+        permit = door.issue(argv, what, "execute_code", stdin=None, network=False, how="asked", access=ACCESS_WRITE)
+        result = await door.run(permit, risk="exec", timeout_s=60)
+        assert "HELD" not in result.output, (what, result.output)
+        assert result.limit == "It tried to use more than 256 MB of memory, so the sandbox stopped it.", result
