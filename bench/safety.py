@@ -97,6 +97,54 @@ async def sandbox_cost(tmp: Path, runs: int = 30) -> dict[str, object]:
     return out
 
 
+async def identity_cost(tmp: Path, runs: int = 30) -> dict[str, object]:
+    """What issue 33 adds per call: the sandbox's user as nobody on the host (a user namespace
+    per call, an idmapped workspace, the launcher) against the old mapping to root, for a
+    writable and a read-only run, and Landlock on a read-only run (`true` in a small workspace
+    under a folder only root may enter, as pytest's are)."""
+    import os
+
+    from companion.safety import identity, landlock
+
+    workspace = tmp / "closed" / "identity"
+    workspace.mkdir(parents=True)
+    (tmp / "closed").chmod(0o700)
+    bwrap = sandbox.find_bwrap()
+    assert bwrap is not None
+    nobody, ruled = identity.for_workspace, landlock.argv_for
+
+    def root_mapped(workspace: str, *, writable: bool, known: frozenset[str], fds: list[int]) -> identity.Identity:
+        uid = str(identity.SANDBOX_UID)
+        return identity.Identity(0, ["--unshare-user", "--uid", uid, "--gid", uid, "--disable-userns"])
+
+    variants = {"root_mapped": (root_mapped, ruled), "nobody": (nobody, ruled),
+                "nobody_without_landlock": (nobody, lambda python, writable: [])}
+    out: dict[str, object] = {"runs": runs, "as_root": os.geteuid() == 0}
+    for writable in (True, False):
+        times: dict[str, list[float]] = {label: [] for label in variants}
+        for _ in range(runs):
+            for label, (who, rules) in variants.items():
+                identity.for_workspace, landlock.argv_for = who, rules
+                try:
+                    start = time.perf_counter()
+                    prepared = sandbox.prepare(bwrap, sandbox.SandboxPolicy(workspace, writable=writable), ["true"])
+                    result = await run_process(prepared.argv, cwd=workspace, timeout_s=30,
+                                               pass_fds=prepared.hand_over())
+                    await prepared.release()
+                    times[label].append(time.perf_counter() - start)
+                    assert result.exit_code == 0, (label, result.output)
+                finally:
+                    identity.for_workspace, landlock.argv_for = nobody, ruled
+        found = {label: stats_p95(values) for label, values in times.items()}
+        found["nobody_added_median_ms"] = round(found["nobody_without_landlock"]["median_ms"]
+                                                - found["root_mapped"]["median_ms"], 2)
+        if not writable:
+            found["landlock_added_median_ms"] = round(found["nobody"]["median_ms"]
+                                                      - found["nobody_without_landlock"]["median_ms"], 2)
+        out["writable" if writable else "read_only"] = found
+    return out
+
+
 def gate_decisions(tmp: Path) -> dict[str, object]:
     workspace = tmp / "ws"
     (workspace / "sub").mkdir(parents=True)
@@ -195,6 +243,7 @@ async def main() -> None:
             **await runner(tmp),
             **await web(tmp),
             "sandbox_cost": await sandbox_cost(tmp),
+            "identity_cost": await identity_cost(tmp),
         }
     print(json.dumps(result))
 

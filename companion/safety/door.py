@@ -200,7 +200,10 @@ class ProcessDoor:
                 result = replace(result, limit=sentence, cancelled=False)
         self._record(permit, prepared is not None, exit_code=result.exit_code,
                      seconds=round(result.duration_s, 3), timed_out=result.timed_out,
-                     cancelled=user_cancelled, limit=result.limit or None)
+                     cancelled=user_cancelled, limit=result.limit or None,
+                     # Who it was on the host (identity.py), and a note when that is root.
+                     host_uid=prepared.host_uid if prepared is not None else None,
+                     identity_note=(prepared.note or None) if prepared is not None else None)
         return result
 
     async def start(self, permit: Permit, *, risk: str, env: Mapping[str, str] | None = None) -> LiveProcess:
