@@ -118,8 +118,9 @@ class ProcessDoor:
         self._tickets[permit.ticket] = permit
         return permit
 
-    def _admit(self, permit: object, risk: str) -> _Admitted:
-        """Check everything before anything starts."""
+    async def _admit(self, permit: object, risk: str) -> _Admitted:
+        """Check everything before anything starts; the sandbox is prepared off the event loop
+        (it starts a process to make its user namespace and reads files)."""
         if risk != "exec":
             raise ProcessRefused("risk", f"A tool with RISK {risk!r} may not start programs; only exec tools can.")
         issued = self._tickets.get(permit.ticket) if isinstance(permit, Permit) else None
@@ -127,6 +128,14 @@ class ProcessDoor:
         if issued is None or issued != permit:
             raise ProcessRefused("no_permit", "That wasn't approved by the gate, so I won't run it.")
         del self._tickets[permit.ticket]  # once
+        work = asyncio.ensure_future(asyncio.to_thread(self._prepare, permit))
+        try:
+            return await asyncio.shield(work)
+        except asyncio.CancelledError:
+            work.add_done_callback(_discard)  # prepared after all: give its descriptors back
+            raise
+
+    def _prepare(self, permit: Permit) -> _Admitted:
         try:
             workspace = ensure_workspace(self._workspace())
         except JailError as exc:
@@ -159,7 +168,7 @@ class ProcessDoor:
                   env: Mapping[str, str] | None = None) -> RunResult:
         """Run a permitted command to its end (time limit, output cap, cancel, resource limits)
         inside the sandbox; a limit that stopped it is said in `RunResult.limit`."""
-        admitted = self._admit(permit, risk)
+        admitted = await self._admit(permit, risk)
         prepared = admitted.prepared
         stop = asyncio.Event()  # the user's cancel, or a limit reached
         watchers = [asyncio.ensure_future(_relay(cancel, stop))] if cancel is not None else []
@@ -208,7 +217,7 @@ class ProcessDoor:
 
     async def start(self, permit: Permit, *, risk: str, env: Mapping[str, str] | None = None) -> LiveProcess:
         """Start a permitted long-lived process with pipes; `stop()` it (or `close()` the door)."""
-        admitted = self._admit(permit, risk)
+        admitted = await self._admit(permit, risk)
         prepared = admitted.prepared
         # `env` is the caller's own configuration (a server's token), added after the filter.
         environment = {**safe_environment(), **(env or {})}
@@ -279,6 +288,16 @@ def _snapshots(permit: Permit, workspace: Path) -> dict[str, sandbox.Snapshot]:
         if mode:
             found[relative] = sandbox.Snapshot(data, mode)
     return found
+
+
+def _discard(work: asyncio.Future[_Admitted]) -> None:
+    if work.cancelled() or work.exception() is not None:
+        return
+    prepared = work.result().prepared
+    if prepared is not None:
+        prepared.close_fds()
+        if prepared.cap is not None:
+            prepared.cap.close()
 
 
 def _still_there(workspace: Path, relative: str) -> bool:
