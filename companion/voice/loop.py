@@ -180,10 +180,13 @@ class VoiceLoop:
         quiet = not self.mouth.busy and (self._turn is None or self._turn.done())
         if self.card_open():
             return  # what is said now answers the card: no reply to prepare
-        if quiet and not self.calling.peek(text, self.ear.speech_start_s, self.ear.endpointer.stream_s):
-            return  # not called: nothing reaches the brain, not even a prepared reply
-        if self.preparer.supported and quiet:
-            self.preparer.start(pause_id, text)
+        if not quiet or not self.preparer.supported:
+            return
+        verdict = self.calling.peek(text, self.ear.speech_start_s, self.ear.endpointer.stream_s)
+        if verdict.turn:  # not called: nothing reaches the brain, not even a prepared reply
+            # Prepared for the question as it will be asked (the wake word's call taken off),
+            # or the reply would be refused when the turn comes and asked for again.
+            self.preparer.start(pause_id, verdict.question(text))
 
     def resumed(self, pause_id: int) -> None:
         self.preparer.drop()

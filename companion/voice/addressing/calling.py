@@ -162,9 +162,9 @@ class Calling:
             if names:
                 self.learning.start(names)
 
-    def peek(self, text: str, start_s: float, end_s: float) -> bool:
-        """Would this (early) transcript start a turn? Nothing is used up."""
-        return self.policy.judge(text, start_s, end_s, peek=True).turn
+    def peek(self, text: str, start_s: float, end_s: float) -> Verdict:
+        """Would this (early) transcript start a turn, and with what question? Nothing is used up."""
+        return self.policy.judge(text, start_s, end_s, peek=True)
 
     def answering(self) -> None:
         self.policy.answering()
