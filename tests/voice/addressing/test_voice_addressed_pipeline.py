@@ -3,22 +3,20 @@ piper and espeak-ng voices, the real runtime and the scripted brain over HTTP.""
 
 from __future__ import annotations
 
-import subprocess
 from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pytest
 from brain_harness import PLAIN_PERSONALITY, make_config
+from calling_support import CALLED, conversation, espeak, said
 
 from companion.config import VoiceSettings
 from companion.events import AttentionChanged, EventBus
 from companion.runtime import Companion
 from companion.voice.brain_port import CompanionBrain
 from companion.voice.session import VoiceSession
-from companion.voice.sound.audio import WavSink, WavSource, read_wav, resample, write_wav
-
-CALLED = VoiceSettings(listening="called")
+from companion.voice.sound.audio import WavSink, WavSource, resample
 
 BACKGROUND = [
     ("en-us", "Did you see the game last night?"),
@@ -29,26 +27,6 @@ BACKGROUND = [
     ("en+m7", "Okay. Can you pass me the salt?"),
 ]
 """A room's talk in six espeak-ng voices: questions, requests, and her name in mid-sentence."""
-
-
-def espeak(text: str, voice: str, folder: Path) -> np.ndarray:
-    path = folder / "espeak.wav"
-    subprocess.run(["espeak-ng", "-v", voice, "-s", "150", "-w", str(path), text], check=True, timeout=30)
-    audio, rate = read_wav(path)
-    return resample(audio, rate, 16_000)
-
-
-def said(piper_voice, text: str) -> np.ndarray:
-    return resample(piper_voice.synthesize_sync(text), piper_voice.sample_rate, 16_000)
-
-
-def conversation(path: Path, *parts: np.ndarray | float) -> Path:
-    """Audio pieces with seconds of silence between (numbers), written as a 16 kHz WAV."""
-    pieces = [np.zeros(8_000, dtype=np.float32)]
-    for part in parts:
-        pieces.append(np.zeros(int(part * 16_000), dtype=np.float32) if isinstance(part, float) else part)
-    write_wav(path, np.concatenate(pieces), 16_000)
-    return path
 
 
 async def run_file(tmp_path, brain, piper_voice, hearing, wav: Path, voice: VoiceSettings = CALLED,
