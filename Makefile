@@ -7,7 +7,7 @@ VENV := .venv
 STAMP := $(VENV)/.installed-stamp
 SYSDEPS_STAMP := $(VENV)/.system-deps-stamp
 
-.PHONY: run test test-under-load lint bench system-deps clean
+.PHONY: run test test-under-load test-unprivileged lint bench system-deps clean
 
 run: $(STAMP) $(SYSDEPS_STAMP)
 	$(VENV)/bin/companion
@@ -19,6 +19,12 @@ run: $(STAMP) $(SYSDEPS_STAMP)
 test: lint $(SYSDEPS_STAMP)
 	$(VENV)/bin/python -m pytest -q -n 2 -m "not real_audio"
 	COMPANION_TEST_HOG=1 $(VENV)/bin/python -m pytest -q -m real_audio
+	bash .ci/unprivileged
+
+# The sandbox, least-privilege and MCP tests again as a user who is not root (companion-ci, made
+# if missing), with the checkout in that user's home; run by root (CI), skipped for a user.
+test-unprivileged: $(STAMP) $(SYSDEPS_STAMP)
+	bash .ci/unprivileged
 
 # Just the real-audio tests, beside a busy core.
 test-under-load: $(STAMP) $(SYSDEPS_STAMP)

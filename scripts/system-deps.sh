@@ -4,7 +4,8 @@
 set -euo pipefail
 
 PACKAGES=(
-  libportaudio2                                   # sounddevice
+  libportaudio2                                   # sounddevice (her fallback sound path)
+  libpulse0                                       # her sound straight to PulseAudio/PipeWire (voice/sound/pulse.py)
   pulseaudio pulseaudio-utils libasound2-plugins  # private virtual sound card for tests
   espeak-ng sox                                   # test speech
   bubblewrap                                      # the kernel sandbox every command runs in

@@ -76,10 +76,14 @@ class McpConnection:
         self.tools: tuple[ToolInfo, ...] = ()
         self.pid: int | None = None
         """The server's process (its sandbox) while it runs; None for a server at a URL."""
+        self.visible: tuple[str, ...] = ()
+        """What of the hidden home its sandbox was shown, read-only (its program's own files)."""
         self._client: Client | None = None
         self._owner: asyncio.Task[None] | None = None
         self._stop = asyncio.Event()
         self._ready = asyncio.Event()
+        self._launched = asyncio.Event()
+        """Its program is running (or it failed before): what timeout_s then bounds is the handshake."""
         self._garbage = b""
         """The first line it wrote that was not the protocol, if any."""
 
@@ -95,11 +99,14 @@ class McpConnection:
     async def start(self) -> bool:
         """Start the server and list its tools; True when it is up. Bounded by timeout_s."""
         if self._owner is None or self._owner.done():
-            self._stop, self._ready = asyncio.Event(), asyncio.Event()
+            self._stop, self._ready, self._launched = asyncio.Event(), asyncio.Event(), asyncio.Event()
             self._garbage = b""
             self._set(ServerState.STARTING, "")
             self._owner = asyncio.ensure_future(self._hold_session(self._ready))
         try:
+            # Finding its program may ask the user and download its package once (launch.py),
+            # bounded there (the card's expiry, the download's limit): not part of timeout_s.
+            await self._launched.wait()
             await asyncio.wait_for(self._ready.wait(), timeout=self.server.timeout_s)
         except TimeoutError:
             self._fail(f"The MCP server '{self.name}' did not start within "
@@ -132,8 +139,9 @@ class McpConnection:
                 target: Any = self.server.url
             else:
                 process = await self._start_server(self.server)
-                self.pid = process.pid
+                self.pid, self.visible = process.pid, process.visible
                 target = process_transport(process, on_garbage=self._heard_garbage)
+            self._launched.set()
             async with Client(target, read_timeout_seconds=self.server.timeout_s) as client:
                 listing = await client.list_tools()
                 self.tools = tuple(_tool_info(tool) for tool in listing.tools)
@@ -150,6 +158,7 @@ class McpConnection:
         finally:
             self._client = None
             self.pid = None
+            self._launched.set()
             ready.set()
 
     async def _until_stopped_or_ended(self, process: LiveProcess | None) -> None:

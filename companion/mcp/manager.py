@@ -18,6 +18,7 @@ from companion.events import ErrorOccurred, EventBus
 from companion.logs import details_hint
 from companion.mcp.connection import McpConnection, ServerState, StartServer
 from companion.mcp.family import tool_spec
+from companion.mcp.program import seen_line
 from companion.tools.registry import Registry
 
 log = logging.getLogger(__name__)
@@ -141,6 +142,9 @@ class McpManager:
                 note = f"MCP server running · {count} tool{'s' if count != 1 else ''}"
                 if status.skipped:
                     note += f" · left out (names taken): {', '.join(status.skipped)}"
+                visible = self._connections[status.family].visible
+                if visible:  # what it is shown of the hidden home, beyond what every sandbox sees
+                    note += f" · {seen_line(visible)}"
             elif status.state is ServerState.DOWN:
                 note = f"unavailable: {status.reason}"
             elif status.state is ServerState.STARTING:

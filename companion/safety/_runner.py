@@ -291,6 +291,8 @@ class LiveProcess:
         self._drain = asyncio.ensure_future(self._keep_stderr())
         self.watcher: asyncio.Future[None] | None = None
         """Set by whoever records its end (the door)."""
+        self.visible: tuple[str, ...] = ()
+        """What of the folders the sandbox hides it was shown, read-only (its own program's files)."""
 
     @property
     def stdin(self) -> asyncio.StreamWriter:

@@ -76,6 +76,9 @@ class Permit:
     contents: Mapping[str, tuple[bytes, int]] = field(default_factory=dict, repr=False)
     """{workspace file, relative: (bytes, mode)} read when the card was shown (or the rules read
     it): shown as that in the sandbox. A pin without content is read at the run and checked."""
+    visible: tuple[str, ...] = ()
+    """Files and folders the sandbox hides (in the home) shown read-only anyway: a declared
+    server's own program, its environment and its script (companion/mcp/program.py)."""
 
 
 @dataclass
@@ -109,12 +112,13 @@ class ProcessDoor:
 
     def issue(self, argv: tuple[str, ...], shown: str, tool: str, *, stdin: bytes | None,
               network: bool, how: str, access: str, pins: Mapping[str, str] | None = None,
-              contents: Mapping[str, tuple[bytes, int]] | None = None) -> Permit:
+              contents: Mapping[str, tuple[bytes, int]] | None = None,
+              visible: tuple[str, ...] = ()) -> Permit:
         """A one-time permit; `access` is decided by the caller every time (no default)."""
         if access not in (ACCESS_READ, ACCESS_WRITE):
             raise ValueError(f"access must be {ACCESS_READ!r} or {ACCESS_WRITE!r}, not {access!r}")
         permit = Permit(argv, shown, tool, stdin, network, how, secrets.token_hex(16), access,
-                        dict(pins or {}), dict(contents or {}))
+                        dict(pins or {}), dict(contents or {}), tuple(visible))
         self._tickets[permit.ticket] = permit
         return permit
 
@@ -151,7 +155,8 @@ class ProcessDoor:
             policy = sandbox.SandboxPolicy(workspace, writable=permit.access == ACCESS_WRITE,
                                            network=permit.network, hidden=self.hidden,
                                            read_only=self.read_only,
-                                           snapshots=snapshots, limits=self.limits)
+                                           snapshots=snapshots, limits=self.limits,
+                                           visible=permit.visible)
             bwrap = sandbox.find_bwrap()
             assert bwrap is not None
             try:
@@ -234,6 +239,7 @@ class ProcessDoor:
             if prepared is not None:
                 await prepared.release()
             raise
+        process.visible = permit.visible
         self._live.add(process)
         self._record(permit, prepared is not None, started=True)
 

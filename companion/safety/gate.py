@@ -187,17 +187,26 @@ class Gate:
         server trusted in Settings), but the audit log keeps it like any other decision."""
         self._record(shown, f"mcp:{server}/{tool}", Decision.APPROVED, "trusted server")
 
-    def declared(self, argv: Sequence[str], *, tool: str, network: bool = False) -> Verdict:
+    def declared(self, argv: Sequence[str], *, tool: str, network: bool = False,
+                 visible: Sequence[str] = ()) -> Verdict:
         """A program the user declared in their own settings (an MCP server): writing it there
         was the approval, so nobody is asked; it still runs only in the sandbox, with the
-        network only when the declaration says so."""
+        network only when the declaration says so, and of the hidden folders (the home) sees
+        only `visible`, read-only: its own program, environment and script."""
         argv = tuple(str(a) for a in argv)
         line = shlex.join(argv)
         self._record(line, tool, Decision.APPROVED, "declared in settings")
         # The user wrote it into her settings: it may change the workspace, like a yes on a card.
         permit = self.door.issue(argv, line, tool, stdin=None, network=network,
-                                 how="declared in settings", access=ACCESS_WRITE)
+                                 how="declared in settings", access=ACCESS_WRITE,
+                                 visible=tuple(str(p) for p in visible))
         return Verdict(True, Decision.APPROVED, "declared in settings", permit=permit)
+
+    async def review_download(self, line: str, *, tool: str, reason: str, channel: str = "text") -> Verdict:
+        """Ask before a declared server's launcher downloads its package, once, outside the
+        sandbox and online (`line` is what runs; no permit: the door starts nothing). Never saved."""
+        pre = Precheck(False, "ask", reason, saveable=False)
+        return await self._finish(line, pre, tool, channel, None, None, argv=None, network=True)
 
     # --- the one door ---------------------------------------------------------------------
     async def run(self, verdict: Verdict, *, risk: str, timeout_s: float,

@@ -37,7 +37,7 @@ import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-__all__ = ["SANDBOX_UID", "Identity", "bind_sources", "for_workspace", "host_pid"]
+__all__ = ["NO_IDMAP_NOTE", "SANDBOX_UID", "Identity", "bind_sources", "for_workspace", "host_pid", "note_for"]
 
 SANDBOX_UID = 65534
 """Who a command is when she runs as root: "nobody", inside and outside."""
@@ -173,6 +173,18 @@ def for_workspace(workspace: str, *, writable: bool, known: frozenset[str], fds:
     fds.append(userns)
     return Identity(SANDBOX_UID, ["--userns", str(userns), "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID)],
                     _workspace=workspace, _tree=tree, _launcher=True)
+
+
+def note_for(workspace: str) -> str:
+    """The sentence a sandbox of `workspace` would carry (`Identity.note`; NO_IDMAP_NOTE when
+    its command would be root outside), "" when the command owns nothing on the host."""
+    fds: list[int] = []
+    who = for_workspace(workspace, writable=False, known=frozenset(), fds=fds)
+    who.release()
+    for fd in fds:
+        with contextlib.suppress(OSError):
+            os.close(fd)
+    return who.note
 
 
 def bind_sources(argv: Sequence[str]) -> list[str]:

@@ -21,7 +21,7 @@ import ctypes
 import os
 import sys
 
-__all__ = ["SCRATCH", "argv_for", "main", "writable_folders"]
+__all__ = ["SCRATCH", "abi", "argv_for", "helper", "main", "writable_folders"]
 
 SCRATCH = "/tmp"
 """The read-only run's scratch folder, unless the workspace is inside it (then /dev/shm)."""
@@ -49,18 +49,33 @@ def writable_folders(workspace: str) -> list[str]:
     return [*([] if inside else [SCRATCH]), "/dev", "/proc"]
 
 
+def helper() -> str:
+    """This file, which the sandbox runs first (so it is shown there, read-only, wherever it lives)."""
+    return os.path.abspath(__file__)
+
+
 def argv_for(python: str, writable: list[str]) -> list[str]:
     """The words that put a command under the ruleset (to go right before it)."""
-    return [python, "-I", "-S", os.path.abspath(__file__), *(w for folder in writable for w in ("--writable", folder)),
+    return [python, "-I", "-S", helper(), *(w for folder in writable for w in ("--writable", folder)),
             "--"]
 
 
+def abi() -> int:
+    """The Landlock version this kernel offers (1 came with Linux 5.13), 0 when it has none
+    (an older kernel, Landlock left out of the boot's `lsm=` list, not Linux)."""
+    try:
+        version = ctypes.CDLL(None, use_errno=True).syscall(_CREATE_RULESET, None, 0, _VERSION)
+    except (AttributeError, OSError):  # no syscall(2) to call: not Linux
+        return 0
+    return max(version, 0)
+
+
 def _restrict(writable: list[str]) -> None:
-    libc = ctypes.CDLL(None, use_errno=True)
-    abi = libc.syscall(_CREATE_RULESET, None, 0, _VERSION)
-    if abi < 1:
+    version = abi()
+    if version < 1:
         return  # no Landlock in this kernel: the mounts alone hold the run
-    handled = _WRITE_FILE | (_TRUNCATE if abi >= 3 else 0)
+    libc = ctypes.CDLL(None, use_errno=True)
+    handled = _WRITE_FILE | (_TRUNCATE if version >= 3 else 0)
     ruleset = _Ruleset(handled)
     fd = libc.syscall(_CREATE_RULESET, ctypes.byref(ruleset), ctypes.sizeof(ruleset), 0)
     if fd < 0:

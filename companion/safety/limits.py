@@ -5,7 +5,9 @@ everything the command starts inherits it and nothing inside can raise it again.
 cgroup of its own per call holds the processes and the whole call's memory (cgroup.py). The
 kernel doesn't count root's own processes against RLIMIT_NPROC: where the sandbox's user is
 root outside (no idmapped mounts: identity.py) and no cgroup can be made, a watcher counts
-them (`ProcessCount`). RLIMIT_DATA counts private memory only; where no cgroup holds the
+them (`ProcessCount`). As a user, RLIMIT_NPROC, counted in each call's own user namespace,
+holds the call, and the same watcher stops a call held at that cap (a fork bomb never ends
+by itself). RLIMIT_DATA counts private memory only; where no cgroup holds the
 call's memory (a user, a container) the seccomp filter keeps shared memory out (seccomp.py:
 shared anonymous mappings, memfd, System V segments). Left open there: a shared mapping of
 /dev/zero (measured as uid 65534: 512 MB held under a 256 MB limit).
@@ -86,43 +88,52 @@ def _size(n: int) -> str:
 
 
 class ProcessCount:
-    """Where she is root and no cgroup can be made (a container with /sys/fs/cgroup read-only):
-    counts the processes in the sandbox's PID namespace, for a watcher to stop the call at the
-    limit. Only a backstop, not a cap: between two looks a fork bomb can take every free PID
-    on the machine (measured here: it did), and only calls run to their end are watched."""
+    """A watcher's count of the sandbox's processes (threads included), for the door to stop the
+    call once it holds `processes` at one look.
+
+    As a user (no cgroup of her own), RLIMIT_NPROC in the call's own user namespace is the hard
+    cap: the kernel counts the call's processes there apart from the user's others, so a fork
+    bomb stalls at the limit while the user's programs keep forking; but a stalled bomb never
+    ends (bash retries its forks), so this count sees it at the cap and the door stops it, with
+    the sentence. Where she is root and no cgroup can be made (a container with /sys/fs/cgroup
+    read-only), nothing counts root's processes, and this is only a backstop: between two looks
+    a fork bomb can take every free PID on the machine (measured here: it did).
+
+    The sandbox is the tree under its first process (bwrap): its PID namespace's init, bwrap's
+    own, is in that tree and takes every orphan, so a double fork stays in it."""
 
     def __init__(self, processes: int) -> None:
         self.processes = processes
         self.leader: int | None = None
         """The sandbox's first process outside it (bwrap); set once it has started."""
-        self._namespace: str | None = None
         self._hit = False
 
     def hit(self) -> bool:
-        """True once the sandbox held `processes` processes at one look."""
+        """True once the sandbox held `processes` processes (threads count) at one look."""
         if self._hit or self.leader is None:
             return self._hit
-        namespace = self._namespace or self._find_namespace(self.leader)
-        if namespace is None:
-            return False
-        self._namespace = namespace
-        count = 0
-        with contextlib.suppress(OSError):
-            for name in os.listdir("/proc"):
-                if name.isdigit():
-                    with contextlib.suppress(OSError):
-                        count += os.readlink(f"/proc/{name}/ns/pid") == namespace
-        self._hit = count >= self.processes
+        self._hit = self.count() >= self.processes
         return self._hit
 
-    @staticmethod
-    def _find_namespace(leader: int) -> str | None:
-        # bwrap's first child is the first process of the sandbox's own PID namespace.
-        try:
-            children = Path(f"/proc/{leader}/task/{leader}/children").read_text().split()
-            return os.readlink(f"/proc/{children[0]}/ns/pid") if children else None
-        except OSError:
-            return None
+    def count(self) -> int:
+        """Tasks (processes and their threads) under the leader, the leader itself not counted."""
+        assert self.leader is not None
+        total, todo, seen = 0, [self.leader], set()
+        while todo:
+            pid = todo.pop()
+            if pid in seen:
+                continue
+            seen.add(pid)
+            try:
+                tasks = os.listdir(f"/proc/{pid}/task")
+            except OSError:
+                continue
+            if pid != self.leader:
+                total += len(tasks)
+            for task in tasks:
+                with contextlib.suppress(OSError, ValueError):
+                    todo += [int(c) for c in Path(f"/proc/{pid}/task/{task}/children").read_text().split()]
+        return total
 
     def close(self) -> bool:
         return True

@@ -107,6 +107,8 @@ class SandboxPolicy:
     snapshots: Mapping[str, Snapshot] = field(default_factory=dict)
     """{path relative to the workspace: the content to show there}: pinned files."""
     limits: Limits = field(default_factory=Limits)
+    visible: tuple[str, ...] = field(default=())
+    """Files and folders of the hidden ones shown read-only anyway (a declared server's program)."""
 
 
 @dataclass
@@ -118,7 +120,7 @@ class Prepared:
     pass_fds: tuple[int, ...]
     outbound: Outbound | None = None
     cap: CallCgroup | ProcessCount | None = None
-    """What holds the number of processes when she is root (RLIMIT_NPROC does otherwise)."""
+    """What the door watches for the process cap: the call's cgroup (as root), or a count."""
     host_uid: int = -1
     """Who the command is on the host (65534 when she is root, her own uid otherwise)."""
     note: str = ""
@@ -247,10 +249,12 @@ def prepare(bwrap: str, policy: SandboxPolicy, argv: Sequence[str]) -> Prepared:
     # As root, a cgroup holds the whole call's processes and memory. RLIMIT_NPROC holds the
     # processes of a call as 65534 too; root's own are not counted against it: where no cgroup
     # can be made for a call that is root outside, only a count the door watches is left.
+    # As a user, RLIMIT_NPROC in the call's own user namespace holds it, and the door stops a
+    # call held there (a fork bomb retries its forks for ever) once the count shows the cap.
     held: CallCgroup | ProcessCount | None = cap
     if cap is not None:
         args = cap.wrap(args)
-    elif os.geteuid() == 0 and who.uid == 0:
+    elif os.geteuid() != 0 or who.uid == 0:
         held = ProcessCount(policy.limits.processes)
     return Prepared(args, tuple(fds), outbound, held, host_uid=who.uid, note=who.note)
 
@@ -285,10 +289,15 @@ def _mounts(policy: SandboxPolicy, fds: list[int], who: identity.Identity, *, si
         if folder == "/tmp":
             args += size(policy.limits.tmp_bytes)
         args += ["--tmpfs", folder]
-    # The interpreter she runs code with may live in a hidden folder (a venv in the home).
-    for folder in _interpreter_folders():
+    # The interpreter she runs code with may live in a hidden folder (a venv in the home), and
+    # so may the Landlock helper a read-only run starts first (her checkout in the home).
+    for folder in [*_interpreter_folders(), *([] if policy.writable else [landlock.helper()])]:
         if _under(folder, hidden) and not _under(workspace, [folder]):
             args += ["--ro-bind", folder, folder]
+    for path in policy.visible:
+        # What a declared server runs from (companion/mcp/program.py), never a hidden root itself.
+        if _under(path, hidden) and path not in hidden and os.path.exists(path):
+            args += ["--ro-bind", path, path]
     if policy.network:
         resolv = os.path.realpath("/etc/resolv.conf")
         args += ["--ro-bind-data", str(_data_fd(RESOLV_CONF, fds)), resolv]

@@ -7,10 +7,8 @@ import asyncio
 
 import pytest
 from test_mcp_tools import (
-    NOTES_SERVER,
     context,
     notes_server,
-    pids_running,
     sandbox_gate,
     started_manager,
     wait_until,
@@ -37,14 +35,14 @@ def workspace(tmp_path):
 async def test_a_stalled_mcp_call_is_one_sentence_and_the_servers_next_call_works(workspace):
     manager, registry = await started_manager(workspace, notes_server(trusted=True))
     try:
-        before = pids_running(str(NOTES_SERVER))
+        before = manager.connection("mcp:notes").pid
         ctx = context(workspace, budget_s=1.5)
         answer = await asyncio.wait_for(
             registry.dispatchable("slow_echo").execute({"text": "hello", "seconds": 60}, ctx), 20)
         assert ctx.failed and answer == "The MCP server 'notes' did not answer slow_echo in time."
         assert manager.status("mcp:notes").state is ServerState.UP
         await _next_call_works(registry, workspace)
-        assert pids_running(str(NOTES_SERVER)) == before  # the same server, not a restart
+        assert manager.connection("mcp:notes").pid == before  # the same server, not a restart
     finally:
         await manager.close()
 

@@ -1,4 +1,5 @@
-"""Memory limits hold without a cgroup: shared memory and memfd are counted (issue 33, item 5).
+"""Limits hold without a cgroup: shared memory and memfd are counted (issue 33, item 5), and a
+fork bomb is stopped with her sentence while the user's other programs keep forking (issue 38).
 
 As a real unprivileged user (root drops to uid 65534 for the test) no cgroup can be made, and
 RLIMIT_DATA counts only private memory: a shared anonymous mapping, a memfd and System V shared
@@ -70,10 +71,45 @@ asyncio.run(main())
 '''
 
 
-def run_as_a_user(workspace: Path) -> dict[str, str]:
+BOMB_DRIVER = r'''
+import asyncio, json, os, subprocess, sys, time
+sys.path[:0] = json.loads(sys.argv[2])
+from pathlib import Path
+from companion.safety.approval import ACCESS_WRITE
+from companion.safety.door import ProcessDoor
+
+def bombs() -> int:
+    found = 0
+    for name in os.listdir("/proc"):
+        try:
+            found += name.isdigit() and os.stat(f"/proc/{name}").st_uid == os.getuid() and \
+                ":|:" in Path(f"/proc/{name}/cmdline").read_text(errors="replace")
+        except OSError:
+            pass
+    return found
+
+async def main():
+    door = ProcessDoor(lambda: Path(sys.argv[1]), lambda: None)
+    line = ":(){ :|: ; };:"
+    permit = door.issue(("bash", "-c", line), line, "shell", stdin=None, network=False, how="asked",
+                        access=ACCESS_WRITE)
+    started = time.monotonic()
+    run = asyncio.ensure_future(door.run(permit, risk="exec", timeout_s=120))
+    while bombs() < 100 and not run.done():  # the bomb is growing: the user's own programs still fork
+        await asyncio.sleep(0.01)
+    forked = subprocess.run(["/bin/true"]).returncode == 0
+    result = await run
+    print(json.dumps({"limit": result.limit, "timed_out": result.timed_out, "forked": forked,
+                      "seconds": round(time.monotonic() - started, 2)}))
+
+asyncio.run(main())
+'''
+
+
+def run_as_a_user(workspace: Path, driver: str = DRIVER) -> dict[str, str]:
     """The door run by a process of an unprivileged user (uid 65534 when we are root)."""
     paths = [sysconfig.get_paths()["purelib"], str(Path(companion.__file__).resolve().parent.parent)]
-    argv = ["/usr/bin/python3", "-I", "-c", DRIVER, str(workspace), json.dumps(paths), HOLD]
+    argv = ["/usr/bin/python3", "-I", "-c", driver, str(workspace), json.dumps(paths), HOLD]
     drop = {"user": 65534, "group": 65534, "extra_groups": []} if os.geteuid() == 0 else {}
     done = subprocess.run(argv, capture_output=True, text=True, timeout=180, cwd="/",
                           env={"PATH": "/usr/bin:/bin", "HOME": str(workspace)}, **drop)
@@ -96,6 +132,16 @@ def test_as_an_unprivileged_user_shared_memory_and_memfd_are_held_to_the_limit(u
     said = run_as_a_user(user_workspace)
     for what, text in said.items():
         assert "HELD" not in text and "STOPPED" in text, (what, said)
+
+
+def test_as_an_unprivileged_user_a_fork_bomb_is_stopped_with_her_sentence_and_the_user_keeps_forking(
+        user_workspace: Path) -> None:
+    # RLIMIT_NPROC, counted in the call's own user namespace, holds the bomb; the door sees it at
+    # the cap and stops it (bash would retry its forks until the time limit).
+    said = run_as_a_user(user_workspace, BOMB_DRIVER)
+    assert said["limit"] == "It tried to start too many processes, so the sandbox stopped it.", said
+    assert not said["timed_out"] and said["forked"], said
+    print(f"fork bomb stopped after {said['seconds']} s")
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="a cgroup of its own per call is made only as root")
