@@ -33,8 +33,9 @@ class SpeakerCheck:
     """In what she listens to: after echo cancellation (the same as before when it is off)."""
     cancelling: bool
     stuttered: bool = False
-    """The sound system dropped or repeated audio during the line (a busy machine): the
-    numbers may be off, as the canceller lost her voice's timing for a moment."""
+    """The sound system dropped or repeated audio during the line (a busy machine): an underrun,
+    overflow or device move it reported (EchoStats.xruns; straight on the sound server these are
+    the server's own counts, the same that re-align the canceller): the numbers may be off."""
 
     @property
     def removed_db(self) -> float:

@@ -141,11 +141,12 @@ class DeviceSource(_Watched):
     """
 
     realtime = True
+    backend = "portaudio"
+    """Which sound path the stream takes (companion.voice.sound.backend)."""
 
     def __init__(self, device: str = "", *, loop: asyncio.AbstractEventLoop | None = None,
                  rate: int | None = None, echo: EchoWorker | None = None) -> None:
         """`rate` forces the device's sample rate (default: 16 kHz if it can, else its own)."""
-        sd = _sounddevice()
         self._init_watch()
         self._loop = loop or asyncio.get_running_loop()
         # Blocks wait in a deque, and a reader waits on a future of this source's own loop, not
@@ -159,10 +160,11 @@ class DeviceSource(_Watched):
         self._closed = False
         self._echo = echo
         self._name, self._forced_rate = device, rate
-        self._open(sd)
+        self._open()
 
-    def _open(self, sd) -> None:
+    def _open(self) -> None:
         """Open and start the input stream (at start, and again once the sound server is back)."""
+        sd = _sounddevice()
         _require(sd, output=False)
         dev = _device(self._name)
         try:
@@ -189,21 +191,28 @@ class DeviceSource(_Watched):
         """A new stream on the same device (blocking; after reinitialise_portaudio). Raises
         CompanionError when it can't be opened yet."""
         self._pending = np.zeros(0, dtype=np.float32)  # half a frame from before the gap
-        self._open(_sounddevice())
+        self._open()
 
     def _callback(self, indata, frames, time_info, status) -> None:
-        self.last_block_at = time.monotonic()
         stream = self._stream
         if status:
             log.debug("input status: %s", status)
         if stream is None:  # detached while this block was on its way
+            self.last_block_at = time.monotonic()
+            return
+        self._heard(indata[:, 0].copy(), _stamp(time_info.inputBufferAdcTime, stream, output=False),
+                    bool(status.input_overflow))
+
+    def _heard(self, block: np.ndarray, adc_time: float, xrun: bool, *, exact: bool = False) -> None:
+        """On the stream's thread: a block captured at `adc_time` (`exact`: the stamp comes
+        from the server's own indexes, not PortAudio's estimate)."""
+        self.last_block_at = time.monotonic()
+        if self._stream is None:
             return
         if self._echo is not None:
-            self._echo.capture(indata[:, 0].copy(), self.rate,
-                               _stamp(time_info.inputBufferAdcTime, stream, output=False),
-                               bool(status.input_overflow))
+            self._echo.capture(block, self.rate, adc_time, xrun, exact=exact)
         else:
-            self._loop.call_soon_threadsafe(self._put, indata[:, 0].copy())
+            self._loop.call_soon_threadsafe(self._put, block)
 
     def _cleaned(self, block: np.ndarray) -> None:
         """From the echo canceller's thread: cleaned 16 kHz audio."""
@@ -255,10 +264,11 @@ class DeviceSink(_Levels, _Watched):
     canceller as the far end, stamped with its DAC time.
     """
 
+    backend = "portaudio"
+
     def __init__(self, device: str = "", *, loop: asyncio.AbstractEventLoop | None = None,
                  preferred_rate: int = 22_050, echo: EchoWorker | None = None) -> None:
         super().__init__()
-        sd = _sounddevice()
         self._init_watch()
         self._echo = echo
         self._loop = loop or asyncio.get_running_loop()
@@ -267,10 +277,11 @@ class DeviceSink(_Levels, _Watched):
         self._sounding = False
         self.first_sample_at: float | None = None
         self._name, self._preferred_rate = device, preferred_rate
-        self._open(sd)
+        self._open()
 
-    def _open(self, sd) -> None:
+    def _open(self) -> None:
         """Open and start the output stream (at start, and again once the sound server is back)."""
+        sd = _sounddevice()
         _require(sd, output=True)
         dev = _device(self._name)
         try:
@@ -292,7 +303,7 @@ class DeviceSink(_Levels, _Watched):
     def reopen(self) -> None:
         """A new stream on the same device (blocking; after reinitialise_portaudio). Raises
         CompanionError when it can't be opened yet."""
-        self._open(_sounddevice())
+        self._open()
 
     def detach(self):
         """As for the microphone; every line waiting to play ends unplayed (play() returns
@@ -306,8 +317,15 @@ class DeviceSink(_Levels, _Watched):
         return stream
 
     def _callback(self, outdata, frames, time_info, status) -> None:
+        stream = self._stream
+        dac_time = _stamp(time_info.outputBufferDacTime, stream, output=True) if stream is not None else 0.0
+        self._serve(outdata[:, 0], dac_time, bool(status.output_underflow))
+
+    def _serve(self, out: np.ndarray, dac_time: float, xrun: bool, *, exact: bool = False) -> None:
+        """On the stream's thread: fill `out` (whose first sample sounds at `dac_time`) from the
+        queue and hand it to the echo canceller (`exact`: the stamp comes from the server)."""
         self.last_block_at = time.monotonic()
-        out = outdata[:, 0]
+        frames = out.size
         filled = 0
         finished: list[_Playback] = []
         started = False
@@ -322,11 +340,8 @@ class DeviceSink(_Levels, _Watched):
                 if item.offset >= item.audio.size:
                     finished.append(self._queue.popleft())
         out[filled:] = 0.0
-        stream = self._stream
-        if self._echo is not None and stream is not None:
-            self._echo.render(out.copy(), self.rate,
-                              _stamp(time_info.outputBufferDacTime, stream, output=True),
-                              bool(status.output_underflow))
+        if self._echo is not None and self._stream is not None:
+            self._echo.render(out.copy(), self.rate, dac_time, xrun, exact=exact)
         if filled:
             level = rms(out[:filled])
             self._loop.call_soon_threadsafe(self._played, level, finished, started)

@@ -1,8 +1,9 @@
 """Acoustic echo cancellation: WebRTC's audio processing module (AEC3) on the microphone path.
 
 What the speaker plays (the far end) and what the microphone hears (the near end) arrive as
-blocks stamped with PortAudio's clock: the output block's DAC time and the input block's ADC
-time. Both become 16 kHz sample timelines on that clock, so every 10 ms microphone frame is
+blocks stamped on one clock: the output block's DAC time and the input block's ADC time, as
+PortAudio estimates them or, straight on the sound server (pulse_devices), exactly from the
+server's own clock and the streams' indexes. Both become 16 kHz sample timelines (timeline.py), so every 10 ms microphone frame is
 paired with the far-end audio that was leaving the speaker at the same moment, whatever the
 two devices' buffer sizes. The module then only has to find the room's own delay (the air
 between speaker and microphone, or a sound server's loopback), which AEC3 estimates itself.
@@ -17,24 +18,15 @@ from collections import deque
 from dataclasses import dataclass
 
 import numpy as np
-import soxr
 
 from companion.config import VoiceSettings
 from companion.voice.sound.frames import QUIET_RMS, SAMPLE_RATE
+from companion.voice.sound.timeline import SETTLE_BLOCKS, Timeline
+
+__all__ = ["APM_FRAME", "SETTLE_BLOCKS", "EchoCanceller", "EchoSettings", "EchoStats", "Timeline", "db"]
 
 APM_FRAME = SAMPLE_RATE // 100
 """WebRTC's module takes exactly 10 ms frames."""
-RESTART_S = 1.0
-"""A block stamped this far from where the stream was expected starts a new run (a device
-restarted); the stream's rate changing does too."""
-SETTLE_BLOCKS = 25
-"""After a start or an xrun, the median stamp offset of the blocks from this many to twice
-this many says where the stream is: PortAudio refills the buffer in a burst whose stamps
-barely advance, and single stamps jitter by several ms (more through a sound server)."""
-SETTLE_TOLERANCE = SAMPLE_RATE // 50
-"""A settled median offset above 20 ms means the first stamps were a refill burst, or audio
-was really lost (or silence played) in an xrun: the stream moves by it. Smaller ones are
-jitter, and AEC3 follows small shifts itself."""
 FAR_KEPT = SAMPLE_RATE * 2
 """Far-end audio kept ahead of the microphone (the speaker's buffer is rarely 2 s deep)."""
 _INT16 = 32767.0
@@ -92,113 +84,6 @@ def audio_processing_module(settings: EchoSettings):
     )
 
 
-def _index(at: float) -> int:
-    """A PortAudio time in seconds as a sample index on the 16 kHz timeline."""
-    return round(at * SAMPLE_RATE)
-
-
-class Timeline:
-    """Blocks at any rate, stamped with the time of their first sample, as one 16 kHz stream.
-
-    `start` is the sample index (on the 16 kHz clock) of `samples[0]`. Between xruns a
-    device neither drops nor adds samples, so each block is appended where the last one ended
-    and the samples are counted; the stamps only say where the count stands. They are read
-    after a start and after each xrun (the device ran dry or overflowed, and audio may have
-    been lost or silence played): once settled, the median offset of SETTLE_BLOCKS stamps
-    moves the stream if it is more than SETTLE_TOLERANCE (inserting silence, or dropping the
-    newest unused audio). Other stamps are not followed: through a sound server they wander
-    by tens of ms, and jump after an xrun, while the audio itself does not.
-    """
-
-    def __init__(self) -> None:
-        self.samples = np.zeros(0, dtype=np.float32)
-        self.start = 0
-        self._rate = 0
-        self._resampler: soxr.ResampleStream | None = None
-        self._next_in = 0  # 16 kHz index where the next input block is expected to start
-        self._settling = 0  # blocks until the stamps are read (0: settled)
-        self._offsets: list[int] = []
-        self.runs = 0
-        """How many times the stream (re)started: 1 for a steady device."""
-        self.moves = 0
-        """How many times the stamps moved the stream (after a start or an xrun)."""
-        self.filled: list[tuple[int, int]] = []
-        """[start, end) of the silence each forward move inserted: on the far end it is silence
-        the speaker played; on the near end it was never heard, and the ear must not hear it."""
-
-    @property
-    def end(self) -> int:
-        return self.start + self.samples.size
-
-    def push(self, block: np.ndarray, rate: int, at: float, *, xrun: bool = False) -> None:
-        """Append `block` (`rate` Hz) whose first sample is at PortAudio time `at`; `xrun` when
-        PortAudio flagged it (output underflow, input overflow)."""
-        block = np.asarray(block, dtype=np.float32).reshape(-1)
-        offset = _index(at) - self._next_in
-        if self.runs == 0 or rate != self._rate or abs(offset) > RESTART_S * SAMPLE_RATE:
-            self._restart(rate, _index(at))
-            offset = 0
-        if xrun:
-            # Through a sound server a flagged block's stamp is often wrong and the audio went
-            # on without a gap: only the stamps once the stream has settled again can move it.
-            self._settling, self._offsets = 2 * SETTLE_BLOCKS, []
-        elif self._settling:
-            self._settling -= 1
-            if self._settling < SETTLE_BLOCKS:
-                self._offsets.append(offset)
-            if not self._settling:
-                median = int(np.median(self._offsets))
-                if abs(median) > SETTLE_TOLERANCE:
-                    self._move(median)
-                    offset -= median
-        self._next_in += round(block.size * SAMPLE_RATE / rate)
-        if self._resampler is not None:
-            block = self._resampler.resample_chunk(block)
-        self.samples = np.concatenate([self.samples, block]) if self.samples.size else block.copy()
-
-    def _move(self, offset: int) -> None:
-        """The stream really is `offset` samples later (or earlier, when negative) than counted."""
-        self.moves += 1
-        self._next_in += offset
-        if offset > 0:
-            self.filled.append((self.end, self.end + offset))
-            self.samples = np.concatenate([self.samples, np.zeros(offset, dtype=np.float32)])
-        else:
-            keep = max(0, self.samples.size + offset)
-            self.start -= max(0, -offset - self.samples.size)
-            self.samples = self.samples[:keep]
-
-    def _restart(self, rate: int, stamped: int) -> None:
-        self.runs += 1
-        self._rate = rate
-        self._resampler = soxr.ResampleStream(rate, SAMPLE_RATE, 1, dtype="float32") \
-            if rate != SAMPLE_RATE else None
-        self._next_in = stamped
-        self._settling, self._offsets = 2 * SETTLE_BLOCKS, []
-        # A resampler holds back a few ms: its first output sample still belongs at `stamped`.
-        self.samples = np.zeros(0, dtype=np.float32)
-        self.start = stamped
-
-    def is_filled(self, start: int, count: int) -> bool:
-        """Whether samples [start, start + count) all lie in silence a move inserted."""
-        return any(lo <= start and start + count <= hi for lo, hi in self.filled)
-
-    def take(self, start: int, count: int) -> np.ndarray:
-        """`count` samples from index `start`; silence where the stream has nothing."""
-        out = np.zeros(count, dtype=np.float32)
-        lo, hi = max(start, self.start), min(start + count, self.end)
-        if hi > lo:
-            out[lo - start:hi - start] = self.samples[lo - self.start:hi - self.start]
-        return out
-
-    def drop_before(self, index: int) -> None:
-        self.filled = [(lo, hi) for lo, hi in self.filled if hi > index]
-        if index > self.start:
-            cut = min(index - self.start, self.samples.size)
-            self.samples = self.samples[cut:]
-            self.start += cut
-
-
 @dataclass
 class EchoStats:
     """Running totals over processed 10 ms frames (energies are sums of squared samples)."""
@@ -216,8 +101,12 @@ class EchoStats:
     lead_ms: int = 0
     """How far ahead of the microphone frame the speaker's audio had arrived, last frame."""
     xruns: int = 0
-    """Blocks the speaker or the microphone flagged as an underflow or overflow: the sound
-    system stuttered (a busy machine), and the echo may be out of step for a second or two."""
+    """Blocks the speaker or the microphone flagged as an underflow or overflow (or a move to
+    another device): the sound system stuttered (a busy machine), and the echo may be out of
+    step for a moment (for a second or two with PortAudio's stamps)."""
+    jumps: int = 0
+    """Times the server's timing strayed by more than 20 ms with no xrun reported (timeline.py:
+    counted, not followed: on a loaded machine the client's interpolated clock strays and comes back)."""
 
     @property
     def ms_per_frame(self) -> float:
@@ -262,15 +151,19 @@ class EchoCanceller:
             self.settings = settings
             self._apm = audio_processing_module(settings) if settings.active else None
 
-    def render(self, block: np.ndarray, rate: int, dac_time: float, *, xrun: bool = False) -> None:
+    def render(self, block: np.ndarray, rate: int, dac_time: float, *, xrun: bool = False,
+               exact: bool = False) -> None:
         self.stats.xruns += xrun
-        self._far.push(block, rate, dac_time, xrun=xrun)
+        self._far.push(block, rate, dac_time, xrun=xrun, exact=exact)
+        self.stats.jumps = self._far.jumps + self._near.jumps
         # Keep only what can still be paired with a microphone frame.
         self._far.drop_before(max(self._far_fed, self._far.end - FAR_KEPT))
 
-    def capture(self, block: np.ndarray, rate: int, adc_time: float, *, xrun: bool = False) -> np.ndarray:
+    def capture(self, block: np.ndarray, rate: int, adc_time: float, *, xrun: bool = False,
+                exact: bool = False) -> np.ndarray:
         self.stats.xruns += xrun
-        self._near.push(block, rate, adc_time, xrun=xrun)
+        self._near.push(block, rate, adc_time, xrun=xrun, exact=exact)
+        self.stats.jumps = self._far.jumps + self._near.jumps
         if not self._near.start <= self._near_done <= self._near.end:
             self._near_done = self._near.start  # a new run, or the stream moved past what was done
         out = []

@@ -56,16 +56,19 @@ class EchoWorker:
         self._deliver = deliver
 
     # --- called from PortAudio's threads: queue only --------------------------------------
-    def render(self, block: np.ndarray, rate: int, dac_time: float, xrun: bool = False) -> None:
+    def render(self, block: np.ndarray, rate: int, dac_time: float, xrun: bool = False, *,
+               exact: bool = False) -> None:
         """A block the speaker is handing to the device, with the time its first sample sounds;
-        `xrun` when PortAudio reported an output underflow with it."""
+        `xrun` when the sound system reported an underflow (or a move) with it; `exact` when the
+        time comes from the sound server's own indexes rather than PortAudio's estimate."""
         if not self._closed:
-            self._queue.put(("far", block, rate, dac_time, xrun))
+            self._queue.put(("far", block, rate, dac_time, xrun, exact))
 
-    def capture(self, block: np.ndarray, rate: int, adc_time: float, xrun: bool = False) -> None:
+    def capture(self, block: np.ndarray, rate: int, adc_time: float, xrun: bool = False, *,
+                exact: bool = False) -> None:
         """A microphone block, with the time its first sample was captured (`xrun`: overflow)."""
         if not self._closed:
-            self._queue.put(("near", block, rate, adc_time, xrun))
+            self._queue.put(("near", block, rate, adc_time, xrun, exact))
 
     # --- called from the event loop ---------------------------------------------------------
     def configure(self, settings: EchoSettings) -> None:
@@ -91,9 +94,9 @@ class EchoWorker:
             kind = item[0]
             try:
                 if kind == "far":
-                    self._canceller.render(item[1], item[2], item[3], xrun=item[4])
+                    self._canceller.render(item[1], item[2], item[3], xrun=item[4], exact=item[5])
                 elif kind == "near":
-                    self._near(item[1], item[2], item[3], item[4])
+                    self._near(item[1], item[2], item[3], item[4], item[5])
                 else:
                     self._canceller.configure(item[1])
             except Exception:
@@ -104,11 +107,11 @@ class EchoWorker:
                 if kind == "near" and self._deliver is not None:
                     self._deliver(_at_16k(item[1], item[2]))
 
-    def _near(self, block: np.ndarray, rate: int, adc_time: float, xrun: bool) -> None:
+    def _near(self, block: np.ndarray, rate: int, adc_time: float, xrun: bool, exact: bool) -> None:
         if self._failed:
             clean = _at_16k(block, rate)
         else:
-            clean = self._canceller.capture(block, rate, adc_time, xrun=xrun)
+            clean = self._canceller.capture(block, rate, adc_time, xrun=xrun, exact=exact)
             with self._lock:
                 self._stats = copy.copy(self._canceller.stats)
         if clean.size and self._deliver is not None:

@@ -6,7 +6,8 @@ nothing raises: without this watch her ear waits for a block for ever and her mo
 sentence to finish. The watch detaches the streams (a line waiting to play ends unplayed, so
 the turn ends and its reply stays as text), says so in one sentence on the bus (the banner in
 the window, `[error]` in the terminal), and tries to reopen them with a backoff: PortAudio is
-re-initialised so it looks for the server again. Once both streams deliver blocks again she
+re-initialised so it looks for the server again (a stream straight on the server, pulse_devices,
+connects afresh by itself). Once both streams deliver blocks again she
 says she can hear again. The devices keep their identity, so her ear, her mouth and the echo
 canceller go on with the same objects (the canceller restarts its timeline on the gap by itself).
 """
@@ -53,9 +54,17 @@ LOST_CODE = "sound_server_lost"
 
 
 def lost_sentence(how: str) -> str:
-    """What she says (in text: she has no voice left) when the sound server `how` ("stopped")."""
-    return (f"I lost the sound system (the sound server {how}): I'll reconnect by myself when it's back. "
-            "Type to me meanwhile.")
+    """What she says (in text: she has no voice left) when the sound server `how` ("stopped"),
+    or when the device itself went away (`how` "the microphone went away", "the speaker ...")."""
+    what = how if how.startswith("the ") else f"the sound server {how}"
+    return f"I lost the sound system ({what}): I'll reconnect by myself when it's back. Type to me meanwhile."
+
+
+def _ended_how(device: DeviceSource | DeviceSink) -> str:
+    """Why a stream ended: its server stopped, or (straight on the server) its device went away."""
+    if getattr(device._stream, "ended_why", "") == "device":
+        return f"the {'microphone' if isinstance(device, DeviceSource) else 'speaker'} went away"
+    return "stopped"
 
 
 class SoundWatch:
@@ -115,8 +124,9 @@ class SoundWatch:
                     return "stopped answering"
                 continue
             self._trouble.clear()
-            if any(device.ended for device in self._devices):
-                return "stopped"
+            ended = [device for device in self._devices if device.ended]
+            if ended:
+                return min((_ended_how(device) for device in ended), key=lambda how: how != "stopped")
         return None
 
     def _stalled(self) -> bool:
@@ -178,7 +188,8 @@ class SoundWatch:
 
         def reopen() -> None:
             try:
-                reinitialise_portaudio()
+                if any(device.backend == "portaudio" for device in self._devices):
+                    reinitialise_portaudio()  # a stream on the server itself connects afresh anyway
                 for device in self._devices:
                     device.reopen()
                 error = None

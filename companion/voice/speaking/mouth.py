@@ -113,6 +113,21 @@ class Mouth:
                 self._say(sentence, SpeechKind.SAY, turn)
             self._say(event.text, event.kind, turn)
 
+    @property
+    def paused(self) -> bool:
+        return self.speaker.paused
+
+    def pause(self) -> bool:
+        """Someone talks over her: stop now, keeping her place (see Speaker.pause)."""
+        paused = self.speaker.pause()
+        self._report()
+        return paused
+
+    def resume(self) -> None:
+        """It was no interruption: she goes on from the word she was in."""
+        self.speaker.resume()
+        self._report()
+
     def adopt(self, splitter: SentenceSplitter) -> None:
         """The next turn is a prepared reply: its held lines play when it begins, and its
         reply goes on from the sentence the preparation was in the middle of."""

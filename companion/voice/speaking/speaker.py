@@ -52,6 +52,11 @@ class Speaker:
     hold() shuts her mouth for a prepared reply: its lines (say(..., prepared=True)) are
     synthesized and wait with everything else; release() plays them, drop_held() forgets
     only them, so a notice queued meanwhile still plays.
+
+    pause() stops her mid-line without dropping anything (someone may only be saying "mm-hm"):
+    resume() says the rest of that line from the word she was in, then the lines queued behind
+    it; a cancel or interruption drops it all as ever. A line is played once however often it
+    was paused, and counts as played only when its end was.
     """
 
     def __init__(self, synthesizer: Synthesizer, sink: AudioSink, cache: NarrationCache | None = None) -> None:
@@ -77,6 +82,16 @@ class Speaker:
         self._idle.set()
         self._play_gate = asyncio.Event()
         self._play_gate.set()
+        self._resume_gate = asyncio.Event()
+        """Clear while paused (pause()): nothing plays until resume()."""
+        self._resume_gate.set()
+        self._cut: Line | None = None
+        """The line a pause stopped (its rest is kept however soon she resumes)."""
+        self._again: tuple[Line, np.ndarray] | None = None
+        """The rest of the line a pause cut short: played first on resume()."""
+        self._line_started: float | None = None
+        """time.monotonic() the line playing reached the speaker (the sink's start listener)."""
+        sink.add_start_listener(self._started)
         self.playing = False
         self.played: list[Line] = []
         """Lines played to the end since the last cancel, interruption or new turn."""
@@ -129,12 +144,40 @@ class Speaker:
     def release(self) -> None:
         self._play_gate.set()
 
+    @property
+    def paused(self) -> bool:
+        """pause() stopped her and she has not resumed (nor been cancelled or interrupted)."""
+        return not self._resume_gate.is_set()
+
+    def pause(self) -> bool:
+        """Stop the line playing, keeping it and everything queued, until resume(); True when
+        she was saying (or about to say) something. Notices are not paused."""
+        current = self._current
+        if self.paused or self._closed or (current is None and not self.busy):
+            return False
+        if current is not None and current.notice:
+            return False
+        self._resume_gate.clear()
+        self.playing = False
+        if current is not None:
+            self._cut = current
+            self._sink.stop()  # _play_lines keeps the rest of it for resume()
+        return True
+
+    def resume(self) -> None:
+        """Go on from the word the pause cut short (nothing, if cancelled meanwhile)."""
+        self._resume_gate.set()
+
+    def _started(self, when: float) -> None:
+        self._line_started = when
+
     def cancel(self) -> list[Line]:
         """Stop the line playing and drop every line queued, except notices (one waiting plays
         next, one playing goes on); returns the lines played to the end since the last cancel."""
         played, self.played = self.played, []
         self._cancelled_through = self._serial
         self._play_gate.set()
+        self._resume_gate.set()
         self._drop_unwanted()
         self._stop_unwanted()
         return played
@@ -153,6 +196,7 @@ class Speaker:
         # Holds only grow: a hold opened later belongs to a new preparation.
         self._holds_dropped_through = self._hold
         self._play_gate.set()
+        self._resume_gate.set()
         self._drop_unwanted()
         self._stop_unwanted()
         return played
@@ -170,6 +214,9 @@ class Speaker:
             self._sink.stop()
 
     def _drop_unwanted(self) -> None:
+        if self._again is not None and not self._wanted(self._again[0]):
+            self._again = None
+            self._done_one()
         for queue in (self._text_queue, self._audio_queue):
             kept = []
             while not queue.empty():
@@ -232,15 +279,26 @@ class Speaker:
         log.debug("synthesized %r in %.0f ms", words[:40], self.last_synthesis_ms)
         return audio
 
+    async def _next_to_play(self) -> tuple[Line, np.ndarray]:
+        """The rest of a paused line first (once resumed), then the queue."""
+        await self._resume_gate.wait()
+        if self._again is not None:
+            again, self._again = self._again, None
+            return again
+        return await self._audio_queue.get()
+
     async def _play_lines(self) -> None:
         while True:
-            line, audio = await self._audio_queue.get()
+            line, audio = await self._next_to_play()
+            again = False
             try:
                 await self._play_gate.wait()
+                await self._resume_gate.wait()
                 if not self._wanted(line):
                     continue
                 self.playing = True
                 self._current = line
+                self._line_started = None
                 record = PlayedLine(speakable(line.text), time.monotonic())
                 self.recent_played.append(record)
                 if self.on_playing:
@@ -250,13 +308,21 @@ class Speaker:
                 finally:
                     record.ended = time.monotonic()
                     self._current = None
+                cut, self._cut = self._cut is line, None
+                if not finished and cut and self._wanted(line):
+                    rest = audio[resume_from(audio, self._synth.sample_rate, self._line_started, record.ended):]
+                    # Cut off at its very end, it was heard: played, as if it had finished.
+                    finished = rest.size == 0
+                    if rest.size:
+                        self._again, again = (line, rest), True
                 if finished and self._wanted(line):
                     self.played.append(line)
             except Exception:
                 log.exception("playback failed")
             finally:
-                self.playing = not self._audio_queue.empty()
-                self._done_one()
+                self.playing = not self.paused and not self._audio_queue.empty()
+                if not again:  # the line is still to be said: it stays pending
+                    self._done_one()
 
     async def close(self) -> None:
         """Her voice is going away: everything queued goes, notices too."""
@@ -269,3 +335,23 @@ class Speaker:
         await asyncio.gather(*self._tasks, return_exceptions=True)
         self.cancel()
         self._sink.stop()
+
+
+RESUME_BACK_S = 0.6
+"""How far before the stop a resumed line may start again: back to the quietest moment there
+(a gap between words, most often), so she goes on from the word she was cut off in."""
+
+
+def resume_from(audio: np.ndarray, rate: int, started: float | None, stopped: float) -> int:
+    """The sample a paused line goes on from: the quietest 20 ms within RESUME_BACK_S before
+    where it was stopped (from the start when that is under a second in, or unknown)."""
+    if started is None:
+        return 0
+    at = int((stopped - started) * rate)
+    if at < rate or at >= audio.size:
+        return 0 if at < rate else audio.size
+    block = max(1, rate // 50)
+    earliest = max(0, at - int(RESUME_BACK_S * rate))
+    starts = range(earliest, at - block + 1, block)
+    quietest = min(starts, key=lambda i: float(np.mean(np.abs(audio[i:i + block]))), default=earliest)
+    return quietest

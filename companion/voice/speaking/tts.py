@@ -6,15 +6,21 @@ from __future__ import annotations
 import json
 import logging
 import threading
+import time
 from typing import Protocol
 
 import numpy as np
 
 from companion.errors import CompanionError, Stage
 from companion.voice.models.files import VoiceModel
-from companion.voice.models.thread import ModelThread
+from companion.voice.models.thread import TURN_CRITICAL, ModelThread
 
 log = logging.getLogger(__name__)
+
+QUIET_BEFORE_S = 1.0
+"""A text asked for after this long without synthesis is the first of a reply (the user waits
+for it): it runs at the window's priority. The rest of a reply, synthesized while she already
+speaks, runs below it so her face keeps its frame rate (companion.voice.models.thread)."""
 
 
 class Synthesizer(Protocol):
@@ -54,6 +60,11 @@ class PiperSynthesizer:
         self._voice = None
         self._lock = threading.Lock()
         self._thread = ModelThread("piper")
+        self._first = ModelThread("piper-first", nicer_by=TURN_CRITICAL)
+        self._done_at = 0.0
+        self._in_flight = 0
+        self.first_count = 0
+        """How many texts were synthesized as the first of a reply, at the window's priority."""
         self.synth_count = 0
         """How many texts were synthesized (the narration cache test checks it stays put)."""
         try:
@@ -106,4 +117,11 @@ class PiperSynthesizer:
         return np.concatenate(chunks).astype(np.float32, copy=False)
 
     async def synthesize(self, text: str) -> np.ndarray:
-        return await self._thread.run(self.synthesize_sync, text)
+        first = self._in_flight == 0 and time.monotonic() - self._done_at > QUIET_BEFORE_S
+        self.first_count += first
+        self._in_flight += 1
+        try:
+            return await (self._first if first else self._thread).run(self.synthesize_sync, text)
+        finally:
+            self._in_flight -= 1
+            self._done_at = time.monotonic()

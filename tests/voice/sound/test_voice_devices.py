@@ -11,7 +11,7 @@ import sys
 
 import numpy as np
 import pytest
-from audio_env import reinitialise_sounddevice, speech_wav
+from audio_env import device_classes, reinitialise_sounddevice, speech_wav
 from brain_harness import make_config
 
 from companion.config import VoiceSettings
@@ -43,7 +43,7 @@ def no_sound_server():
 
 
 async def test_speech_into_the_virtual_microphone_is_heard_and_her_answer_is_recorded_from_the_speaker(
-    tmp_path, pulse_audio, scripted_brain, hearing, piper_voice
+    tmp_path, pulse_audio, scripted_brain, hearing, piper_voice, sound_backend
 ):
     scripted_brain.push({"text": "The library opens early in the morning."})
     question = speech_wav(tmp_path / "q.wav", piper_voice, "What is the capital of Germany?", tail_s=0.5)
@@ -52,7 +52,8 @@ async def test_speech_into_the_virtual_microphone_is_heard_and_her_answer_is_rec
     bus.subscribe(lambda event: finished.set() if isinstance(event, TurnFinished) else None)
     companion = Companion(make_config(tmp_path, scripted_brain.url), bus)
     await companion.start()
-    source, sink = DeviceSource(), DeviceSink(preferred_rate=piper_voice.sample_rate)
+    microphone, speaker = device_classes(sound_backend)
+    source, sink = microphone(), speaker(preferred_rate=piper_voice.sample_rate)
     levels: list[float] = []
     sink.add_level_listener(levels.append)
     session = VoiceSession(brain=CompanionBrain(companion), bus=bus, source=source, sink=sink,
@@ -100,11 +101,11 @@ def test_companion_voice_without_a_sound_device_says_so_and_carries_on_in_text(t
     assert "[say] Paris is the capital of France." in done.stdout
 
 
-async def test_a_microphone_running_at_another_rate_is_resampled_to_16_khz(tmp_path, pulse_audio):
+async def test_a_microphone_running_at_another_rate_is_resampled_to_16_khz(tmp_path, pulse_audio, sound_backend):
     tone = tmp_path / "tone.wav"
     t = np.arange(int(1.5 * 44_100)) / 44_100
     write_wav(tone, (0.5 * np.sin(2 * np.pi * 440 * t)).astype(np.float32), 44_100)
-    source = DeviceSource(rate=44_100)
+    source = device_classes(sound_backend)[0](rate=44_100)
     player = pulse_audio.play_into_mic(tone)
     frames = []
     try:

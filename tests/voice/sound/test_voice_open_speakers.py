@@ -22,8 +22,10 @@ STOP_BOUND_S = 0.8
 
 
 async def test_on_open_speakers_she_finishes_a_long_reply_without_hearing_herself(
-        tmp_path, pulse_audio, scripted_brain, piper_voice, hearing):
-    result = await asyncio.wait_for(talk(tmp_path, pulse_audio, scripted_brain, piper_voice, hearing), TALK_BOUND_S)
+        tmp_path, pulse_audio, scripted_brain, piper_voice, hearing, sound_backend):
+    result = await asyncio.wait_for(talk(tmp_path, pulse_audio, scripted_brain, piper_voice, hearing,
+                                         voice=VoiceSettings(listening="always", sound_backend=sound_backend)),
+                                    TALK_BOUND_S)
 
     assert she_finished(result, hearing) == []
     assert [words(line) for line in result.heard_lines] == [words("Tell me about Canberra.")]
@@ -45,8 +47,9 @@ async def test_with_echo_cancellation_off_she_hears_herself_on_open_speakers(
 
 @pytest.mark.parametrize("echo_db", [-6, 0])  # at 0 dB her echo is as loud as she plays
 async def test_talking_over_her_two_seconds_in_stops_her_quickly_and_the_user_is_heard(
-        tmp_path, pulse_audio, scripted_brain, piper_voice, hearing, record_property, echo_db):
+        tmp_path, pulse_audio, scripted_brain, piper_voice, hearing, record_property, echo_db, sound_backend):
     result = await asyncio.wait_for(talk(tmp_path, pulse_audio, scripted_brain, piper_voice, hearing,
+                                         voice=VoiceSettings(listening="always", sound_backend=sound_backend),
                                          interrupt_after_s=2.0, echo_db=echo_db), TALK_BOUND_S)
 
     assert result.barge_ins == 1

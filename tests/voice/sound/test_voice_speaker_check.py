@@ -30,9 +30,9 @@ async def measure(tmp_path, pulse_audio, brain_url, piper_voice, hearing, voice:
 
 
 async def test_on_open_speakers_the_test_line_comes_back_at_the_rooms_level_and_cancellation_removes_it(
-        tmp_path, pulse_audio, scripted_brain, piper_voice, hearing):
+        tmp_path, pulse_audio, scripted_brain, piper_voice, hearing, sound_backend):
     check, heard = await measure(tmp_path, pulse_audio, scripted_brain.url, piper_voice, hearing,
-                                 VoiceSettings(listening="always"))
+                                 VoiceSettings(listening="always", sound_backend=sound_backend))
     assert check.played and check.cancelling
     assert -12 < check.before_db < -2, check  # the room sends her back at about -6 dB
     # A short line on a canceller still learning the room, beside a busy core: 9.6-71 dB
@@ -45,9 +45,10 @@ async def test_on_open_speakers_the_test_line_comes_back_at_the_rooms_level_and_
 
 
 async def test_with_cancellation_off_the_test_says_she_would_hear_herself_and_she_does_not_answer_it(
-        tmp_path, pulse_audio, scripted_brain, piper_voice, hearing):
+        tmp_path, pulse_audio, scripted_brain, piper_voice, hearing, sound_backend):
     check, heard = await measure(tmp_path, pulse_audio, scripted_brain.url, piper_voice, hearing,
-                                 VoiceSettings(echo_cancellation=False, listening="always"))
+                                 VoiceSettings(echo_cancellation=False, listening="always",
+                                               sound_backend=sound_backend))
     assert check.played and not check.cancelling
     assert abs(check.after_db - check.before_db) < 1.5, check  # only the high-pass filter ran
     assert "Echo cancellation is off, so I would hear myself" in check.sentence()
