@@ -15,7 +15,7 @@ from companion.paths import atomic_write_bytes, atomic_write_text
 from companion.voice.hearing.moonshine_tokens import MoonshineTokens
 from companion.voice.hearing.stt import is_phantom
 from companion.voice.models.files import HearingModel, sha256_of, verify_files
-from companion.voice.models.thread import ModelThread
+from companion.voice.models.thread import TURN_CRITICAL, ModelThread
 
 if TYPE_CHECKING:
     import onnxruntime as ort
@@ -70,7 +70,7 @@ class MoonshineTranscriber:
         self.decoder_runs = 0
         """How many times the decoder ran for the last transcription (for tests and the bench)."""
         self._lock = threading.Lock()
-        self._thread = ModelThread("moonshine")
+        self._thread = ModelThread("moonshine", nicer_by=TURN_CRITICAL)
 
     def load(self) -> None:
         """Load both networks and run one warm-up pass (blocking; call from a worker thread)."""

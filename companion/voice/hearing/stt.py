@@ -12,7 +12,7 @@ import numpy as np
 
 from companion.errors import CompanionError, Stage
 from companion.voice.models.files import HearingModel
-from companion.voice.models.thread import ModelThread
+from companion.voice.models.thread import TURN_CRITICAL, ModelThread
 
 log = logging.getLogger(__name__)
 
@@ -75,7 +75,7 @@ class WhisperTranscriber:
         self._tokenizer = None
         self._suppress: list[int] = []
         self._lock = threading.Lock()
-        self._thread = ModelThread("whisper")
+        self._thread = ModelThread("whisper", nicer_by=TURN_CRITICAL)
 
     def load(self) -> None:
         """Load the model and run one warm-up pass (blocking; call from a worker thread)."""

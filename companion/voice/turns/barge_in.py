@@ -1,8 +1,10 @@
 """Barge-in: whether the user is talking over her, judged on the microphone while she speaks,
-and whether the utterance that ended is the one that stopped her."""
+whether the utterance that ended is the one that stopped her, and whether what stopped her was
+an interruption at all ("mm-hm", a cough: she goes on)."""
 
 from __future__ import annotations
 
+import re
 import statistics
 from collections import deque
 from collections.abc import Iterable
@@ -14,6 +16,27 @@ from companion.voice.sound.frames import FRAME_S, rms
 
 BARGE_IN_LEAD_S = 0.5
 """Barge-in this long before an utterance's confirmed start still belongs to it."""
+FALSE_STOP_S = 2.0
+"""Stopped by a sound that no words follow within this long (and nothing is still being said
+or heard): it was no interruption, and she goes on (LiveKit agents' false-interruption timeout)."""
+BACKCHANNELS = frozenset({
+    "uhm", "yeah", "yep", "yup", "ya", "right", "sure", "okay", "ok", "alright", "cool", "nice", "wow", "true",
+    "exactly", "indeed", "i", "see", "got", "it", "gotcha", "interesting"})
+"""Words that only say "I'm listening, go on" when said over her (with _HUM's noises). "Yes" and
+"no" are not among them: over her they may be answers."""
+BACKCHANNEL_WORDS = 3
+"""Longer than this, it is more than a nod in words."""
+_HUM = re.compile(r"[mh]*m[mh]*|(?:[aeou]+h+)+|h+[aeu]+h+|u+m+|e+r+m*")
+"""A listening noise however Whisper spells it: "Mmmm", "M-M-M", "Hmm", "Uh-uh", "Huh", "Erm"."""
+_NOT_SPEECH = re.compile(r"\[[^\]]*\]|\([^)]*\)|\*[^*]*\*")
+"""Whisper's notes for sounds that are no words: "[coughs]", "(clears throat)", "*cough*"."""
+
+
+def only_backchannel(text: str) -> bool:
+    """`text`, heard over her, asks nothing of her: no words (a cough, a breath, Whisper's
+    "[coughing]"), or a short run of listening noises ("Mm-hmm.", "Yeah, yeah.", "Oh, I see")."""
+    said = re.sub(r"[^a-z ]+", "", _NOT_SPEECH.sub(" ", text.lower()).replace("-", "")).split()
+    return len(said) <= BACKCHANNEL_WORDS and all(word in BACKCHANNELS or _HUM.fullmatch(word) for word in said)
 
 
 def talks_over_her(recent: Iterable[tuple[bool, float]], needed: int, floor: float) -> bool:

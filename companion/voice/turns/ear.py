@@ -16,10 +16,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections import deque
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
-from typing import Protocol
 
 import numpy as np
 
@@ -27,7 +24,7 @@ from companion.voice.hearing.stt import Transcriber
 from companion.voice.hearing.vad import SpeechDetector
 from companion.voice.sound.audio import AudioSink, AudioSource
 from companion.voice.sound.frames import FRAME_S, rms
-from companion.voice.speaking.echo import PlayedLine, is_echo
+from companion.voice.speaking.echo import is_echo
 from companion.voice.turns.barge_in import BargeInWatch
 from companion.voice.turns.ear_settings import EarSettings
 from companion.voice.turns.endpoint import (
@@ -39,10 +36,12 @@ from companion.voice.turns.endpoint import (
     TurnCheck,
     UtteranceEnded,
 )
+from companion.voice.turns.going_on import GoingOn
 from companion.voice.turns.latency import TurnLatency
 from companion.voice.turns.load import PartialPacer
 from companion.voice.turns.smart_turn import SmartTurn
 from companion.voice.turns.turn_end import TurnJudge, TurnWatch
+from companion.voice.turns.utterance import FrameProcessor, HerVoice, PauseListener, Utterance
 
 __all__ = ["Ear", "FrameProcessor", "HerVoice", "PauseListener", "Utterance"]
 
@@ -51,51 +50,7 @@ log = logging.getLogger(__name__)
 PARTIAL_EVERY_S = 0.48
 """While the user talks, how often an engine that offers partial transcripts (Moonshine)
 transcribes the audio so far: its words then need only checking when the pause begins."""
-PREPARE_AFTER_MS = TURN_CHECK_MS  # a reply is prepared once a pause is this long (shorter gaps waste requests)
-
-
-class FrameProcessor(Protocol):
-    """Cleans one 16 kHz frame before the VAD hears it (an echo canceller, a noise gate)."""
-
-    def process(self, frame: np.ndarray) -> np.ndarray: ...
-
-
-class HerVoice(Protocol):
-    """What the ear needs to know about her own voice (the mouth's speaker)."""
-
-    playing: bool
-    recent_played: deque[PlayedLine]
-
-    @property
-    def busy(self) -> bool:
-        """Something of hers is queued or playing."""
-
-
-@dataclass(frozen=True)
-class Utterance:
-    """What the user said, with its latency marks and the pause that ended it."""
-
-    text: str
-    latency: TurnLatency
-    pause_id: int | None = None
-    start_s: float = 0.0
-    """Stream seconds where the speech began and ended (who called her is judged on them)."""
-    end_s: float = 0.0
-    stopped_her: bool = False
-    """It talked over her loud enough to stop her (barge-in)."""
-
-
-class PauseListener(Protocol):
-    """Told about pauses, so a reply can be prepared while the user may still go on."""
-
-    def pause_ready(self, pause_id: int, text: str) -> None:
-        """The pause under way is longer than a gap between words, with its early transcript."""
-
-    def resumed(self, pause_id: int) -> None:
-        """The user went on talking: a reply prepared for that pause is stale."""
-
-    def discarded(self, pause_id: int | None) -> None:
-        """The utterance ended as nothing she should answer (silence, her own echo)."""
+PREPARE_AFTER_MS = 2 * TURN_CHECK_MS  # a reply is prepared once a pause is this long (shorter gaps waste requests)
 
 
 class Ear:
@@ -125,7 +80,7 @@ class Ear:
         detector's door: it must only queue)."""
         self.speech_start_s = 0.0
         """Stream seconds where the utterance under way (or the latest) began."""
-        self.turn_watch = TurnWatch(TurnJudge(turn_model)) if turn_model is not None else None
+        self.turn_watch = TurnWatch(TurnJudge(turn_model, self.settings.turn_rule)) if turn_model is not None else None
         """Asks the turn model at each pause; None: the silence alone ends a turn."""
         self._early: dict[int, asyncio.Task[str]] = {}
         self._partial: asyncio.Task[str | None] | None = None
@@ -153,9 +108,13 @@ class Ear:
         """(endpointer stream seconds, time.monotonic()) at the end of the newest frame heard."""
         self._closing = False
         self._spoke_from = 0.0
+        self._words: asyncio.Future | None = None
+        """Hearing the words of the utterances that ended, one after another (a live source)."""
         self._origin: float | None = None
         """time.monotonic() of the endpointer's stream time 0: frames are captured in real time,
         but read late when the ear falls behind, so their capture time comes from here."""
+        self.going_on = GoingOn(max_utterance_s=self.settings.endpoint.max_utterance_s)
+        """The latest utterance handed on as words: speech right after it goes on with it."""
 
     @property
     def in_speech(self) -> bool:
@@ -167,17 +126,22 @@ class Ear:
             self.endpointer = Endpointer(settings.endpoint)
             self.barge_in.forget()
             self._origin = None
+            self.going_on = GoingOn(max_utterance_s=settings.endpoint.max_utterance_s)  # a new clock
+        if self.turn_watch is not None:
+            self.turn_watch.judge.rule = settings.turn_rule
         self.settings = settings
 
     async def run(self, after_frame: Callable[[], None] = lambda: None) -> None:
         """Until the source ends. Run again after a failure, it starts on a fresh utterance."""
         self.endpointer = Endpointer(self.settings.endpoint)
         self._origin = None
+        self.going_on.forget()
         self.barge_in.forget()
         for task in self._early.values():
             task.cancel()
         self._early.clear()
         while (frame := await self.source.read()) is not None:
+            self._words_failed()
             if self._origin is None:
                 self._origin = time.monotonic() - FRAME_S - self.endpointer.stream_s
             if self.settings.muted:
@@ -196,6 +160,9 @@ class Ear:
             # The audio ran out (a file): whoever was speaking has stopped.
             for event in self.endpointer.flush():
                 await self._utterance_ended(event)
+        if self._words is not None and not self._closing:
+            await asyncio.gather(self._words, return_exceptions=True)
+            self._words_failed()
 
     async def _hear(self, frame: np.ndarray) -> None:
         probability = self.vad.probability(frame)
@@ -305,13 +272,43 @@ class Ear:
             self._barged_in()
 
     async def _utterance_ended(self, event: UtteranceEnded) -> None:
+        """What can be judged now is judged now; the words are then heard after those of the
+        utterance before, while the ear goes on reading frames (a live source): waiting for a
+        transcript here held up the VAD, barge-in and the next utterance's timing."""
+        heard = self._judge_ended(event)
+        if heard is None:
+            return
+        if not self.source.realtime:
+            # A file has no real time to keep up with: hear the words right here, in order.
+            self.hearing_words = True
+            try:
+                await self._hear_words(event, *heard)
+            finally:
+                self.hearing_words = False
+            return
         self.hearing_words = True
-        try:
-            await self._hear_words(event)
-        finally:
-            self.hearing_words = False
+        self._words = asyncio.ensure_future(self._after(self._words, event, heard))
 
-    async def _hear_words(self, event: UtteranceEnded) -> None:
+    async def _after(self, before: asyncio.Future | None, event: UtteranceEnded, heard: tuple) -> None:
+        if before is not None:
+            await asyncio.gather(before, return_exceptions=True)  # its failure is raised from run()
+        try:
+            await self._hear_words(event, *heard)
+        finally:
+            if asyncio.current_task() is self._words:  # the last one chained: nothing left to hear
+                self.hearing_words = False
+
+    def _words_failed(self) -> None:
+        """A failure while hearing the words of an ended utterance ends run(), as it did inline."""
+        task = self._words
+        if task is not None and task.done():
+            self._words = None
+            if not task.cancelled() and task.exception() is not None:
+                raise task.exception()
+
+    def _judge_ended(self, event: UtteranceEnded) -> tuple | None:
+        """Everything about an ended utterance that the next frames would change: its latency
+        marks, its early transcript, whether it stopped her. None: nothing she should answer."""
         latency = TurnLatency()
         stream_now, wall_now = self._last_frame
         latency.mark("speech_end", wall_now - (stream_now - event.speech_end_s))
@@ -321,6 +318,7 @@ class Ear:
         early = self._early.pop(event.pause_id, None) if event.pause_id is not None else None
         for task in self._early.values():
             task.cancel()
+        self._early.clear()
         stopped_her = self.barge_in.stopped_her(self.speech_start_s, event.speech_end_s)
         if self._over_her and not stopped_her and self.her_voice.busy:
             # Sounded over her and ended while she speaks, never as loud as someone talking over
@@ -330,13 +328,26 @@ class Ear:
             # off, bypassing the level that keeps her echo from stopping her. Words said before
             # she began, whose trailing silence she starts speaking in, are still a turn.
             log.info("dropped a sound heard only while she spoke, below the barge-in level")
-            self._early.clear()
             if early is not None:
                 early.cancel()
             self._discard(event.pause_id)
-            return
-        self._early.clear()
-        if self.words_wanted is not None and not await self.words_wanted(self.speech_start_s, event.speech_end_s):
+            return None
+        # Speech over her goes on with the utterance before only if it stopped her: her own
+        # echo right after a question is no part of it.
+        may_go_on = stopped_her or not self._over_her
+        return latency, early, stopped_her, self.speech_start_s, self._spoke_from, may_go_on
+
+    async def _hear_words(self, event: UtteranceEnded, latency: TurnLatency, early: asyncio.Task[str] | None,
+                          stopped_her: bool, start_s: float, spoke_from: float, may_go_on: bool) -> None:
+        # Only live: a file is heard turn by turn, each reply said whole first.
+        goes_on = self.going_on.joined(event.audio, start_s) if may_go_on and self.source.realtime else None
+        audio = event.audio
+        if goes_on is not None:
+            audio, start_s = goes_on
+            if early is not None:
+                early.cancel()  # of the second half alone: the whole is heard instead
+                early = None
+        if self.words_wanted is not None and not await self.words_wanted(start_s, event.speech_end_s):
             if early is not None:
                 early.cancel()
             self.skipped += 1
@@ -346,23 +357,28 @@ class Ear:
             latency.early_transcript_ready = early.done()
             text = await early
         else:
-            text = await self.transcriber.transcribe(event.audio)
+            text = await self.transcriber.transcribe(audio)
         latency.mark("transcribed")
         if not text:
             self._discard(event.pause_id)
             return
-        if self._is_her_echo(text, event.speech_end_s):
+        if self._is_her_echo(text, event.speech_end_s, spoke_from):
             log.info("dropped my own echo: %r", text)
             self._discard(event.pause_id)
             return
         latency.heard = text
-        await self._heard(Utterance(text, latency, event.pause_id, self.speech_start_s, event.speech_end_s,
-                                    stopped_her))
+        self.going_on.remember(audio, start_s, event.speech_end_s)
+        if goes_on is not None:
+            log.info("the user went on after the turn ended: heard as one, %r", text)
+        await self._heard(Utterance(text, latency, event.pause_id, start_s, event.speech_end_s, stopped_her,
+                                    goes_on=goes_on is not None))
 
-    def _is_her_echo(self, text: str, speech_end_s: float) -> bool:
-        """True when `text`, heard up to stream time `speech_end_s`, is her own line coming back."""
+    def _is_her_echo(self, text: str, speech_end_s: float, spoke_from: float | None = None) -> bool:
+        """True when `text`, heard up to stream time `speech_end_s`, is her own line coming back
+        (`spoke_from`: when that utterance began; the one under way by default)."""
         spoken_to = self._captured_at(speech_end_s)
-        spoken_from = min(self._spoke_from or spoken_to, spoken_to)
+        spoke_from = self._spoke_from if spoke_from is None else spoke_from
+        spoken_from = min(spoke_from or spoken_to, spoken_to)
         log.debug("echo check %r from %.2f to %.2f now %.2f: %s", text, spoken_from, spoken_to, time.monotonic(),
                   [(p.text, round(p.started, 2), p.ended and round(p.ended, 2)) for p in self.her_voice.recent_played])
         return is_echo(text, self.her_voice.recent_played, spoken_from=spoken_from, spoken_to=spoken_to,
@@ -392,6 +408,8 @@ class Ear:
     def close(self) -> None:
         self._closing = True
         self.source.close()
+        if self._words is not None:
+            self._words.cancel()
         if self._partial is not None:
             self._partial.cancel()
         for task in self._early.values():

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from companion.config import VoiceSettings
 from companion.voice.turns.endpoint import EndpointSettings
+from companion.voice.turns.turn_rule import TurnRule
 
 CANCELLED_ECHO_RATIO = 0.05
 """EarSettings.echo_ratio behind an echo canceller: -26 dB of her level, still above what
@@ -30,6 +31,8 @@ class EarSettings:
     muted: bool = False
     """Microphone muted: frames are read and thrown away."""
     endpoint: EndpointSettings = field(default_factory=EndpointSettings)
+    turn_rule: TurnRule = field(default_factory=TurnRule)
+    """How the words and the turn model's probability decide the end of a turn (turn_rule.py)."""
 
     @classmethod
     def from_voice(cls, voice: VoiceSettings, *, turn_model: bool = False, echo_cancelled: bool = False) -> EarSettings:

@@ -38,11 +38,15 @@ class TurnLatency:
     prepared_in_time: bool | None = None
     """The reply's first sound was ready when the turn was confirmed (None: not prepared)."""
     marks: dict[str, float] = field(default_factory=dict)
+    logged: bool = False
 
     def mark(self, name: str, when: float | None = None) -> None:
-        """Set a mark once (later calls keep the first time)."""
+        """Set a mark once (later calls keep the first time); her first sound completes the
+        turn's report, which then goes to the log (a live session has no other moment)."""
         if getattr(self, name) is None:
             setattr(self, name, time.monotonic() if when is None else when)
+            if name == "first_audio":
+                self.log()
 
     def stages_ms(self) -> dict[str, float | None]:
         out: dict[str, float | None] = {}
@@ -79,8 +83,8 @@ class TurnLatency:
         """One line: the pause, each verdict, the first fragment's synthesis and every stage."""
         stages = " ".join(f"{k}={v:.0f}ms" for k, v in self.stages_ms().items() if v is not None)
         verdicts = ", ".join(
-            f"{v.silence_ms:.0f}ms p={v.probability:.2f}{' words-unfinished' if v.words_unfinished else ''}"
-            f"{' words-finished' if v.by_words else ''}"
+            f"{v.silence_ms:.0f}ms p={v.probability:.2f} words-{v.words}"
+            f"{'' if v.bar is None else f' bar={v.bar:.2f}'}"
             f" ({v.model_ms:.0f}ms) {'done' if v.complete else 'wait'}" for v in self.verdicts
         ) or "none (fixed silence)"
         fragment = (f"first fragment {self.first_fragment[:30]!r} in {self.first_fragment_synth_ms:.0f}ms; "
@@ -89,5 +93,9 @@ class TurnLatency:
         return f"turn checks: {verdicts}; {fragment}{prepared}{stages}"
 
     def log(self) -> None:
+        """Once per turn."""
+        if self.logged:
+            return
+        self.logged = True
         log.info("turn latency (%s, early transcript %s): %s", self.heard[:40],
                  "ready" if self.early_transcript_ready else "still running", self.summary())

@@ -9,8 +9,10 @@ each). Under load, work is dropped in this order, and the end-of-turn path never
    transcript a pause asks for stops one under way (the engine's own terminate flag).
 2. Turn-model checks: one at a time per pause; a check due while the last still runs is
    skipped (turn_end.TurnWatch), and the patience's silence ends the turn without it.
-3. Everything on a model thread (recogniser, turn model, piper) yields to the window, the
-   event loop and the echo canceller: those threads run 10 nice steps lower (model_thread).
+3. Piper, past the first words of a reply, yields to the window, the event loop and the echo
+   canceller: its thread runs 10 nice steps lower (models/thread.py). The recogniser and the
+   turn model do not: the end of a turn waits on them (at +10 beside a busy process their
+   checks took up to ~0.9 s).
 
 Never dropped: the echo canceller, the VAD and endpointer, the early transcript at each pause
 and the final one (the end-of-turn path), and the synthesis of what she says.

@@ -21,7 +21,7 @@ import numpy as np
 
 from companion.errors import CompanionError, Stage
 from companion.voice.models.files import sha256_of
-from companion.voice.models.thread import ModelThread
+from companion.voice.models.thread import TURN_CRITICAL, ModelThread
 
 log = logging.getLogger(__name__)
 
@@ -86,7 +86,7 @@ class SmartTurn:
         self._session = None
         self._features = None
         self._lock = threading.Lock()
-        self._thread = ModelThread("smart-turn")
+        self._thread = ModelThread("smart-turn", nicer_by=TURN_CRITICAL)
 
     def load(self) -> None:
         """Open the model and run it once (blocking; the first run allocates its buffers)."""

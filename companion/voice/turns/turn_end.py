@@ -1,55 +1,18 @@
 """Has the user finished? At a pause the turn model listens to how it sounds, the early
-transcript shows where the words stopped, and both must agree before her turn begins."""
+transcript shows where the words stopped, and the rule in turn_rule.py weighs the two."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import logging
-import re
 from dataclasses import asdict, dataclass
 
 from companion.voice.turns.endpoint import TurnCheck
 from companion.voice.turns.smart_turn import SmartTurn
+from companion.voice.turns.turn_rule import TurnRule, Words, read_words
 
 log = logging.getLogger(__name__)
-
-COMPLETE_PROBABILITY = 0.5
-"""Smart Turn's own threshold between "finished" and "still going"."""
-WORDS_DECIDE_MS = 768
-"""After this much silence, words that end a sentence end the turn even while the turn model
-still hears the user going on. In the bench, "Why is the sky blue?" in one voice stayed
-"not finished" (p 0.01-0.4) for 1.3 s of silence in every run, and two finished sentences
-after a thinking pause waited out the whole 2 s patience; a pause that long after words
-like these is an answer being waited for."""
-
-# Words a sentence can't stop on: articles, prepositions, conjunctions, possessives, fillers.
-# They only ever make her wait longer (up to the patience), never cut anyone off. Auxiliaries
-# stay out: "Yes, I can." ends a turn.
-UNFINISHED_WORDS = frozenset({
-    "a", "an", "the", "to", "of", "in", "on", "at", "for", "with", "from", "about", "into", "onto",
-    "by", "over", "under", "between", "through", "without", "and", "or", "but", "because", "if",
-    "than", "that", "whether", "nor", "my", "your", "our", "their", "um", "uh", "er", "erm", "hmm",
-})
-
-
-def sounds_unfinished(words: str) -> bool:
-    """True when the words so far stop where a sentence can't: on a word like "to", "the" or
-    "and", or on a trailing comma, dash or ellipsis (Whisper writes "I would like to...")."""
-    text = words.strip()
-    if not text:
-        return False
-    if re.search(r"(\.\.\.|…|,|-|—)\s*$", text):
-        return True
-    last = re.sub(r"[^a-z']+", " ", text.lower()).split()
-    return bool(last) and last[-1] in UNFINISHED_WORDS
-
-
-def sounds_finished(words: str) -> bool:
-    """True when the transcript ends a sentence: a full stop, question or exclamation mark
-    (Whisper's punctuation) after a word a sentence can stop on."""
-    text = words.strip()
-    return bool(re.search(r"[.?!]$", text)) and not sounds_unfinished(text)
 
 
 @dataclass(frozen=True)
@@ -59,39 +22,35 @@ class Verdict:
     silence_ms: float
     probability: float
     model_ms: float
-    words_unfinished: bool
+    words: Words
+    bar: float | None
+    """The probability the rule asked of the model here (None: the words said wait)."""
     complete: bool
-    by_words: bool = False
-    """The words decided (the model still said "not finished" after WORDS_DECIDE_MS)."""
+
+    @property
+    def words_unfinished(self) -> bool:
+        return self.words is Words.OPEN
 
     def as_dict(self) -> dict:
-        return {key: round(value, 3) if isinstance(value, float) else value
+        return {key: round(value, 3) if isinstance(value, float) else str(value) if isinstance(value, Words) else value
                 for key, value in asdict(self).items()}
 
 
 class TurnJudge:
-    """Smart Turn first (cheap, ~80 ms); when it hears an ending, the early transcript must not
-    stop mid-phrase. Waiting for that transcript costs nothing extra: the reply needs it anyway.
-    After a long enough pause, a finished sentence in the transcript ends the turn on its own."""
+    """Smart Turn (cheap, ~50-80 ms) and the early transcript, fused by `rule` (turn_rule.TurnRule).
+    Waiting for that transcript costs nothing extra: the reply needs it anyway."""
 
-    def __init__(self, model: SmartTurn, threshold: float = COMPLETE_PROBABILITY,
-                 words_decide_ms: float = WORDS_DECIDE_MS) -> None:
+    def __init__(self, model: SmartTurn, rule: TurnRule | None = None) -> None:
         self.model = model
-        self.threshold = threshold
-        self.words_decide_ms = words_decide_ms
+        self.rule = rule or TurnRule()
 
     async def judge(self, check: TurnCheck, transcript: asyncio.Future[str] | None) -> Verdict:
         guess = await self.model.guess(check.audio)
-        heard_an_end = guess.probability >= self.threshold
-        long_pause = check.silence_ms >= self.words_decide_ms
-        words = ""
-        if transcript is not None and (heard_an_end or long_pause):
-            # Shielded: if this check is abandoned, the transcript is still wanted for the reply.
-            words = await asyncio.shield(transcript)
-        unfinished = sounds_unfinished(words)
-        by_words = not heard_an_end and long_pause and sounds_finished(words)
-        complete = (heard_an_end and not unfinished) or by_words
-        return Verdict(check.silence_ms, guess.probability, guess.ms, unfinished, complete, by_words)
+        # Shielded: if this check is abandoned, the transcript is still wanted for the reply.
+        words = read_words(await asyncio.shield(transcript) if transcript is not None else "")
+        bar = self.rule.bar(words, check.silence_ms)
+        complete = bar is not None and guess.probability >= bar
+        return Verdict(check.silence_ms, guess.probability, guess.ms, words, bar, complete)
 
 
 class TurnWatch:
@@ -138,8 +97,8 @@ class TurnWatch:
                 continue
             verdict = task.result()
             self.verdicts.setdefault(pause_id, []).append(verdict)
-            log.debug("turn check after %.0f ms: p=%.2f words unfinished=%s → %s", verdict.silence_ms,
-                      verdict.probability, verdict.words_unfinished, verdict.complete)
+            log.debug("turn check after %.0f ms: p=%.2f, words %s (bar %s) → %s", verdict.silence_ms,
+                      verdict.probability, verdict.words, verdict.bar, verdict.complete)
             if verdict.complete:
                 done.append(pause_id)
         return done

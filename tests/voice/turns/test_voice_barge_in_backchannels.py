@@ -1,0 +1,20 @@
+"""What stopped her by talking over her and asks nothing of her: listening noises as Whisper
+spells them, and sounds it writes no word for."""
+
+from __future__ import annotations
+
+import pytest
+
+from companion.voice.turns.barge_in import only_backchannel
+
+
+@pytest.mark.parametrize("heard", ["", "Mm-hmm.", "MMMM", "M. M.", "mm mm", "Uh-huh.", "Uh-uh", "Hmm?", "Yeah.",
+                                   "Yeah, yeah.", "Oh, I see.", "Okay.", "[coughs]", "(clears throat)", "*cough*"])
+def test_a_listening_noise_or_a_cough_over_her_asks_nothing_of_her(heard):
+    assert only_backchannel(heard)
+
+
+@pytest.mark.parametrize("heard", ["Stop.", "Stop, wait.", "Wait.", "Yes.", "No.", "Okay, stop.", "And mm",
+                                   "Please stop talking now.", "Yeah, yeah, yeah, yeah.", "What?"])
+def test_words_over_her_that_ask_something_are_an_interruption(heard):
+    assert not only_backchannel(heard)

@@ -1,0 +1,44 @@
+"""The end-of-turn rule on its own: the words and the turn model's probability together."""
+
+from __future__ import annotations
+
+import pytest
+
+from companion.voice.turns.turn_rule import TurnRule, Words, read_words, sounds_unfinished
+
+RULE = TurnRule(threshold=0.7, finished_threshold=0.5, finished_by_ms=1000, first_check_ms=100)
+
+
+def test_words_that_stop_on_to_the_or_um_make_her_wait_however_finished_it_sounds():
+    for words in ("I would like to", "Remind me about the", "Play something, um", "Can you check whether"):
+        assert read_words(words) is Words.OPEN, words
+        assert not RULE.decide(1.0, read_words(words), 999)
+
+
+def test_an_imperative_that_has_said_whom_but_not_what_sounds_unfinished():
+    for words in ("Tell me", "Show me.", "Give us", "I was wondering"):
+        assert sounds_unfinished(words), words
+    for words in ("Please remind me.", "Thank you", "Call me."):
+        assert not sounds_unfinished(words), words
+
+
+def test_after_finished_words_the_bar_for_the_sound_falls_with_the_silence_to_nothing():
+    finished = read_words("Why is the sky blue?")
+    assert finished is Words.FINISHED
+    assert RULE.bar(finished, 100) == pytest.approx(0.5)
+    assert RULE.bar(finished, 550) == pytest.approx(0.25)
+    assert not RULE.decide(0.4, finished, 100)
+    assert RULE.decide(0.4, finished, 550)
+    assert RULE.decide(0.0, finished, 1000)
+
+
+def test_with_no_punctuation_to_go_on_the_sound_alone_decides_at_its_threshold():
+    unclear = read_words("set an alarm for seven thirty")
+    assert unclear is Words.UNCLEAR
+    assert not RULE.decide(0.69, unclear, 1900)
+    assert RULE.decide(0.7, unclear, 100)
+
+
+def test_a_bar_that_would_fall_before_the_first_check_is_refused():
+    with pytest.raises(ValueError):
+        TurnRule(finished_by_ms=50, first_check_ms=100)
