@@ -39,7 +39,7 @@ def child(brain_url: str, config_dir: str) -> None:
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
     settings = with_overrides(Settings(), brain={"base_url": brain_url},
-                              tools={"workspace": str(Path(config_dir) / "workspace")},
+                              tools={"workspace": f"{config_dir}-workspace"},  # never inside her own files
                               voice={"listening": "always"})  # comparable with earlier runs
 
     async def main() -> None:

@@ -116,6 +116,9 @@ class VoiceSettings:
     input_device: str = ""
     """Empty means the system default microphone."""
     output_device: str = ""
+    sound_backend: str = "auto"
+    """How her sound reaches the devices: "auto" (the desktop's sound server when one answers,
+    else PortAudio), "pulse" (straight to PulseAudio/PipeWire) or "portaudio" (through ALSA)."""
     hearing_model: str = ""
     """Her hearing engine and model: empty means the installed Whisper pack (tiny.en);
     "moonshine-base-en" means Moonshine from the installed moonshine-cpp wheel; otherwise a
@@ -196,6 +199,8 @@ class VoiceSettings:
             object.__setattr__(self, "listening", "called")
         if self.listening not in ("always", "called"):
             raise ValueError('voice.listening must be "always", "called" or "muted"')
+        if self.sound_backend not in ("auto", "pulse", "portaudio"):
+            raise ValueError('voice.sound_backend must be "auto", "pulse" or "portaudio"')
         if self.wake_word not in ("okay_nabu", "hey_jarvis", "hey_mycroft", "alexa"):
             raise ValueError("voice.wake_word must be okay_nabu, hey_jarvis, hey_mycroft or alexa")
         if not 0 <= self.follow_up_s <= 60:

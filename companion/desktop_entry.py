@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from companion.paths import atomic_write_text, default_config_dir
+from companion.safety.visible import make_visible
 
 APP_ID = "companion"
 """The entry's file name and icon name (companion.desktop, companion.png)."""
@@ -72,6 +73,21 @@ def launch_command(config_dir: Path | None = None) -> list[str]:
     if config_dir is not None:
         command += ["--config-dir", str(Path(config_dir).resolve())]
     return command
+
+
+def launcher_refusal(command: list[str]) -> str | None:
+    """Why a launcher for `command` must not be written (a sentence), or None.
+
+    A .desktop file is lines of text: a line break (or any hidden character) in a path, say
+    the settings folder's, would start a line of its own, such as a second Exec= that runs
+    something else at every login."""
+    for word in command:
+        shown = make_visible(word)
+        if shown.hidden:
+            return (f"I can't write the launcher: the path {shown.text} has a control or hidden "
+                    "character in it, which would change what the launcher runs. Use a folder "
+                    "whose name has none.")
+    return None
 
 
 def entry_text(command: list[str], *, autostart: bool = False) -> str:

@@ -233,6 +233,27 @@ class AttentionChanged:
 
 
 @dataclass(frozen=True)
+class NameHeard:
+    """How her hearing writes one of her names (voice.addressing.learning): said in several
+    voices, written `heard` (one spelling each, "" when not at all), `caught` of them calling her."""
+
+    name: str
+    heard: tuple[str, ...]
+    caught: int
+    reliable: bool
+    """At least RELIABLE_SHARE of the voices call her: calling her by it wakes her."""
+
+
+@dataclass(frozen=True)
+class NamesHeard:
+    """How her hearing writes her names is known (a personality loaded, or her names changed):
+    one NameHeard each. Each replaces the one before: Settings warns of the names in the latest
+    that are not reliably heard (and of none when all are)."""
+
+    names: tuple[NameHeard, ...]
+
+
+@dataclass(frozen=True)
 class WorkChanged:
     """A background work-mode job started, finished or was cancelled."""
 
@@ -256,7 +277,7 @@ Event = (
     UserHeard | ReplyDelta | ReplyDone | Speak | ExpressionChanged | ToolStarted | ToolFinished
     | ApprovalNeeded | ApprovalResolved | StateChanged | ErrorOccurred | TurnFinished | WorkChanged
     | ReminderDue | TurnStarted | TurnInterrupted | SpeakingChanged | ListeningChanged
-    | AttentionChanged
+    | AttentionChanged | NamesHeard
 )
 Subscriber = Callable[[Event], None]
 

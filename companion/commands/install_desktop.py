@@ -29,7 +29,7 @@ def run(args: argparse.Namespace, config) -> int:
     custom = getattr(args, "config_dir", None)
     command = desktop_entry.launch_command(Path(custom) if custom else None)
     # Before anything is saved: start-at-login saved on would write the same entry later.
-    refusal = launcher_refusal(command)
+    refusal = desktop_entry.launcher_refusal(command)
     if refusal:
         print(f"companion: {refusal}", file=sys.stderr)
         return 1
@@ -44,23 +44,6 @@ def run(args: argparse.Namespace, config) -> int:
     print(f"Icons: {len(desktop_entry.ICON_SIZES)} sizes under {places.icons}")
     print(f"Start at login: {'yes, ' + str(places.autostart_entry) if autostart else 'no'}")
     return 0 if written else 1
-
-
-def launcher_refusal(command: list[str]) -> str | None:
-    """Why a launcher for `command` must not be written (a sentence), or None.
-
-    A .desktop file is lines of text: a line break (or any hidden character) in a path, say
-    the settings folder's, would start a line of its own, such as a second Exec= that runs
-    something else at every login."""
-    from companion.safety.visible import make_visible
-
-    for word in command:
-        shown = make_visible(word)
-        if shown.hidden:
-            return (f"I can't write the launcher: the path {shown.text} has a control or hidden "
-                    "character in it, which would change what the launcher runs. Use a folder "
-                    "whose name has none.")
-    return None
 
 
 def _save_start_at_login(config, on: bool) -> None:

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 from companion.doctor.brain import check_brain, check_personality
 from companion.doctor.machine import (
+    check_landlock,
     check_log,
     check_packages,
     check_python,
     check_sandbox,
     check_sandbox_network,
+    check_sandbox_user,
     check_settings,
     check_workspace,
 )
@@ -43,6 +45,8 @@ def all_checks(config, *, include_brain: bool = True) -> list[CheckFn]:
         lambda: check_log(paths),
         lambda: check_workspace(settings),
         lambda: check_sandbox(settings),
+        lambda: check_sandbox_user(settings),
+        check_landlock,
         check_sandbox_network,
         lambda: check_personality(settings, paths),
         lambda: check_models(settings, paths),

@@ -1,8 +1,9 @@
 """The doctor's checks of this computer: Python and packages, the settings file, the log, the
-workspace, and the command sandbox with its internet door."""
+workspace, and the command sandbox: who its commands are, Landlock, its internet door."""
 
 from __future__ import annotations
 
+import os
 import sys
 import tempfile
 from importlib import metadata
@@ -95,6 +96,43 @@ def check_sandbox(settings: Settings) -> Check:
                      sandbox.FIX, essential=False)
     return Check("Command sandbox", False, f"{reason} Until it works she won't offer to run commands "
                  "or code (shell and execute_code are switched off).", sandbox.FIX, essential=False)
+
+
+def check_sandbox_user(settings: Settings) -> Check:
+    """Who a sandboxed command is on the host: as root, nobody (65534) unless the workspace can't
+    be shown to nobody through an idmapped mount; then root without its powers (identity.py)."""
+    from companion.safety import identity, sandbox
+
+    if sandbox.unavailable_reason() is not None:
+        return Check("Sandbox user", False, "no sandbox, so no command runs", sandbox.FIX, essential=False)
+    if os.geteuid() != 0:
+        return Check("Sandbox user", True, f"commands run as you (uid {os.geteuid()}) with no privileges",
+                     essential=False)
+    workspace = settings.tools.workspace_path()
+    if not workspace.is_dir():  # the Workspace line says why; an idmap of nothing would look refused
+        return Check("Sandbox user", False, f"can't tell: {workspace} is not there", essential=False)
+    note = identity.note_for(str(workspace))
+    if note:
+        return Check("Sandbox user", False, note, "Keep the workspace on ext4, xfs or btrfs (tmpfs from "
+                     "Linux 6.3) on Linux 5.12 or later with util-linux installed (unshare, mount, "
+                     "setpriv), or run her as an ordinary user rather than root.", essential=False)
+    return Check("Sandbox user", True, f"commands run as nobody ({identity.SANDBOX_UID}) on the host too, "
+                 "owning none of root's files; the workspace is theirs through an idmapped mount",
+                 essential=False)
+
+
+def check_landlock() -> Check:
+    """Is a read-only command kept from writing into FIFOs and sockets of the workspace (landlock.py)?"""
+    from companion.safety import landlock
+
+    version = landlock.abi()
+    if version < 1:
+        return Check("Landlock", False, "this kernel has no Landlock, so a command that may only read "
+                     "could still write into a FIFO or socket in the workspace (the read-only mounts "
+                     "stop it changing files)", "Use Linux 5.13 or later with Landlock switched on "
+                     "(landlock in the kernel's lsm= boot list).", essential=False)
+    return Check("Landlock", True, f"available (ABI {version}): a command that may only read writes into "
+                 "no file, FIFO or socket of the workspace", essential=False)
 
 
 def check_sandbox_network() -> Check:

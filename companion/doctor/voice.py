@@ -21,13 +21,25 @@ def check_portaudio() -> Check:
     return Check("PortAudio", True, f"found {library}")
 
 
+def check_sound_path(settings: Settings) -> Check:
+    """Which way her sound goes (straight to the sound server, or PortAudio) and why."""
+    from companion.voice.sound.backend import choose
+
+    backend = choose(settings.voice.sound_backend)
+    ok = backend.available
+    return Check("Sound path", ok, f"{backend.label}: {backend.why}",
+                 "" if ok else "Start PulseAudio or PipeWire (`pactl info`), or set voice.sound_backend to "
+                 '"auto".', essential=False)
+
+
 def check_audio_devices(settings: Settings) -> list[Check]:
+    checks = [check_sound_path(settings)]
     try:
         import sounddevice
     except OSError as exc:  # sounddevice raises OSError when PortAudio is missing
         why = f"sounddevice cannot load PortAudio ({exc})"
-        return [Check(name, False, why, "sudo apt-get install libportaudio2")
-                for name in ("Microphone", "Speaker")]
+        return checks + [Check(name, False, why, "sudo apt-get install libportaudio2")
+                         for name in ("Microphone", "Speaker")]
     try:
         devices = sounddevice.query_devices()
     except Exception as exc:
@@ -35,7 +47,6 @@ def check_audio_devices(settings: Settings) -> list[Check]:
         error = str(exc)
     else:
         error = ""
-    checks = []
     for name, kind, channels_key, wanted in (
         ("Microphone", "input", "max_input_channels", settings.voice.input_device),
         ("Speaker", "output", "max_output_channels", settings.voice.output_device),
@@ -252,8 +263,13 @@ def check_heard_names(settings: Settings, paths: Paths, names: tuple[str, ...]) 
         return []
     import asyncio
 
-    from companion.voice.addressing.learning import RELIABLE_SHARE, NameLearning
-    from companion.voice.addressing.wake import wake_phrase
+    from companion.voice.addressing.learning import (
+        MAY_NOT_WAKE,
+        RELIABLE_SHARE,
+        NameLearning,
+        heard_as,
+        unheard_advice,
+    )
     from companion.voice.hearing.local import local_transcriber
     from companion.voice.models.files import resolve_hearing_model, resolve_voice
     from companion.voice.speaking.tts import PiperSynthesizer
@@ -275,15 +291,11 @@ def check_heard_names(settings: Settings, paths: Paths, names: tuple[str, ...]) 
             checks.append(Check(f"Her name \u201c{name}\u201d", False, "could not be tried (no voice to say it)",
                                 "", essential=False))
             continue
-        spelled = ", ".join(dict.fromkeys(f"\u201c{h}\u201d" for h in hearing.heard if h)) or "nothing"
-        said = f"heard in {hearing.caught} of {hearing.samples} voices (written {spelled})"
+        said = heard_as(hearing.caught, hearing.heard)
         if hearing.share >= RELIABLE_SHARE:
             checks.append(Check(f"Her name \u201c{name}\u201d", True, f"{said}: calling it wakes her",
                                 essential=False))
         else:
-            checks.append(Check(
-                f"Her name \u201c{name}\u201d", False, f"{said}: called by it she may not wake",
-                f"Add an alias her hearing catches (two or more syllables, e.g. in the personality's "
-                f"front matter: aliases: [...]), or call her with the wake word "
-                f"\u201c{wake_phrase(voice.wake_word)}\u201d.", essential=False))
+            checks.append(Check(f"Her name \u201c{name}\u201d", False, f"{said}: {MAY_NOT_WAKE}",
+                                unheard_advice(voice.wake_word), essential=False))
     return checks

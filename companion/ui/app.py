@@ -82,7 +82,8 @@ class CompanionApp(QObject):
             voice=lambda: self.voice, settings_opened=lambda dialog: self.desktop.settings_opened(dialog),
             reopen=lambda conversation_id: self._spawn(self.reopen_conversation(conversation_id)),
             personality_applied=self._personality_applied,
-            autostart_present=lambda: self.desktop.places.autostart_entry.exists())
+            autostart_present=lambda: self.desktop.places.autostart_entry.exists(),
+            launcher_refusal=lambda: self.desktop.launcher_refusal())
         """Settings, conversations, notes and the personality editor."""
         self._wire()
         self.desktop = DesktopPresence(self)

@@ -13,20 +13,25 @@ class AppDialogs:
     """Owned by the app. `core()` and `voice()` are the running core and voice (or None);
     `settings_opened(dialog)`, `reopen(conversation_id)` and `personality_applied()` are how
     the app hears what the user did in them; `autostart_present()` whether her autostart
-    entry is on disk."""
+    entry is on disk, `launcher_refusal()` why none can be written (or None)."""
 
     def __init__(self, window, keeper, bridge, paths, *, core: Callable, voice: Callable,
                  settings_opened: Callable, reopen: Callable[[int], None],
-                 personality_applied: Callable[[], None], autostart_present: Callable[[], bool | None]) -> None:
+                 personality_applied: Callable[[], None], autostart_present: Callable[[], bool | None],
+                 launcher_refusal: Callable[[], str | None] = lambda: None) -> None:
         self.window, self.keeper, self.bridge, self.paths = window, keeper, bridge, paths
         self._core, self._voice = core, voice
         self._settings_opened, self._reopen, self._applied = settings_opened, reopen, personality_applied
         self._autostart_present = autostart_present
+        self._launcher_refusal = launcher_refusal
         self.settings = None
         self.conversations = None
         self.notes = None
         self.editor = None
         """The personality editor, kept between openings (unsaved edits stay)."""
+        self.names_heard = None
+        """How her hearing last wrote her names (events.NamesHeard): Settings opens with it."""
+        bridge.names_heard.connect(self._names_heard)
 
     def open_settings(self, tab: str = "") -> None:
         from companion.persona.store import shipped_templates
@@ -52,13 +57,19 @@ class AppDialogs:
             family_notes=core.family_notes() if core is not None else None,
             test_speakers=voice.check_speakers if voice is not None else None,
             her_name=core.personality.current.name if core is not None and core.personality else "",
-            autostart_present=self._autostart_present(),
+            names_heard=self.names_heard,
+            autostart_present=self._autostart_present(), launcher_refusal=self._launcher_refusal(),
             parent=self.window)
         if tab:
             dialog.show_tab(tab)  # the banner's "Open Settings" lands where it talks about
         self.settings = dialog
         self._settings_opened(dialog)
         dialog.open()  # never exec(): a nested loop would stall asyncio
+
+    def _names_heard(self, heard) -> None:
+        self.names_heard = heard
+        if self.settings is not None:
+            self.settings.show_names_heard(heard)  # an open dialog follows; a closed one opens anew with it
 
     def open_conversations(self) -> None:
         from companion.ui.dialogs.conversations import ConversationsDialog

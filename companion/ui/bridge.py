@@ -34,6 +34,7 @@ class EventBridge(QObject):
     turn_finished = Signal(str, str, bool)  # text, emotion, interrupted
     work_changed = Signal(str, str, str)  # status, task, result
     attention = Signal(str, str)  # awake | dozing | attentive | off, what called her
+    names_heard = Signal(object)  # events.NamesHeard
     speech_level = Signal(float)
     """Her output audio level 0..1 (lip sync)."""
     mic_level = Signal(float)
@@ -115,4 +116,6 @@ class EventBridge(QObject):
                 self.work_changed.emit(status, task, result)
             case ev.AttentionChanged(attention=attention, how=how):
                 self.attention.emit(attention, how)
+            case ev.NamesHeard():
+                self.names_heard.emit(event)
         self.event.emit(event)

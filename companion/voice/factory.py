@@ -104,11 +104,11 @@ async def open_devices(
     no microphone). A device microphone hears through an echo canceller that the device
     speaker feeds with what it plays (its echo cancellation, noise suppression and high-pass
     filter follow the settings)."""
-    from companion.voice.sound.devices import DeviceSink, DeviceSource
-
     loop = asyncio.get_running_loop()
     notices: list[str] = []
     echo = await _echo_worker(voice, notices) if source is None else None
+    if sink is None or source is None:
+        DeviceSink, DeviceSource = await asyncio.to_thread(_device_classes, voice)  # noqa: N806 (classes)
     # Opening a PortAudio stream can take a few hundred ms: off the event loop's thread.
     if sink is None:
         try:
@@ -127,6 +127,21 @@ async def open_devices(
                 echo.close()
                 echo = None
     return source, sink, notices, echo
+
+
+def _device_classes(voice: VoiceSettings) -> tuple[type, type]:
+    """The speaker and microphone classes of the sound path chosen (asks the server: blocking)."""
+    from companion.voice.sound.backend import PULSE, choose
+
+    backend = choose(voice.sound_backend)
+    log.info("%s", backend.sentence())
+    if backend.name == PULSE:
+        from companion.voice.sound.pulse_devices import PulseSink, PulseSource
+
+        return PulseSink, PulseSource
+    from companion.voice.sound.devices import DeviceSink, DeviceSource
+
+    return DeviceSink, DeviceSource
 
 
 async def _echo_worker(voice: VoiceSettings, notices: list[str]) -> EchoWorker | None:

@@ -3,9 +3,11 @@
 The ear (voice.turns.ear) turns the microphone into "the user said X"; the mouth (voice.speaking.mouth)
 turns the current turn's events into speech. The loop in between decides: an answer to an
 open approval card goes to the safety layer (it starts no turn); anything else starts a new
-spoken turn, which interrupts the one before. Talking over her is one interruption of the
-current turn (turns.TurnOwner), which stops her model stream, tool, queued speech and
-playback together.
+spoken turn, which interrupts the one before. Talking over her stops her voice at once but
+keeps her place: when the words that stopped her turn out to be words for her, that is one
+interruption of the current turn (turns.TurnOwner), which stops her model stream, tool, queued
+speech and playback together; when they were a cough, an "mm-hm", someone else's words or
+nothing within FALSE_STOP_S, she goes on from the word she was in.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from companion.voice.hearing.vad import SpeechDetector
 from companion.voice.sound.audio import AudioSink, AudioSource
 from companion.voice.speaking.mouth import Mouth
 from companion.voice.speaking.speaker import Line, Speaker
+from companion.voice.turns.barge_in import FALSE_STOP_S, only_backchannel
 from companion.voice.turns.ear import Ear, Utterance
 from companion.voice.turns.ear_settings import EarSettings
 from companion.voice.turns.latency import TurnLatency
@@ -97,6 +100,11 @@ class VoiceLoop:
         self.latencies: list[TurnLatency] = []
         self.heard: list[str] = []
         self.barge_ins = 0
+        """Times talking over her ended her turn."""
+        self.false_stops = 0
+        """Times she was stopped by something that was no interruption, and went on."""
+        self._stopped_at_s: float | None = None
+        """Stream time she was stopped (paused) by talking over her, while it is undecided."""
         self.on_busy: list = []
         """Callables told True while the user speaks or a turn runs, False when quiet again."""
         self._turn: asyncio.Task | None = None
@@ -163,9 +171,41 @@ class VoiceLoop:
             # withdraw the card ("Nobody answered in time"), so her short line goes on.
             log.info("talked over while a card waits: her turn goes on")
             return
+        if self.mouth.paused:
+            return  # still talking over her: the words decide when they end
+        if self.brain.turns.live and self.mouth.pause():
+            # She stops now; whether it was an interruption is known once the words are.
+            self._stopped_at_s = self.ear.endpointer.stream_s
+            return
+        self._stop_turn()
+
+    def _stop_turn(self) -> None:
+        self._stopped_at_s = None
         self.preparer.drop()
         if self.brain.interrupt("barge-in"):
             self.barge_ins += 1
+
+    def _go_on(self, why: str) -> None:
+        """What stopped her was no interruption: she says the rest of her line."""
+        self._stopped_at_s = None
+        if self.mouth.paused:
+            log.info("she goes on (%s)", why)
+            self.false_stops += 1
+            self.mouth.resume()
+
+    def _check_false_stop(self) -> None:
+        """Stopped, then no words for FALSE_STOP_S, with nothing still said or being heard."""
+        if self._stopped_at_s is None:
+            return
+        if not self.mouth.paused:
+            self._stopped_at_s = None  # ended meanwhile (Esc, a new turn, cancelled)
+            return
+        ear = self.ear
+        if ear.in_speech or ear.hearing_words:
+            return
+        last_sound = max(self._stopped_at_s, ear.barge_in.fired_at_s or 0.0)
+        if ear.endpointer.stream_s - last_sound >= FALSE_STOP_S:
+            self._go_on("no words followed")
 
     def interrupt(self, reason: str = "interrupted") -> bool:
         """Esc, push-to-talk: end the current turn (model, tool, speech) now."""
@@ -195,8 +235,11 @@ class VoiceLoop:
         prepared = self.preparer.take(pause_id)
         if prepared is not None:
             self.preparer.refuse(prepared)
+        if self._stopped_at_s is not None and not self.ear.in_speech:
+            self._go_on("no words in what stopped her")  # a cough, her own echo, silence
 
     def _update_hold(self) -> None:
+        self._check_false_stop()
         hold = self.ear.in_speech or self.mouth.busy or (self._turn is not None and not self._turn.done())
         if hold != self._holding:
             self._holding = hold
@@ -215,12 +258,20 @@ class VoiceLoop:
                 self.preparer.refuse(prepared)
             await self._to_the_card(utterance)
             return
+        if self._stopped_at_s is not None and only_backchannel(text):
+            if prepared is not None:
+                self.preparer.refuse(prepared)
+            self._go_on(f"{text!r} is no interruption")
+            return
         verdict = await self.calling.judge(text, utterance.start_s, utterance.end_s, stopped_her=utterance.stopped_her)
         text = verdict.question(text)
         if not verdict.turn:
             if prepared is not None:
                 self.preparer.refuse(prepared)
+            self._go_on("not said to her")
             return  # not called: no turn, no brain, no history, no transcript
+        if self._stopped_at_s is not None:
+            self._stop_turn()  # words for her: they stopped her turn
         if prepared is not None:
             # The reply prepared during this pause is wanted: its marks are this turn's.
             latency = _adopt_marks(prepared.latency, latency)

@@ -7,10 +7,11 @@ import logging
 from dataclasses import replace
 
 from companion.config import VoiceSettings
-from companion.events import EventBus, Speak, SpeechKind, UserHeard
+from companion.events import EventBus, NameHeard, NamesHeard, Speak, SpeechKind, UserHeard
 from companion.supervisor import Watch
 from companion.voice.addressing.addressed import CHIME_RATE, address_settings, chime
-from companion.voice.addressing.learning import NameLearning
+from companion.voice.addressing.heard import NameHearing
+from companion.voice.addressing.learning import RELIABLE_SHARE, NameLearning
 from companion.voice.brain_port import CompanionBrain
 from companion.voice.factory import VoiceParts, make_vad
 from companion.voice.fallback import server_lines
@@ -74,6 +75,7 @@ class VoiceSession:
         self.loop.calling.learning = NameLearning(
             transcriber, synthesizer, paths.data_dir / "heard-names.json" if paths is not None else None)
         """How her hearing writes her names, learned in the background (cached in her data folder)."""
+        self.loop.calling.learning.on_heard.append(self._names_heard)
         self.loop.calling.wait_for_learning = not source.realtime
         if source.realtime:
             # Live, learning gives way to hearing the room; from a file the judge waits for it instead.
@@ -153,6 +155,11 @@ class VoiceSession:
         calling = self.loop.calling
         calling.echo_cancelled = self.echo is not None and self.echo.cancelling
         calling.apply(address_settings(voice, calling.settings.names, calling.settings.heard), voice.wake_word)
+
+    def _names_heard(self, hearings: tuple[NameHearing, ...]) -> None:
+        """Her names are learned: the window hears how (Settings warns of one she may not wake to)."""
+        self.bus.emit(NamesHeard(tuple(NameHeard(h.name, h.heard, h.caught, h.share >= RELIABLE_SHARE)
+                                       for h in hearings if h.samples)))
 
     def _cue(self, how: str) -> None:
         """The moment the wake word or her name alone calls her: a chime or "Yes?" if chosen."""

@@ -105,12 +105,18 @@ class PrivatePulseAudio:
         """Start playing `wav` into the virtual microphone (returns the paplay process)."""
         return subprocess.Popen(["paplay", "--device=micfeed", str(wav)], env=self.client_env())
 
-    def record_speaker(self, wav: Path) -> subprocess.Popen:
-        """Start recording the virtual speaker to `wav`; stop it with .send_signal(SIGINT)."""
+    def record_speaker(self, wav: Path, *, device: str = "speaker.monitor") -> subprocess.Popen:
+        """Start recording the virtual speaker (or `device`) to `wav`; stop it with .send_signal(SIGINT)."""
         return subprocess.Popen(
-            ["parecord", "--device=speaker.monitor", "--rate=16000", "--channels=1", RECORD_LATENCY,
+            ["parecord", f"--device={device}", "--rate=16000", "--channels=1", RECORD_LATENCY,
              "--format=s16le", "--file-format=wav", str(wav)], env=self.client_env(),
         )
+
+    def pactl(self, *args: str) -> str:
+        """A pactl command on this daemon; its output."""
+        done = subprocess.run(["pactl", *args], env=self.client_env(), check=True, capture_output=True,
+                              text=True, timeout=10)
+        return done.stdout.strip()
 
     def kill(self) -> None:
         """The daemon dies as in a crash (SIGKILL: no goodbye to its clients); start() brings
@@ -234,3 +240,18 @@ def espeak_wav(path: Path, text: str) -> Path:
     return path
 
 
+
+
+SOUND_BACKENDS = ("pulse", "portaudio")
+"""Her two sound paths (companion.voice.sound.backend): tests of the devices run on both."""
+
+
+def device_classes(backend: str) -> tuple[type, type]:
+    """(microphone class, speaker class) of a sound path."""
+    if backend == "pulse":
+        from companion.voice.sound.pulse_devices import PulseSink, PulseSource
+
+        return PulseSource, PulseSink
+    from companion.voice.sound.devices import DeviceSink, DeviceSource
+
+    return DeviceSource, DeviceSink

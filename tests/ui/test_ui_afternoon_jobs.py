@@ -34,8 +34,8 @@ def _event(app, matches) -> asyncio.Future:
 def test_a_background_jobs_chip_never_widens_the_window_and_her_face_stops_thinking_after_it(
         qtbot, tmp_path, scripted_brain, make_app, qt_loop):
     scripted_brain.push(
-        {"for": "summary", "tool_calls": [{"name": "start_work", "arguments": {"task": LONG_TASK}}]},
-        {"for": "summary", "text": "[happy] I'll do that in the background."},
+        {"for": "make me a summary", "tool_calls": [{"name": "start_work", "arguments": {"task": LONG_TASK}}]},
+        {"for": "make me a summary", "text": "[happy] I'll do that in the background."},
         {"for": "JOB:", "text": "[happy] Two questions are still open.", "delay": 0.5},
     )
     app = make_app(app_config(tmp_path, scripted_brain.url))
@@ -47,6 +47,8 @@ def test_a_background_jobs_chip_never_widens_the_window_and_her_face_stops_think
         await app.start()
         running = _event(app, lambda e: isinstance(e, WorkChanged) and e.status == "running")
         finished = _event(app, lambda e: isinstance(e, WorkChanged) and e.status == "finished")
+        # Subscribed before the job starts: its result line may be said the moment it finishes.
+        said = _event(app, lambda e: isinstance(e, Speak) and "Two questions" in e.text)
         turn = signal_future(app.bridge.turn_finished)
         type_into(qtbot, app, "make me a summary")
         await running
@@ -54,7 +56,6 @@ def test_a_background_jobs_chip_never_widens_the_window_and_her_face_stops_think
         widths.append((window.width(), window.minimumSizeHint().width(), window.work_chip.isVisible()))
         await turn
         await finished
-        said = signal_future(app.bridge.speak)
         await said
         while window.presence.facts.core != "idle":
             await signal_future(app.bridge.state)

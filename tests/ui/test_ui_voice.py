@@ -4,6 +4,7 @@ Whisper and piper, the scripted brain over HTTP; captions, face and lip sync fol
 from __future__ import annotations
 
 import asyncio
+import os
 
 import pytest
 from app_support import app_config
@@ -205,10 +206,12 @@ def test_two_quick_saves_leave_exactly_one_microphone_reader(
     from dataclasses import replace
 
     def microphone_readers() -> int:
-        """Recording streams of this process (the remapped microphone itself is one too: not counted)."""
+        """Recording streams of this process, on either sound path (the remapped microphone
+        itself is one too, the server's own: not counted)."""
         out = subprocess.run(["pactl", "list", "source-outputs"], env=pulse_audio.client_env(),
                              capture_output=True, text=True, check=True, timeout=10).stdout
-        return sum("ALSA plug-in [python" in entry for entry in out.split("Source Output #"))
+        mine = f'application.process.id = "{os.getpid()}"'
+        return sum(mine in entry for entry in out.split("Source Output #"))
 
     settings = with_overrides(Settings(), brain={"base_url": scripted_brain.url},
                               tools={"workspace": str(tmp_path / "workspace")})

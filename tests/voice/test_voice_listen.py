@@ -77,7 +77,7 @@ def test_short_answers_after_a_reply_with_the_same_words_all_reach_the_brain(
 
     first = "Sure. Say yes, no, or stop."
     again = "Okay: yes, no, or stop?"
-    scripted_brain.push({"text": first}, *[{"text": again}] * 4)
+    scripted_brain.push({"text": first}, *[{"text": again}] * 5)
     answers = ["Yes.", "What?", "Stop.", "No, thank you."]
 
     def seconds(text: str) -> float:
@@ -94,4 +94,7 @@ def test_short_answers_after_a_reply_with_the_same_words_all_reach_the_brain(
                   "--realtime")
     assert done.returncode == 0, done.stderr
     asked = [words(user_texts(body)[-1]) for body in scripted_brain.bodies]
-    assert asked == ["can you help me decide something", "yes", "what", "stop", "no thank you"], done.stdout
+    # "No, | thank you." may end a turn at the comma; the rest then goes on with it, heard whole.
+    repaired = [text for text, after in zip(asked, [*asked[1:], None], strict=True)
+                if not (after and after.startswith(f"{text} "))]
+    assert repaired == ["can you help me decide something", "yes", "what", "stop", "no thank you"], done.stdout

@@ -12,7 +12,7 @@ from PySide6.QtCore import QObject, Qt, QTimer
 from PySide6.QtGui import QAction, QGuiApplication, QKeySequence, QShortcut
 
 from companion.config import Settings, default_config_dir
-from companion.desktop_entry import Places, launch_command, set_autostart
+from companion.desktop_entry import Places, launch_command, launcher_refusal, set_autostart
 from companion.ui.desktop.caption import CompactCaption
 from companion.ui.desktop.compact import NO_TRANSLUCENCY, CompactWindow, translucency_available
 from companion.ui.desktop.global_keys import GlobalPushToTalk
@@ -85,14 +85,22 @@ class DesktopPresence(QObject):
             shortcut.setKey(QKeySequence(settings.ui.compact_shortcut))
         if settings.ui.start_at_login != self._start_at_login:
             self._start_at_login = settings.ui.start_at_login
+            refusal = self.launcher_refusal() if settings.ui.start_at_login else None
             try:
-                set_autostart(self.places, self._launch_command(), settings.ui.start_at_login)
+                if refusal:  # an entry that runs something else at every login is never written
+                    self.app.window.banners.show_banner("autostart", refusal, kind="warning")
+                else:
+                    set_autostart(self.places, self._launch_command(), settings.ui.start_at_login)
             except OSError as exc:
                 self.app.window.banners.show_banner(
                     "autostart", f"I couldn't change starting at login: {exc.strerror or exc} ({exc.filename}).",
                     kind="warning")
         if settings.ui.compact != self.compact_action.isChecked():
             self.set_compact(settings.ui.compact)  # Settings → Desktop
+
+    def launcher_refusal(self) -> str | None:
+        """Why no launcher (or autostart entry) can be written for this profile, or None."""
+        return launcher_refusal(self._launch_command())
 
     def _launch_command(self) -> list[str]:
         config_dir = self.app.config.paths.config_dir

@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 
 from companion.api_keys import store_api_key
 from companion.config import McpServerSettings, McpSettings, Settings
+from companion.events import NamesHeard
 from companion.safety.grants import Grants
 from companion.tools.registry import Registry
 from companion.ui.settings.desktop import DesktopTab
@@ -45,11 +46,14 @@ class SettingsDialog(QDialog):
                  hearing_models: list[str] | None = None, voices: list[str] | None = None,
                  mic_level: SignalInstance | None = None, voice_servers: list[str] | None = None,
                  family_notes: dict[str, str] | None = None, test_speakers: SpeakerTest | None = None,
-                 her_name: str = "", autostart_present: bool | None = None,
+                 her_name: str = "", names_heard: NamesHeard | None = None,
+                 autostart_present: bool | None = None, launcher_refusal: str | None = None,
                  parent: QWidget | None = None) -> None:
         """`family_notes`: a line per family instead of its tool count (each MCP server's state);
         `her_name`: the current personality's name, as the Voice tab says it;
-        `autostart_present`: whether her autostart entry is on disk (None: not known)."""
+        `names_heard`: how her hearing last wrote her names (show_names_heard keeps it current);
+        `autostart_present`: whether her autostart entry is on disk (None: not known);
+        `launcher_refusal`: why no autostart entry can be written for her, or None."""
         super().__init__(parent)
         self.setWindowTitle("Settings")
         self.resize(620, 500)
@@ -65,11 +69,13 @@ class SettingsDialog(QDialog):
         self.brain = BrainTab(settings.brain, one_run=settings.brain != keeper.saved.brain)
         self.voice = VoiceTab(settings, devices, hearing_models=hearing_models or [], voices=voices or [],
                               mic_level=mic_level, servers=voice_servers, her_name=her_name)
+        self.voice.listening.show_heard(names_heard)
         self.echo = EchoControls(self.voice, settings.voice, test_speakers)
         self.personality = PersonalityTab(settings, keeper.paths, templates or {}, on_edit_personality)
         self.approvals = ApprovalsTab(grants, grants_notice,
                                       run_without_sandbox=settings.tools.run_without_sandbox)
-        self.desktop = DesktopTab(settings.ui, autostart_present=autostart_present)
+        self.desktop = DesktopTab(settings.ui, autostart_present=autostart_present,
+                                  launcher_refusal=launcher_refusal)
         self.tabs = QTabWidget()
         for widget, title in ((self.brain, "Brain"), (self.voice, "Voice"), (self._toolsets_page(), "Toolsets"),
                               (self.personality, "Personality"), (self.approvals, "Approvals"),
@@ -114,6 +120,10 @@ class SettingsDialog(QDialog):
         self.added_servers.append(server)
         self.toolsets.add_family(server.family, "new: it starts when you press Save")
         return server
+
+    def show_names_heard(self, heard: NamesHeard) -> None:
+        """Her names were learned anew while the dialog is open: the Listening warning follows."""
+        self.voice.listening.show_heard(heard)
 
     def show_tab(self, name: str) -> bool:
         """Bring the tab called `name` (case-insensitive, e.g. "brain") to the front."""

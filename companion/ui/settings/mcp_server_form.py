@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from companion.config import McpServerSettings
+from companion.mcp.program import describe
 
 __all__ = ["McpServerForm", "McpTrustSwitches", "server_from_fields"]
 
@@ -63,6 +64,11 @@ class McpServerForm(QDialog):
         form = QFormLayout()
         form.addRow("Name", self.name)
         form.addRow("Command", self.command)
+        self.sees = QLabel()  # what its sandbox will show it (program.describe)
+        self.sees.setObjectName("hint")
+        self.sees.setWordWrap(True)
+        self.command.textChanged.connect(self._show_what_it_sees)
+        form.addRow("", self.sees)
         form.addRow("or URL", self.url)
         form.addRow("", self.network)
         form.addRow("", self.trusted)
@@ -79,6 +85,13 @@ class McpServerForm(QDialog):
         layout.addWidget(hint)
         layout.addWidget(self.error)
         layout.addWidget(buttons)
+
+    def _show_what_it_sees(self, line: str) -> None:
+        try:
+            words = shlex.split(line)
+        except ValueError:
+            words = []
+        self.sees.setText(describe(words))
 
     def accept(self) -> None:
         try:

@@ -184,6 +184,11 @@ class VoiceTab(QWidget):
         devices_form.addRow("Level", self.level if mic_level is not None else
                             QLabel("Shown while she is listening."))
         devices_form.addRow("Speaker", self.output)
+        from companion.voice.sound.backend import choose  # asks the server (a few ms; 1 s at most)
+
+        self.sound_path = QLabel(choose(voice.sound_backend).sentence())
+        self.sound_path.setWordWrap(True)
+        devices_form.addRow("Sound path", self.sound_path)
         if devices == []:
             devices_form.addRow("", QLabel("No sound devices were found: she will work by typing."))
         self.listening = ListeningRows(voice, her_name)

@@ -18,16 +18,18 @@ import shutil
 import subprocess
 import tempfile
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
 
 from companion.voice.addressing.heard import NameHearing, forms_of, heard_prefix
+from companion.voice.addressing.wake import wake_phrase
 from companion.voice.hearing.stt import Transcriber
 from companion.voice.sound.audio import read_wav, resample
 
-__all__ = ["ESPEAK_VOICES", "LEARN_TAIL", "RELIABLE_SHARE", "NameLearning", "hearing_id", "learn_name"]
+__all__ = ["ESPEAK_VOICES", "LEARN_TAIL", "MAY_NOT_WAKE", "RELIABLE_SHARE", "NameLearning", "heard_as", "hearing_id",
+           "learn_name", "unheard_advice"]
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +43,22 @@ woman's and a man's, so a spelling that only one voice gets is known for what it
 
 RELIABLE_SHARE = 0.75
 """A name is reliably heard when at least this share of its samples call her."""
+
+MAY_NOT_WAKE = "called by it she may not wake"
+"""What a name heard in fewer than RELIABLE_SHARE of its samples means (the doctor, Settings)."""
+
+
+def heard_as(caught: int, heard: Sequence[str]) -> str:
+    """How a name came back from her hearing, as the doctor and Settings say it:
+    "heard in 2 of 7 voices (written “Babe”, “Tep”)"."""
+    spelled = ", ".join(dict.fromkeys(f"\u201c{h}\u201d" for h in heard if h)) or "nothing"
+    return f"heard in {caught} of {len(heard)} voices (written {spelled})"
+
+
+def unheard_advice(wake_word: str) -> str:
+    """What to do about a name her hearing does not reliably catch (the doctor's fix, Settings' line)."""
+    return ("Add an alias her hearing catches (two or more syllables, e.g. in the personality's front matter: "
+            f"aliases: [...]), or call her with the wake word \u201c{wake_phrase(wake_word)}\u201d.")
 
 _LEARNED: dict[tuple[str, str], NameHearing] = {}
 """What this process has learned, by (name, hearing model): a second session, or a test,
@@ -111,7 +129,11 @@ async def learn_name(name: str, transcriber: Transcriber, synthesizer=None,
 
 
 class NameLearning:
-    """Learns each name once, in the background; `forms(names)` says what is known so far."""
+    """Learns each name once, in the background; `forms(names)` says what is known so far.
+
+    Each listener in `on_heard` is called with the hearings of the names last started, once all
+    of them are known (read from the cache, or learned), and again whenever that changes: a new
+    personality's names, or a name learned anew."""
 
     def __init__(self, transcriber: Transcriber, synthesizer=None, cache_file: Path | None = None) -> None:
         self.transcriber = transcriber
@@ -120,15 +142,36 @@ class NameLearning:
         self.learned: dict[str, NameHearing] = {}
         self.yield_to: Callable[[], bool] = lambda: False
         """True while live hearing needs the processor (learn_name waits for it)."""
+        self.on_heard: list[Callable[[tuple[NameHearing, ...]], None]] = []
+        """Told the hearings of her current names once they are all known (see the class)."""
         self._tasks: dict[str, asyncio.Task[NameHearing]] = {}
+        self._wanted: tuple[str, ...] = ()
+        self._told: tuple[NameHearing, ...] | None = None
         self._read_cache()
 
     def start(self, names: tuple[str, ...]) -> None:
         """Learn the names not yet known (a task each on the running loop)."""
+        self._wanted = tuple(names)
         for name in names:
             if name.lower() not in self.learned and name.lower() not in self._tasks:
                 task = asyncio.get_running_loop().create_task(self._learn(name))
                 self._tasks[name.lower()] = task
+        self._tell()
+
+    def _tell(self) -> None:
+        """The listeners hear the current names' hearings, when all are known and new to them
+        (a name that could not be learned is left out: there is nothing to say of it)."""
+        if any(name.lower() in self._tasks for name in self._wanted):
+            return
+        hearings = tuple(self.learned[n.lower()] for n in dict.fromkeys(self._wanted) if n.lower() in self.learned)
+        if hearings == self._told:
+            return
+        self._told = hearings
+        for listener in list(self.on_heard):
+            try:
+                listener(hearings)
+            except Exception:
+                log.exception("a listener to her names' hearing failed")
 
     async def wait(self, names: tuple[str, ...], timeout: float) -> None:
         """Until the names are learned (at most `timeout` seconds: an unknown spelling is no reason
@@ -159,6 +202,7 @@ class NameLearning:
             self._write_cache()
         finally:
             self._tasks.pop(name.lower(), None)
+        self._tell()
         return hearing
 
     def close(self) -> None:
