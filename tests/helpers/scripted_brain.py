@@ -16,6 +16,8 @@ A reply is a JSON-friendly dict (so the same script works from a file):
     {"delay": 0.5, ...}                                      wait before answering
     {"chunk_delay": 0.1, ...}                                wait between streamed chunks
     {"hang": true}                                           never answer (until the server stops)
+    {"after": threading.Event(), ...}                        answer once the test sets the event
+                                                             (in process only: kill something first)
     {"error": 401}                                           invalid API key (OpenAI-shaped body)
     {"error": "unknown_model"}                               404 like Ollama's "model not found"
     {"error": "no_tools"}                                    400 "... does not support tools"
@@ -179,6 +181,13 @@ class ScriptedBrain:
         """Sleep that ends early when the server stops; True if stopping."""
         return self._stopping.wait(seconds)
 
+    def _wait_for(self, gate: threading.Event) -> bool:
+        """Until the test sets `gate` (True) or the server stops (False)."""
+        while not gate.wait(0.05):
+            if self._stopping.is_set():
+                return False
+        return True
+
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
@@ -233,6 +242,8 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
             return
         if reply.get("delay") and self.scripted._wait(float(reply["delay"])):
+            return
+        if reply.get("after") is not None and not self.scripted._wait_for(reply["after"]):
             return
         if "raw" in reply:
             self._raw(reply)
