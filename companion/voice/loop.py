@@ -268,6 +268,9 @@ class VoiceLoop:
         if not verdict.turn:
             if prepared is not None:
                 self.preparer.refuse(prepared)
+            # Words that were not for her are nothing to go on with: a question right after a
+            # stranger's line (under push-to-talk, or with her name) is heard alone.
+            self.ear.going_on.forget()
             self._go_on("not said to her")
             return  # not called: no turn, no brain, no history, no transcript
         if self._stopped_at_s is not None:

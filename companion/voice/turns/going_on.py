@@ -40,7 +40,8 @@ class GoingOn:
         self._last = _Heard(audio, start_s, end_s)
 
     def forget(self) -> None:
-        """The stream's clock starts again: the times remembered mean nothing on the new one."""
+        """Nothing to go on with: the stream's clock starts again (the times remembered mean
+        nothing on the new one), or the words remembered were not taken as a turn."""
         self._last = None
 
     def joined(self, audio: np.ndarray, start_s: float) -> tuple[np.ndarray, float] | None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import shutil
+import time
 from dataclasses import replace
 
 import pytest
@@ -35,7 +36,7 @@ async def converse(tmp_path, scripted_brain, hearing, piper_voice, wav, *, turn_
         companion.bus.subscribe(events.append)
     await companion.start()
     source = source or WavSource(wav, realtime=False)
-    sink = WavSink(lambda: source.position_s, rate=piper_voice.sample_rate, realtime=False)
+    sink = _sink_for(source, piper_voice.sample_rate)
     session = VoiceSession(brain=CompanionBrain(companion), bus=companion.bus, source=source, sink=sink,
                            transcriber=hearing, synthesizer=piper_voice, voice=voice or VoiceSettings(listening="always"),
                            turn_model=turn_model)
@@ -52,6 +53,15 @@ async def converse(tmp_path, scripted_brain, hearing, piper_voice, wav, *, turn_
     session.history = list(companion.conversation.history)
     session.said = sink.audio()
     return session
+
+
+def _sink_for(source: WavSource, rate: int) -> WavSink:
+    """Her speaker on the source's clock: a file read as fast as she takes it, or spoken in real
+    time, when she speaks in real time too (the user can go on over her, as in a room)."""
+    if not source.realtime:
+        return WavSink(lambda: source.position_s, rate=rate, realtime=False)
+    began = time.monotonic()
+    return WavSink(lambda: time.monotonic() - began, rate=rate, realtime=True)
 
 
 class PausingSource(WavSource):
@@ -304,3 +314,49 @@ async def test_words_that_go_on_after_a_turn_ended_in_a_short_pause_are_heard_wi
 
 def _words(text: str) -> str:
     return " ".join("".join(c for c in text.lower() if c.isalnum() or c == " ").split())
+
+
+class PushToTalkSource(WavSource):
+    """A WAV spoken in real time whose push-to-talk key is pressed at `press_s` of it."""
+
+    def __init__(self, path, press_s: float) -> None:
+        super().__init__(path, realtime=True)
+        self.press_s = press_s
+        self.loop = None
+
+    async def read(self):
+        if self.loop is not None and self.press_s is not None and self.position_s >= self.press_s:
+            self.press_s = None
+            self.loop.calling.push_to_talk()
+        return await super().read()
+
+
+async def test_a_question_asked_right_after_a_line_not_said_to_her_is_heard_alone(
+        tmp_path, scripted_brain, hearing, piper_voice, turn_model):
+    """When called: someone else's "What is the capital of Spain?", then, 0.85 s after it (inside
+    the going-on window), push-to-talk and the user's own question. The stranger's line was no
+    turn, so nothing of it goes on into the user's: the brain is asked France alone."""
+    scripted_brain.fallback = {"text": "Paris."}
+    lead_s, gap_s = 0.5, 0.85
+    stranger = resample(piper_voice.synthesize_sync("What is the capital of Spain?"), piper_voice.sample_rate, 16_000)
+    wav = tmp_path / "after_a_stranger.wav"
+    write_wav(wav, speech(piper_voice, "What is the capital of Spain?", gap_s, "What is the capital of France?",
+                          lead_s=lead_s, tail_s=4.0), 16_000)
+    source = PushToTalkSource(wav, press_s=lead_s + stranger.size / 16_000 + gap_s - 0.1)
+    companion = Companion(make_config(tmp_path, scripted_brain.url), EventBus())
+    await companion.start()
+    sink = _sink_for(source, piper_voice.sample_rate)
+    session = VoiceSession(brain=CompanionBrain(companion), bus=companion.bus, source=source, sink=sink,
+                           transcriber=hearing, synthesizer=piper_voice, voice=VoiceSettings(listening="called"),
+                           turn_model=turn_model)
+    source.loop = session.loop
+    try:
+        await session.run()
+    finally:
+        await session.close()
+        await companion.close()
+    reasons = [verdict.reason for verdict in session.loop.calling.verdicts]
+    assert reasons[0] == "not-called", reasons
+    assert [_words(text) for text in session.loop.heard] == ["what is the capital of france"], reasons
+    asked = {_words(user_texts(body)[-1]) for body in scripted_brain.bodies}
+    assert asked == {"what is the capital of france"}
