@@ -8,10 +8,14 @@ parsing stays quick and Qt is only imported by the modes that draw.
 from __future__ import annotations
 
 import argparse
+import atexit
+import contextlib
+import os
 import sys
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import NoReturn
 
 from companion import __version__
 from companion.commands import app, chat, doctor, face, install_desktop, listen, voice
@@ -101,5 +105,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     return int(module.run(args, config) or 0)
 
 
+def entry() -> NoReturn:
+    """The `companion` command: main(), then the process ends with its code."""
+    exit_process(main())
+
+
+def exit_process(code: int) -> NoReturn:
+    """End the process with `code`, without the interpreter's teardown once her echo canceller's
+    native runtime (livekit) is loaded. Its own exit handler disposes the runtime, whose thread
+    then forwards a last log line into Python; when the interpreter is being torn down by then,
+    that thread is stopped inside Rust code that cannot unwind and the whole process aborts
+    (exit 134 and a Rust panic on the terminal, 3 runs in 25 of `companion voice` here beside a
+    busy core). Every exit handler still runs, and the output is flushed, before the process ends."""
+    if "livekit.rtc" not in sys.modules:
+        sys.exit(code)
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):  # a closed pipe: nothing more can reach it
+            stream.flush()
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    entry()
