@@ -12,13 +12,18 @@ SYSDEPS_STAMP := $(VENV)/.system-deps-stamp
 run: $(STAMP) $(SYSDEPS_STAMP)
 	$(VENV)/bin/companion
 
-# `make test`: lint, the house's import rules, then the tests in two passes. The pure tests run on
+# `make test`: lint, the house's import rules, then the tests in passes. The pure tests run on
 # both cores (pytest-xdist); every real-audio test runs after them, one at a time, beside a busy
 # core (tests/helpers/cpu_hog.py): what passes only on a quiet machine fails here, not on a user's
-# busy laptop.
+# busy laptop. The sound room's (devices, open speakers, sound-server faults) run in a process of
+# their own, fresh as her voice is when it starts: after ~40 other voice sessions in the same
+# process her echo on the sound-server path leaked at the start of a reply (4 failures in 3 runs,
+# none in 39 + 25 runs in a fresh process; see docs/developing.md).
+REAL_AUDIO := COMPANION_TEST_HOG=1 $(VENV)/bin/python -m pytest -q -m real_audio
 test: lint $(SYSDEPS_STAMP)
 	$(VENV)/bin/python -m pytest -q -n 2 -m "not real_audio"
-	COMPANION_TEST_HOG=1 $(VENV)/bin/python -m pytest -q -m real_audio
+	$(REAL_AUDIO) --ignore=tests/voice/sound
+	$(REAL_AUDIO) tests/voice/sound
 	bash .ci/unprivileged
 
 # The sandbox, least-privilege and MCP tests again as a user who is not root (companion-ci, made
@@ -28,7 +33,8 @@ test-unprivileged: $(STAMP) $(SYSDEPS_STAMP)
 
 # Just the real-audio tests, beside a busy core.
 test-under-load: $(STAMP) $(SYSDEPS_STAMP)
-	COMPANION_TEST_HOG=1 $(VENV)/bin/python -m pytest -q -m real_audio
+	$(REAL_AUDIO) --ignore=tests/voice/sound
+	$(REAL_AUDIO) tests/voice/sound
 
 # ruff, and the import rules in pyproject.toml (no circles; the core never imports Qt).
 lint: $(STAMP)
