@@ -43,7 +43,7 @@ async def converse(tmp_path, scripted_brain, hearing, piper_voice, wav, *, turn_
     if rule is not None:
         ear = session.loop.ear
         ear.apply(replace(ear.settings, turn_rule=rule))
-    if isinstance(source, PausingSource):
+    if isinstance(source, PausingSource | PushToTalkSource):
         source.loop = session.loop
     try:
         await session.run()
@@ -343,18 +343,8 @@ async def test_a_question_asked_right_after_a_line_not_said_to_her_is_heard_alon
     write_wav(wav, speech(piper_voice, "What is the capital of Spain?", gap_s, "What is the capital of France?",
                           lead_s=lead_s, tail_s=4.0), 16_000)
     source = PushToTalkSource(wav, press_s=lead_s + stranger.size / 16_000 + gap_s - 0.1)
-    companion = Companion(make_config(tmp_path, scripted_brain.url), EventBus())
-    await companion.start()
-    sink = _sink_for(source, piper_voice.sample_rate)
-    session = VoiceSession(brain=CompanionBrain(companion), bus=companion.bus, source=source, sink=sink,
-                           transcriber=hearing, synthesizer=piper_voice, voice=VoiceSettings(listening="called"),
-                           turn_model=turn_model)
-    source.loop = session.loop
-    try:
-        await session.run()
-    finally:
-        await session.close()
-        await companion.close()
+    session = await converse(tmp_path, scripted_brain, hearing, piper_voice, wav, turn_model=turn_model,
+                             voice=VoiceSettings(listening="called"), source=source)
     reasons = [verdict.reason for verdict in session.loop.calling.verdicts]
     assert reasons[0] == "not-called", reasons
     assert [_words(text) for text in session.loop.heard] == ["what is the capital of france"], reasons
