@@ -7,7 +7,7 @@ VENV := .venv
 STAMP := $(VENV)/.installed-stamp
 SYSDEPS_STAMP := $(VENV)/.system-deps-stamp
 
-.PHONY: run test test-under-load test-unprivileged lint bench system-deps clean
+.PHONY: run test test-under-load test-unprivileged lint bench system-deps lock clean
 
 run: $(STAMP) $(SYSDEPS_STAMP)
 	$(VENV)/bin/companion
@@ -53,13 +53,28 @@ $(SYSDEPS_STAMP): scripts/system-deps.sh | $(VENV)/bin/python
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
 
-$(STAMP): pyproject.toml | $(VENV)/bin/python
-	$(VENV)/bin/python -m pip install --quiet --upgrade pip
-	$(VENV)/bin/python -m pip install --quiet -e '.[models,dev]'
-	# The turn model (Smart Turn v3) ships inside pipecat-ai: only its file is read, so none of
-	# pipecat's own dependencies (numba, aiohttp, pydantic, Pillow...) are installed.
-	$(VENV)/bin/python -m pip install --quiet --no-deps 'pipecat-ai==1.14.0'
+# The exact versions every package was tested with: the index moves under an open range (openai
+# 3.63 refused the httpx Timeout that 3.60 took, and a clean clone's CI failed one day to the
+# next), so the venv is built from constraints.txt and `make lock` renews it on purpose.
+$(STAMP): pyproject.toml constraints.txt | $(VENV)/bin/python
+	$(call install,$(VENV),-c constraints.txt)
 	@touch $@
 
+# A fresh resolution of pyproject.toml's ranges into constraints.txt; then run `make test`.
+lock:
+	rm -rf .lock-venv && $(PYTHON) -m venv .lock-venv
+	$(call install,.lock-venv,)
+	{ sed -n '/^#/p' constraints.txt; .lock-venv/bin/python -m pip freeze --exclude-editable; } > constraints.new
+	mv constraints.new constraints.txt && rm -rf .lock-venv
+
+# The package (editable, with the models and dev extras) into the venv $(1), pip options $(2).
+# The turn model (Smart Turn v3) ships inside pipecat-ai: only its file is read, so none of
+# pipecat's own dependencies (numba, aiohttp, pydantic, Pillow...) are installed.
+define install
+	$(1)/bin/python -m pip install --quiet --upgrade pip
+	$(1)/bin/python -m pip install --quiet $(2) -e '.[models,dev]'
+	$(1)/bin/python -m pip install --quiet --no-deps $(2) 'pipecat-ai==1.14.0'
+endef
+
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache .import_linter_cache .grimp_cache
+	rm -rf $(VENV) .lock-venv build *.egg-info .pytest_cache .ruff_cache .import_linter_cache .grimp_cache

@@ -10,7 +10,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-import httpx
 import openai
 
 from companion.brain.server import ServerInfo, fix_for, guess_kind, probe_server
@@ -96,7 +95,7 @@ class OpenAIChatModel:
             base_url=settings.base_url,
             api_key=resolve_api_key(settings),
             max_retries=0,  # she says what went wrong instead of going quiet for a minute
-            timeout=httpx.Timeout(settings.read_timeout_s, connect=settings.connect_timeout_s),
+            timeout=openai.Timeout(settings.read_timeout_s, connect=settings.connect_timeout_s),
         )
 
     async def complete(
@@ -160,9 +159,7 @@ class OpenAIChatModel:
                         slot["name"] += call.function.name or ""
                         slot["arguments"] += call.function.arguments or ""
                 finish = choice.finish_reason or finish
-        except openai.OpenAIError as exc:
-            raise self._error(exc, started=True) from exc
-        except httpx.HTTPError as exc:
+        except openai.OpenAIError as exc:  # a socket cut mid-stream too (APIConnectionError)
             raise self._error(exc, started=True) from exc
         finally:
             await stream.close()
@@ -222,7 +219,7 @@ class OpenAIChatModel:
                 f"My brain ({where}) took longer than {self.settings.read_timeout_s:g} seconds to "
                 "answer. It may still be loading the model; try again in a moment.",
             )
-        if started and isinstance(exc, openai.APIConnectionError | httpx.HTTPError):
+        if started and isinstance(exc, openai.APIConnectionError):
             return BrainError("cut", "My brain's connection dropped in the middle of my answer. "
                                      "Please ask me again.")
         if started and not isinstance(exc, openai.APIStatusError):
