@@ -3,8 +3,9 @@
 Until echo cancellation removes her voice from the microphone signal, a transcript is dropped
 as echo only when all of these hold: it has at least MIN_ECHO_WORDS words, those words appear
 in order and unbroken in a line she played, and the user's speech overlapped the time that
-line was playing (give or take the room's lag) within the last ECHO_WINDOW_S. Short answers
-("yes", "no", "stop", "what") are never echo, whatever she said.
+line was playing (give or take the room's lag) within the last ECHO_WINDOW_S. A shorter run is
+echo only when it is the opening of one of her lines and began as that line did. One word
+("yes", "no", "stop", "what") is never echo, whatever she said.
 """
 
 from __future__ import annotations
@@ -19,6 +20,11 @@ ECHO_WINDOW_S = 6.0
 """Only lines that were playing within the last few seconds can come back as echo."""
 ECHO_LAG_S = 0.6
 """How long after a line stops playing its echo can still be arriving (buffers, the room)."""
+OPENING_ECHO_WORDS = 2
+"""A run this long (and under MIN_ECHO_WORDS) is hers when it opens one of her lines and began
+within ECHO_LAG_S of that line: the canceller lets the onset of a sentence through after the
+quiet between two ("It was", a turn of its own beside two busy loops), and a user who says
+those very words as she starts them is far rarer."""
 
 
 @dataclass
@@ -44,9 +50,11 @@ def _contains_run(haystack: list[str], needle: list[str]) -> bool:
 def is_echo(heard: str, played: Iterable[PlayedLine], *, spoken_from: float, spoken_to: float,
             now: float) -> bool:
     """True when `heard`, spoken between `spoken_from` and `spoken_to`, is her own line coming back."""
-    said = words(heard)
+    said, played = words(heard), list(played)
     if len(said) < MIN_ECHO_WORDS:
-        return False
+        return len(said) >= OPENING_ECHO_WORDS and any(
+            words(line.text)[:len(said)] == said and abs(spoken_from - line.started) <= ECHO_LAG_S
+            for line in played)
     overlapping = [
         line for line in played
         if (line.ended if line.ended is not None else now) >= now - ECHO_WINDOW_S

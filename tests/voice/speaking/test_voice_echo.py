@@ -1,5 +1,6 @@
 """Her own voice coming back through the microphone: dropped only when it is word for word hers,
-at least four words, heard while that line was playing. Short answers always reach her."""
+at least four words heard while that line was playing, or the opening words of a line heard as
+it began. One-word answers always reach her."""
 
 from __future__ import annotations
 
@@ -45,3 +46,24 @@ def test_a_line_played_long_ago_is_not_echo_now():
 def test_a_line_still_playing_counts_until_now():
     playing = PlayedLine("The weather today is sunny and warm.", started=50.0)
     assert is_echo("the weather today is sunny", [playing], spoken_from=50.4, spoken_to=52.0, now=52.2)
+
+
+def test_the_opening_words_of_her_line_heard_as_it_began_are_echo():
+    # Her sentence's onset leaked past the canceller after the quiet before it.
+    second = PlayedLine("It was a sunny day.", started=110.0, ended=111.2)
+    assert is_echo("It was", [REPORT, second], spoken_from=110.15, spoken_to=110.5, now=110.6)
+    assert is_echo("I opened the", [REPORT], spoken_from=REPORT.started - 0.1, spoken_to=REPORT.started + 0.7,
+                   now=REPORT.started + 0.8)
+
+
+def test_a_few_words_of_hers_are_the_users_unless_they_open_her_line_as_it_begins():
+    # The same short words, later in her line, or said a second after it began.
+    assert not is_echo("three pages", [REPORT], spoken_from=REPORT.started + 2.5, spoken_to=REPORT.started + 3.0,
+                       now=REPORT.started + 3.2)
+    assert not is_echo("I opened", [REPORT], spoken_from=REPORT.started + 1.2, spoken_to=REPORT.started + 1.6,
+                       now=REPORT.started + 1.8)
+
+
+def test_one_word_is_never_echo_even_as_her_line_begins_with_it():
+    answer = PlayedLine("Yes, I can do that.", started=200.0, ended=201.5)
+    assert not is_echo("Yes.", [answer], spoken_from=200.1, spoken_to=200.4, now=200.5)
