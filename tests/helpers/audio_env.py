@@ -83,18 +83,23 @@ class PrivatePulseAudio:
         config = self.folder / "private.pa"
         config.write_text(PULSE_CONFIG.format(socket=self.socket))
         env = {**os.environ, **self.env, "HOME": str(self.folder)}
+        log = self.folder / "pulseaudio.log"
         # Not daemonized: a child that dies with us, so a killed test run leaves no daemon behind.
-        self.process = subprocess.Popen(
-            ["pulseaudio", "-n", "-F", str(config), "--daemonize=no", "--exit-idle-time=-1",
-             "--log-target=stderr"],
-            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=_die_with_parent,
-        )
+        # Its own log (errors and warnings) says why, should it not come up.
+        with log.open("ab") as log_file:
+            self.process = subprocess.Popen(
+                ["pulseaudio", "-n", "-F", str(config), "--daemonize=no", "--exit-idle-time=-1",
+                 "--log-target=stderr", "--log-level=warning", "--log-time=1"],
+                env=env, stdout=subprocess.DEVNULL, stderr=log_file, preexec_fn=_die_with_parent,
+            )
         deadline = time.monotonic() + 30
         while subprocess.run(["pactl", "info"], env=env, capture_output=True, timeout=10).returncode != 0:
             # The daemon is an outside program with no readiness signal: ask until it answers.
             if self.process.poll() is not None or time.monotonic() > deadline:
+                code = self.process.poll()
                 self.stop()
-                raise RuntimeError("the private PulseAudio did not start")
+                said = log.read_text(errors="replace").strip().splitlines()[-8:]
+                raise RuntimeError(f"the private PulseAudio did not start (exit {code}): " + " | ".join(said))
             time.sleep(0.05)
         return self
 
