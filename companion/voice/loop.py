@@ -189,9 +189,8 @@ class VoiceLoop:
         """What stopped her was no interruption: she says the rest of her line."""
         self._stopped_at_s = None
         if self.mouth.paused:
+            log.info("she goes on (%s)", why)
             self.false_stops += 1
-            self.ear.barge_in.went_on()
-            log.info("she goes on (%s); stopping her now needs %.2fx the level", why, self.ear.barge_in.raised)
             self.mouth.resume()
 
     def _check_false_stop(self) -> None:

@@ -19,12 +19,6 @@ BARGE_IN_LEAD_S = 0.5
 FALSE_STOP_S = 2.0
 """Stopped by a sound that no words follow within this long (and nothing is still being said
 or heard): it was no interruption, and she goes on (LiveKit agents' false-interruption timeout)."""
-FALSE_STOP_RAISE = 1.5
-"""Each time she went on after a false stop, the level needed to stop her again rises this much
-(up to FALSE_STOP_RAISE_MAX times), until she is quiet: what paused her once (her own echo on a
-busy machine, a noisy room) will again, and beside two busy loops pause, go on, pause repeated
-~60 times in one reply. A user still stops her by speaking up, or with Esc or push-to-talk."""
-FALSE_STOP_RAISE_MAX = 4.0
 BACKCHANNELS = frozenset({
     "uhm", "yeah", "yep", "yup", "ya", "right", "sure", "okay", "ok", "alright", "cool", "nice", "wow", "true",
     "exactly", "indeed", "i", "see", "got", "it", "gotcha", "interesting"})
@@ -69,15 +63,12 @@ class BargeInWatch:
         self._recent: deque[tuple[bool, float]] = deque(maxlen=frames_in(400))
         """The last 400 ms of frames while she speaks: (sounds like speech, level)."""
         self._out_levels: deque[float] = deque(maxlen=15)  # ~300 ms of 20 ms blocks
-        self.raised = 1.0
-        """How many times the usual level she needs now (FALSE_STOP_RAISE)."""
         if sink is not None:
             sink.add_level_listener(self._out_levels.append)
 
     def floor(self, barge_in_floor: float, echo_ratio: float) -> float:
-        """The level the user must reach: the fixed floor, raised with her own playback level
-        and after false stops."""
-        return self.raised * max(barge_in_floor, echo_ratio * max(self._out_levels, default=0.0))
+        """The level the user must reach: the fixed floor, raised with her own playback level."""
+        return max(barge_in_floor, echo_ratio * max(self._out_levels, default=0.0))
 
     def hear(self, frame: np.ndarray, speech: bool, floor: float, needed_ms: int, stream_s: float) -> bool:
         """One frame heard while she speaks; True when it makes the user talk over her."""
@@ -91,11 +82,6 @@ class BargeInWatch:
     def she_is_quiet(self) -> None:
         """Talk while she was quiet is no talking over her next line."""
         self._recent.clear()
-        self.raised = 1.0
-
-    def went_on(self) -> None:
-        """What stopped her was no interruption, and she goes on: harder to stop her again."""
-        self.raised = min(FALSE_STOP_RAISE_MAX, self.raised * FALSE_STOP_RAISE)
 
     def stopped_her(self, speech_start_s: float, speech_end_s: float) -> bool:
         """Barge-in fired during the utterance from `speech_start_s` to `speech_end_s` (the VAD

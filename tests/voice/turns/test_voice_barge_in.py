@@ -9,7 +9,7 @@ from collections import deque
 import numpy as np
 
 from companion.voice.sound.frames import FRAME_SAMPLES
-from companion.voice.turns.barge_in import BargeInWatch, talks_over_her
+from companion.voice.turns.barge_in import talks_over_her
 from companion.voice.turns.ear import Ear
 
 FLOOR = 0.0158
@@ -36,26 +36,6 @@ def test_one_loud_knock_among_quiet_frames_does_not_stop_her():
 def test_a_loud_sound_that_does_not_sound_like_speech_does_not_stop_her():
     clatter = [(False, 0.2)] * 12 + [(True, 0.2)] * (NEEDED - 1)
     assert not talks_over_her(clatter, NEEDED, FLOOR)
-
-
-def stops_her(watch: BargeInWatch, level: float) -> bool:
-    """Half a second of speech at `level` heard while she plays: did it stop her?"""
-    frame = np.full(FRAME_SAMPLES, level, dtype=np.float32)
-    floor = watch.floor(FLOOR, 0.0)
-    return any([watch.hear(frame, True, floor, 200, 1.0 + i * 0.032) for i in range(16)])
-
-
-def test_each_false_stop_in_one_of_her_turns_makes_her_harder_to_stop_until_she_is_quiet():
-    # Her echo paused her, she went on, and the same echo would pause her again and again.
-    watch, echo, speaking_up = BargeInWatch(), 1.3 * FLOOR, 5.0 * FLOOR
-    assert stops_her(watch, echo)
-    watch.went_on()
-    assert not stops_her(watch, echo)
-    for _ in range(5):
-        watch.went_on()
-    assert stops_her(watch, speaking_up), "a user who speaks up still stops her"
-    watch.she_is_quiet()
-    assert stops_her(watch, echo), "her next turn starts at the usual level"
 
 
 class Voice:
