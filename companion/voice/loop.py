@@ -191,6 +191,7 @@ class VoiceLoop:
         if self.mouth.paused:
             log.info("she goes on (%s)", why)
             self.false_stops += 1
+            self.ear.barge_in.went_on()
             self.mouth.resume()
 
     def _check_false_stop(self) -> None:

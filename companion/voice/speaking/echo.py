@@ -5,7 +5,8 @@ as echo only when all of these hold: it has at least MIN_ECHO_WORDS words, those
 in order and unbroken in a line she played, and the user's speech overlapped the time that
 line was playing (give or take the room's lag) within the last ECHO_WINDOW_S. A shorter run is
 echo only when it is the opening of one of her lines and began as that line did. One word
-("yes", "no", "stop", "what") is never echo, whatever she said.
+("yes", "no", "stop", "what") is never echo, whatever she said, but where the caller says so
+(the ear, for what follows a question at her reply's onset and stopped her).
 """
 
 from __future__ import annotations
@@ -48,11 +49,12 @@ def _contains_run(haystack: list[str], needle: list[str]) -> bool:
 
 
 def is_echo(heard: str, played: Iterable[PlayedLine], *, spoken_from: float, spoken_to: float,
-            now: float) -> bool:
-    """True when `heard`, spoken between `spoken_from` and `spoken_to`, is her own line coming back."""
+            now: float, opening_words: int = OPENING_ECHO_WORDS) -> bool:
+    """True when `heard`, spoken between `spoken_from` and `spoken_to`, is her own line coming back
+    (a run of `opening_words` or more that opens one of her lines is enough)."""
     said, played = words(heard), list(played)
     if len(said) < MIN_ECHO_WORDS:
-        return len(said) >= OPENING_ECHO_WORDS and any(
+        return len(said) >= max(1, opening_words) and any(
             words(line.text)[:len(said)] == said and abs(spoken_from - line.started) <= ECHO_LAG_S
             for line in played)
     overlapping = [

@@ -279,17 +279,18 @@ class Speaker:
         log.debug("synthesized %r in %.0f ms", words[:40], self.last_synthesis_ms)
         return audio
 
-    async def _next_to_play(self) -> tuple[Line, np.ndarray]:
-        """The rest of a paused line first (once resumed), then the queue."""
+    async def _next_to_play(self) -> tuple[Line, np.ndarray, bool]:
+        """The rest of a paused line first (once resumed), then the queue; True for a rest."""
         await self._resume_gate.wait()
         if self._again is not None:
-            again, self._again = self._again, None
-            return again
-        return await self._audio_queue.get()
+            (line, rest), self._again = self._again, None
+            return line, rest, True
+        line, audio = await self._audio_queue.get()
+        return line, audio, False
 
     async def _play_lines(self) -> None:
         while True:
-            line, audio = await self._next_to_play()
+            line, audio, is_rest = await self._next_to_play()
             again = False
             try:
                 await self._play_gate.wait()
@@ -310,7 +311,9 @@ class Speaker:
                     self._current = None
                 cut, self._cut = self._cut is line, None
                 if not finished and cut and self._wanted(line):
-                    rest = audio[resume_from(audio, self._synth.sample_rate, self._line_started, record.ended):]
+                    at = resume_from(audio, self._synth.sample_rate, self._line_started, record.ended,
+                                     from_start_under_s=0.0 if is_rest else FROM_START_UNDER_S)
+                    rest = audio[at:]
                     # Cut off at its very end, it was heard: played, as if it had finished.
                     finished = rest.size == 0
                     if rest.size:
@@ -340,16 +343,23 @@ class Speaker:
 RESUME_BACK_S = 0.6
 """How far before the stop a resumed line may start again: back to the quietest moment there
 (a gap between words, most often), so she goes on from the word she was cut off in."""
+FROM_START_UNDER_S = 1.0
+"""A line stopped this early is said again from its start (its few words were barely heard).
+Not the rest of a line already resumed: stopped again early, it would start where it started
+before, and a stop at each onset (her own echo) would keep her there."""
 
 
-def resume_from(audio: np.ndarray, rate: int, started: float | None, stopped: float) -> int:
+def resume_from(audio: np.ndarray, rate: int, started: float | None, stopped: float, *,
+                from_start_under_s: float = FROM_START_UNDER_S) -> int:
     """The sample a paused line goes on from: the quietest 20 ms within RESUME_BACK_S before
-    where it was stopped (from the start when that is under a second in, or unknown)."""
+    where it was stopped (from the start when that is under `from_start_under_s` in, or unknown)."""
     if started is None:
         return 0
     at = int((stopped - started) * rate)
-    if at < rate or at >= audio.size:
-        return 0 if at < rate else audio.size
+    if at >= audio.size:
+        return audio.size
+    if at < from_start_under_s * rate:
+        return 0
     block = max(1, rate // 50)
     earliest = max(0, at - int(RESUME_BACK_S * rate))
     starts = range(earliest, at - block + 1, block)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 import statistics
+import time
 from collections import deque
 from collections.abc import Iterable
 
@@ -16,6 +17,12 @@ from companion.voice.sound.frames import FRAME_S, rms
 
 BARGE_IN_LEAD_S = 0.5
 """Barge-in this long before an utterance's confirmed start still belongs to it."""
+ONSET_GRACE_S = 0.75
+"""Once something that was no interruption stopped her in a reply, her level alone does not stop
+her for this long after each of its lines starts (or goes on): that is where an echo canceller
+starved of time lets her voice through (beside two busy cores, "It was" and "I will" at each
+sentence's onset), and a resume that starts there again would be stopped again by her own voice,
+for ever. Words said over her still stop her once it is past."""
 FALSE_STOP_S = 2.0
 """Stopped by a sound that no words follow within this long (and nothing is still being said
 or heard): it was no interruption, and she goes on (LiveKit agents' false-interruption timeout)."""
@@ -63,15 +70,34 @@ class BargeInWatch:
         self._recent: deque[tuple[bool, float]] = deque(maxlen=frames_in(400))
         """The last 400 ms of frames while she speaks: (sounds like speech, level)."""
         self._out_levels: deque[float] = deque(maxlen=15)  # ~300 ms of 20 ms blocks
+        self._wary = False
+        """Stopped by no interruption during this reply: each line's onset is deaf to the level."""
+        self._deaf_until = 0.0
+        """time.monotonic() before which audio captured is no barge-in (ONSET_GRACE_S)."""
         if sink is not None:
             sink.add_level_listener(self._out_levels.append)
+            sink.add_start_listener(self._line_started)
+
+    def _line_started(self, when: float) -> None:
+        if self._wary:
+            self._deaf_until = when + ONSET_GRACE_S
+
+    def went_on(self) -> None:
+        """What stopped her was no interruption: until she is quiet, the start of each line she
+        says (the rest of this one first) is not judged by its level."""
+        self._wary = True
 
     def floor(self, barge_in_floor: float, echo_ratio: float) -> float:
         """The level the user must reach: the fixed floor, raised with her own playback level."""
         return max(barge_in_floor, echo_ratio * max(self._out_levels, default=0.0))
 
-    def hear(self, frame: np.ndarray, speech: bool, floor: float, needed_ms: int, stream_s: float) -> bool:
-        """One frame heard while she speaks; True when it makes the user talk over her."""
+    def hear(self, frame: np.ndarray, speech: bool, floor: float, needed_ms: int, stream_s: float,
+             captured_at: float | None = None) -> bool:
+        """One frame heard while she speaks (captured at `captured_at`, time.monotonic(); now
+        when not given); True when it makes the user talk over her."""
+        if (captured_at if captured_at is not None else time.monotonic()) < self._deaf_until:
+            self._recent.clear()
+            return False
         self._recent.append((speech, rms(frame)))
         if not talks_over_her(self._recent, frames_in(needed_ms), floor):
             return False
@@ -80,8 +106,10 @@ class BargeInWatch:
         return True
 
     def she_is_quiet(self) -> None:
-        """Talk while she was quiet is no talking over her next line."""
+        """Talk while she was quiet is no talking over her next line; her next reply starts
+        trusting the level again."""
         self._recent.clear()
+        self._wary = False
 
     def stopped_her(self, speech_start_s: float, speech_end_s: float) -> bool:
         """Barge-in fired during the utterance from `speech_start_s` to `speech_end_s` (the VAD

@@ -24,7 +24,7 @@ from companion.voice.hearing.stt import Transcriber
 from companion.voice.hearing.vad import SpeechDetector
 from companion.voice.sound.audio import AudioSink, AudioSource
 from companion.voice.sound.frames import FRAME_S, rms
-from companion.voice.speaking.echo import is_echo
+from companion.voice.speaking.echo import OPENING_ECHO_WORDS, is_echo
 from companion.voice.turns.barge_in import BargeInWatch
 from companion.voice.turns.ear_settings import EarSettings
 from companion.voice.turns.endpoint import (
@@ -267,7 +267,8 @@ class Ear:
         s = self.settings
         floor = self.barge_in.floor(s.barge_in_floor, s.echo_ratio)
         speech = probability >= s.endpoint.start_threshold
-        if self.barge_in.hear(frame, speech, floor, s.barge_in_ms, self.endpointer.stream_s):
+        stream_s = self.endpointer.stream_s
+        if self.barge_in.hear(frame, speech, floor, s.barge_in_ms, stream_s, self._captured_at(stream_s)):
             log.debug("barge-in: mic %.3f, floor %.3f", rms(frame), floor)
             self._barged_in()
 
@@ -342,6 +343,18 @@ class Ear:
         # Only live: a file is heard turn by turn, each reply said whole first.
         goes_on = self.going_on.joined(event.audio, start_s) if may_go_on and self.source.realtime else None
         audio = event.audio
+        if goes_on is not None and stopped_her:
+            # What stopped her may be her own first words come back (an echo canceller starved of
+            # time lets a line's onset through): heard alone first, or her echo would be taken
+            # for the user going on with the question she is answering, and stop her reply. Even
+            # one word is hers here when it opens her line as that line began: a user going on
+            # with her very first word as she says it is far rarer than her echo.
+            alone = await early if early is not None else await self.transcriber.transcribe(audio)
+            early = None
+            if alone and self._is_her_echo(alone, event.speech_end_s, spoke_from, opening_words=1):
+                log.info("dropped my own echo right after the question: %r", alone)
+                self._discard(event.pause_id)
+                return
         if goes_on is not None:
             audio, start_s = goes_on
             if early is not None:
@@ -373,7 +386,8 @@ class Ear:
         await self._heard(Utterance(text, latency, event.pause_id, start_s, event.speech_end_s, stopped_her,
                                     goes_on=goes_on is not None))
 
-    def _is_her_echo(self, text: str, speech_end_s: float, spoke_from: float | None = None) -> bool:
+    def _is_her_echo(self, text: str, speech_end_s: float, spoke_from: float | None = None, *,
+                     opening_words: int = OPENING_ECHO_WORDS) -> bool:
         """True when `text`, heard up to stream time `speech_end_s`, is her own line coming back
         (`spoke_from`: when that utterance began; the one under way by default)."""
         spoken_to = self._captured_at(speech_end_s)
@@ -382,7 +396,7 @@ class Ear:
         log.debug("echo check %r from %.2f to %.2f now %.2f: %s", text, spoken_from, spoken_to, time.monotonic(),
                   [(p.text, round(p.started, 2), p.ended and round(p.ended, 2)) for p in self.her_voice.recent_played])
         return is_echo(text, self.her_voice.recent_played, spoken_from=spoken_from, spoken_to=spoken_to,
-                       now=time.monotonic())
+                       now=time.monotonic(), opening_words=opening_words)
 
     def drop_utterance(self) -> None:
         """Forget the utterance under way: its audio was cut off (the sound server went away),

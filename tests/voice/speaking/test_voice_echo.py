@@ -1,6 +1,7 @@
 """Her own voice coming back through the microphone: dropped only when it is word for word hers,
 at least four words heard while that line was playing, or the opening words of a line heard as
-it began. One-word answers always reach her."""
+it began. One-word answers reach her (only the ear, judging what goes on with a question and
+stopped her, may take her line's first word as hers)."""
 
 from __future__ import annotations
 
@@ -67,3 +68,11 @@ def test_a_few_words_of_hers_are_the_users_unless_they_open_her_line_as_it_begin
 def test_one_word_is_never_echo_even_as_her_line_begins_with_it():
     answer = PlayedLine("Yes, I can do that.", started=200.0, ended=201.5)
     assert not is_echo("Yes.", [answer], spoken_from=200.1, spoken_to=200.4, now=200.5)
+
+
+def test_one_word_opening_her_line_as_it_began_is_echo_only_where_the_caller_allows_one():
+    # The ear asks so of what came right after a question and stopped her: no answer is eaten.
+    story = PlayedLine("Once upon a time there was a fox.", started=300.0, ended=302.0)
+    assert is_echo("Once.", [story], spoken_from=300.1, spoken_to=300.4, now=300.5, opening_words=1)
+    assert not is_echo("Once.", [story], spoken_from=301.2, spoken_to=301.5, now=301.6, opening_words=1)
+    assert not is_echo("Twice.", [story], spoken_from=300.1, spoken_to=300.4, now=300.5, opening_words=1)

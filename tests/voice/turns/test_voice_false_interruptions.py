@@ -91,9 +91,43 @@ NEAR = 1.5
 """The user's sounds a little louder than her playback, as a voice near the microphone is."""
 
 
+class OnsetLeak:
+    """A microphone beside her speaker behind a canceller that lets the first `leak_s` of each of
+    her lines (and of each line she goes on with) through at her own loudness, and nothing
+    after: what a canceller starved of time does on a busy machine."""
+
+    realtime = True
+
+    def __init__(self, source, sink: WavSink, *, leak_s: float) -> None:
+        self.source, self.sink, self.leak = source, sink, int(leak_s * sink.rate)
+        self.onsets: list[int] = []  # where each play() began, in samples of the sink's timeline
+        self._captured = 0
+        sink.add_start_listener(lambda _when: self.onsets.append(sink.audio().size))
+
+    async def read(self):
+        frame = await self.source.read()
+        if frame is None:
+            return None
+        start, self._captured = self._captured, self._captured + frame.size
+        begin, end = (int(n * self.sink.rate / 16_000) for n in (start, self._captured))
+        played = self.sink.audio()[begin:end].copy()
+        at = np.arange(begin, begin + played.size)
+        leaking = np.zeros(played.size, dtype=bool)
+        for onset in self.onsets:
+            leaking |= (at >= onset) & (at < onset + self.leak)
+        echo = resample(np.where(leaking, played, 0.0), self.sink.rate, 16_000)[:frame.size]
+        mixed = frame.copy()
+        mixed[:echo.size] += echo
+        return mixed
+
+    def close(self) -> None:
+        self.source.close()
+
+
 async def story_over(tmp_path, scripted_brain, hearing, piper_voice, sound: np.ndarray, *, after_s: float = 2.0,
-                     tail_s: float = 22.0):
-    """She tells STORY; `after_s` after her first word the user makes `sound`, then is quiet."""
+                     tail_s: float = 22.0, onset_leak_s: float = 0.0):
+    """She tells STORY; `after_s` after her first word the user makes `sound`, then is quiet
+    (`onset_leak_s`: the start of each of her lines comes back through the microphone, OnsetLeak)."""
     scripted_brain.push({"text": STORY}, {"text": "Okay."})
     companion = Companion(make_config(tmp_path, scripted_brain.url), EventBus())
     await companion.start()
@@ -104,7 +138,8 @@ async def story_over(tmp_path, scripted_brain, hearing, piper_voice, sound: np.n
     started = time.monotonic()
     sink = WavSink(lambda: time.monotonic() - started, rate=piper_voice.sample_rate, realtime=True)
     sink.add_start_listener(lambda _when: her_first_word.set())
-    session = VoiceSession(brain=CompanionBrain(companion), bus=companion.bus, source=microphone, sink=sink,
+    source = OnsetLeak(microphone, sink, leak_s=onset_leak_s) if onset_leak_s else microphone
+    session = VoiceSession(brain=CompanionBrain(companion), bus=companion.bus, source=source, sink=sink,
                            transcriber=hearing, synthesizer=piper_voice, voice=VoiceSettings(listening="always"))
     try:
         await asyncio.wait_for(session.run(), 90)
@@ -165,3 +200,18 @@ async def test_a_real_stop_wait_over_her_still_ends_her_turn_and_keeps_only_what
     first = replies[0]
     assert first and STORY.startswith(first) and len(first) < len(STORY)
     assert "valley" not in spoken
+
+
+async def test_her_own_voice_leaking_at_each_sentence_start_stops_her_once_and_she_tells_the_whole_story(
+        tmp_path, scripted_brain, hearing, piper_voice):
+    """The livelock seen beside two busy cores: her echo at a line's onset stopped her, its
+    words were hers so she went on, the line started again, its onset leaked again, for ever.
+    Once stopped by no interruption, the onsets of the rest of her reply are not judged by level;
+    and her first word, heard right after the question, is not the user going on with it."""
+    loop, replies, spoken = await story_over(tmp_path, scripted_brain, hearing, piper_voice,
+                                             np.zeros(FRAME_SAMPLES, dtype=np.float32), onset_leak_s=0.6)
+    assert loop.false_stops == 1  # the first sentence's onset: after it she is wary of her echo
+    assert loop.barge_ins == 0
+    assert loop.heard == ["Tell me a story."]
+    assert replies == [STORY]
+    assert said_once_each(spoken) == [], spoken
