@@ -11,8 +11,11 @@ The measuring loop's own delay (a click played to the speaker and heard on its m
 this process alone) is measured first and reported, not subtracted.
 
     .venv/bin/python bench/turn_blackbox.py [--hog] [--rounds 2]
+        [--program pipecat-vad|pipecat-smart-turn --pipecat-python /work/pipecat-venv/bin/python]
 
 `--hog` keeps one core busy (a Python busy loop, tests/helpers/cpu_hog.py's) while she talks.
+`--program` runs bench/pipecat/bot.py (pipecat 1.14 on her Whisper and voice files, VAD-only or
+with Smart Turn v3) in her place, on the same probe; its log is pipecat's own (no stages).
 Prints one JSON object, with the load average before and after.
 """
 
@@ -39,6 +42,7 @@ sys.path.insert(0, str(ROOT))
 from audio_env import sound_server  # noqa: E402
 from scripted_brain import ScriptedBrain  # noqa: E402
 
+from companion.voice.models.files import resolve_hearing_model, resolve_voice  # noqa: E402
 from companion.voice.sound.audio import read_wav, resample  # noqa: E402
 
 RATE = 16_000
@@ -64,6 +68,7 @@ QUESTIONS = (
     ("What is the tallest mountain in Africa?", "en-us"),
 )
 STAGE = re.compile(r"(\w+)=(\d+)ms")
+PROGRAMS = ("companion", "pipecat-vad", "pipecat-smart-turn")
 
 
 def say(text: str, voice: str, scratch: Path) -> np.ndarray:
@@ -158,7 +163,19 @@ def percentile(values: list[float], q: float) -> float:
     return round(float(np.percentile(np.array(values), q)), 1)
 
 
-def measure(rounds: int, hog: bool, keep: Path | None = None) -> dict:
+def command(program: str, brain_url: str, folder: Path, pipecat_python: Path) -> list[str]:
+    """The voice program to measure, at its defaults, on the scripted brain."""
+    if program == "companion":
+        return [str(Path(sys.executable).with_name("companion")), "voice", "--brain-url", brain_url, "--model", "scripted",
+                "--config-dir", str(folder / "cfg"), "--workspace", str(folder / "ws"), "--listening", "always"]
+    # Her installed model files, so both hear with the same Whisper and speak with the same voice.
+    hearing, voice = resolve_hearing_model("", folder / "cache"), resolve_voice("", folder / "cache")
+    return [str(pipecat_python), str(ROOT / "bench" / "pipecat" / "bot.py"), "--turn", program.removeprefix("pipecat-"),
+            "--brain-url", brain_url, "--whisper-model", str(hearing.path), "--voice", str(voice.onnx)]
+
+
+def measure(rounds: int, hog: bool, keep: Path | None = None, program: str = "companion",
+            pipecat_python: Path = Path("/work/pipecat-venv/bin/python")) -> dict:
     load_before = [round(x, 2) for x in os.getloadavg()]
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp) if keep is None else keep
@@ -176,17 +193,15 @@ def measure(rounds: int, hog: bool, keep: Path | None = None) -> dict:
             env = {**pulse.client_env(), "PULSE_SINK": "speaker", "PULSE_SOURCE": "mic", "PYTHONUNBUFFERED": "1"}
             her_log = folder / "her.log"
             with her_log.open("w") as log:
-                her = subprocess.Popen(
-                    [str(Path(sys.executable).with_name("companion")), "voice", "--brain-url", brain.url, "--model", "scripted",
-                     "--config-dir", str(folder / "cfg"), "--workspace", str(folder / "ws"), "--listening", "always"],
-                    env=env, stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)
+                her = subprocess.Popen(command(program, brain.url, folder, pipecat_python),
+                                       env=env, stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)
             spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"]) if hog else None
             try:
                 deadline = time.monotonic() + 120
                 while "Listening" not in her_log.read_text():
                     # Another process: nothing to wait on but what it prints.
                     if her.poll() is not None or time.monotonic() > deadline:
-                        raise SystemExit(f"companion voice did not start:\n{her_log.read_text()[-2000:]}")
+                        raise SystemExit(f"{program} did not start:\n{her_log.read_text()[-2000:]}")
                     time.sleep(0.1)
                 time.sleep(1.0)  # her streams' first callbacks
                 stage = Stage(user)
@@ -203,6 +218,7 @@ def measure(rounds: int, hog: bool, keep: Path | None = None) -> dict:
                     her.wait()
             # Her own log (every record at INFO, beside her data in a --config-dir profile).
             log_text = "".join(path.read_text() for path in sorted((folder / "cfg").rglob("companion.log*")))
+            brain_requests = len(brain.requests)
     each = []
     for index, end in enumerate(ends):
         spoken = stage.dac_time(end)
@@ -215,8 +231,10 @@ def measure(rounds: int, hog: bool, keep: Path | None = None) -> dict:
                  for name in ("end_of_speech_wait", "first_fragment_synth", "transcription", "brain_first_token", "first_sentence_synthesized",
                               "first_audio_out", "total") if any(name in t for t in turns)}
     return {
+        "program": program,
         "load_average_before": load_before, "load_average_after": [round(x, 2) for x in os.getloadavg()],
         "busy_core": hog, "questions": len(ends), "answered": len(measured), "heard_by_her": len(turns),
+        "brain_requests": brain_requests,
         "measuring_loop_ms": loop_ms,
         "speech_end_to_first_audio_ms": {
             "median": round(statistics.median(measured), 1) if measured else None,
@@ -232,8 +250,12 @@ def main() -> int:
     parser.add_argument("--hog", action="store_true", help="keep one core busy while she talks")
     parser.add_argument("--rounds", type=int, default=1, help="times through the 12 questions")
     parser.add_argument("--keep", type=Path, help="a folder to keep her settings, log and the audio in")
+    parser.add_argument("--program", choices=PROGRAMS, default="companion",
+                        help="her, or bench/pipecat/bot.py VAD-only or with Smart Turn v3")
+    parser.add_argument("--pipecat-python", type=Path, default=Path("/work/pipecat-venv/bin/python"),
+                        help="the python of the venv made from bench/pipecat/requirements.txt")
     args = parser.parse_args()
-    print(json.dumps(measure(args.rounds, args.hog, args.keep)))
+    print(json.dumps(measure(args.rounds, args.hog, args.keep, args.program, args.pipecat_python)))
     return 0
 
 
