@@ -14,7 +14,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 sys.path.insert(0, str(Path(__file__).resolve().parent / "helpers"))
 
 # Voice fixtures: the private PulseAudio and the real models, loaded once per session.
-from audio_env import hearing, piper_voice, pulse_audio, turn_model  # noqa: E402, F401
+from audio_env import hearing, piper_voice, pulse_audio, turn_model, whisper_tiny  # noqa: E402, F401
 from scripted_brain import ScriptedBrain  # noqa: E402
 from wyoming_servers import wyoming_hearing, wyoming_voice  # noqa: E402, F401
 

@@ -28,11 +28,11 @@ def two_questions(tmp_path_factory, piper_voice):
 
 
 @pytest.fixture(scope="module")
-def awaits(tmp_path_factory, hearing, piper_voice, two_questions) -> list[str]:
+def awaits(tmp_path_factory, whisper_tiny, piper_voice, two_questions) -> list[str]:
     """The awaits a conversation with nothing broken passes, in order (once for both tests)."""
     baseline = FaultPoints()
     with ScriptedBrain() as brain:
-        outcome = asyncio.run(run_conversation(tmp_path_factory.mktemp("base"), brain, hearing, piper_voice,
+        outcome = asyncio.run(run_conversation(tmp_path_factory.mktemp("base"), brain, whisper_tiny, piper_voice,
                                                two_questions, baseline))
     assert check_conversation(outcome, None) == []
     return baseline.passed

@@ -72,6 +72,8 @@ class Calling:
     def apply(self, settings: AddressSettings, wake_word: str = "") -> None:
         """A new mode, names or window; the detector runs only in When called, with `wake_word`."""
         self.policy.apply(settings)
+        if self.learning is not None and not (settings.mode == Listening.CALLED and settings.name_wakes):
+            self.learning.hint(())  # no name can call her: her hearing hears the room untold
         wanted = wake_word if settings.mode == Listening.CALLED and wake_word else ""
         if self.wake is not None and self.wake.name != wanted:
             self.wake.close()

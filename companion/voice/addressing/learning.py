@@ -29,7 +29,7 @@ from companion.voice.hearing.stt import Transcriber
 from companion.voice.sound.audio import read_wav, resample
 
 __all__ = ["ESPEAK_VOICES", "LEARN_TAIL", "MAY_NOT_WAKE", "RELIABLE_SHARE", "NameLearning", "heard_as", "hearing_id",
-           "learn_name", "unheard_advice"]
+           "hint_names", "learn_name", "unheard_advice"]
 
 log = logging.getLogger(__name__)
 
@@ -67,10 +67,18 @@ _LEARNED_LOCK = threading.Lock()
 
 
 def hearing_id(transcriber: Transcriber) -> str:
-    """Which hearing wrote a spelling (a cache written by one model is no use to another)."""
+    """Which hearing wrote a spelling (a cache written by one model, or by one told her names,
+    is no use to another)."""
     model = getattr(transcriber, "model", None)
-    name = getattr(model, "name", None) or getattr(transcriber, "name", None)
-    return str(name or type(transcriber).__name__)
+    name = str(getattr(model, "name", None) or getattr(transcriber, "name", None) or type(transcriber).__name__)
+    return f"{name}, told her names" if getattr(transcriber, "call_names", ()) else name
+
+
+def hint_names(transcriber: Transcriber, names: Sequence[str]) -> None:
+    """Tell a hearing that can be told (Whisper's `call_names`) the names that may call her;
+    none: it hears the room untold."""
+    if hasattr(transcriber, "call_names"):
+        transcriber.call_names = tuple(dict.fromkeys(names))
 
 
 def _espeak(text: str, voice: str) -> np.ndarray | None:
@@ -150,13 +158,24 @@ class NameLearning:
         self._read_cache()
 
     def start(self, names: tuple[str, ...]) -> None:
-        """Learn the names not yet known (a task each on the running loop)."""
+        """Tell her hearing the names and learn those not yet known (a task each on the running loop)."""
         self._wanted = tuple(names)
+        self.hint(names)
         for name in names:
             if name.lower() not in self.learned and name.lower() not in self._tasks:
                 task = asyncio.get_running_loop().create_task(self._learn(name))
                 self._tasks[name.lower()] = task
         self._tell()
+
+    def hint(self, names: Sequence[str]) -> None:
+        """Tell her hearing the names that may call her (none: while no name can). What was
+        learned told and untold is kept apart: the spellings always match how she hears."""
+        before = hearing_id(self.transcriber)
+        hint_names(self.transcriber, names)
+        if hearing_id(self.transcriber) != before:
+            self.learned = {}
+            self._told = None
+            self._read_cache()
 
     def _tell(self) -> None:
         """The listeners hear the current names' hearings, when all are known and new to them

@@ -16,6 +16,8 @@ from companion.voice.models.thread import TURN_CRITICAL, ModelThread
 
 log = logging.getLogger(__name__)
 
+_WORDS = re.compile(r"[a-z0-9']+")
+
 # What Whisper "hears" in silence or noise; these alone are never a real utterance.
 PHANTOMS = frozenset({
     "", "you", "thank you", "thanks", "thank you very much", "thanks for watching",
@@ -38,6 +40,16 @@ SHORT_MIN_FRAMES = 1000
 SHORT_PAD_FRAMES = 200
 REPEAT_PENALTY = 1.2
 """For the second decoding of a short window whose first one repeated itself."""
+
+
+def _starts_with(text: str, names: tuple[str, ...]) -> bool:
+    """One of `names` begins the text, or follows its first word ("Pip, …", "Hey Pip, …")."""
+    said = _WORDS.findall(text.lower())
+    for name in names:
+        wanted = _WORDS.findall(name.lower())
+        if wanted and wanted in (said[: len(wanted)], said[1: 1 + len(wanted)]):
+            return True
+    return False
 
 
 def _looks_repeated(text: str) -> bool:
@@ -76,6 +88,13 @@ class WhisperTranscriber:
         self._suppress: list[int] = []
         self._lock = threading.Lock()
         self._thread = ModelThread("whisper", nicer_by=TURN_CRITICAL)
+        self.call_names: tuple[str, ...] = ()
+        """The names that may call her, while one can (voice.addressing.learning.hint_names).
+        Whisper tiny.en writes an unusual name as other words ("Bibb" for Pip, "Geeves"), but
+        as the name once told of it (its prompt, the text before the utterance): a short
+        utterance that does not start with one of them is decoded again, told, and the told
+        text is kept when it does. Told only, it drops the name now and then (its prompt "Mira."
+        already said it: "Mira, what is…" → "What is…"), hence the two decodings of one encoding."""
 
     def load(self) -> None:
         """Load the model and run one warm-up pass (blocking; call from a worker thread)."""
@@ -133,14 +152,24 @@ class WhisperTranscriber:
             return None
         features = np.pad(features, ((0, 0), (0, context - frames)))[:, :context]
         encoded = model.model.encode(ctranslate2.StorageView.from_array(np.ascontiguousarray(features[None])))
+        text = self._decode_short(encoded)
+        names = self.call_names
+        if names and text is not None and not _starts_with(text, names):
+            told = self._decode_short(encoded, told=f"{', '.join(names)}.")
+            if told is not None and _starts_with(told, names):
+                log.debug("told her names, the hearing wrote %r for %r", told, text)
+                return told
+        return text
+
+    def _decode_short(self, encoded, told: str = "") -> str | None:
         for penalty in (1.0, REPEAT_PENALTY):
-            text = self._decode(encoded, penalty)
+            text = self._decode(encoded, penalty, told)
             if not _looks_repeated(text):
                 return text
             log.debug("the short decoding repeated itself (penalty %.1f): %r", penalty, text)
         return None
 
-    def _decode(self, encoded, repetition_penalty: float) -> str:
+    def _decode(self, encoded, repetition_penalty: float, told: str = "") -> str:
         from faster_whisper.tokenizer import Tokenizer
         from faster_whisper.transcribe import get_suppressed_tokens
 
@@ -148,8 +177,9 @@ class WhisperTranscriber:
             self._tokenizer = Tokenizer(self._model.hf_tokenizer, False, task="transcribe", language="en")
             self._suppress = list(get_suppressed_tokens(self._tokenizer, [-1]))
         tokenizer = self._tokenizer
+        before = [tokenizer.sot_prev, *tokenizer.encode(" " + told)] if told else []
         result = self._model.model.generate(
-            encoded, [[*tokenizer.sot_sequence, tokenizer.no_timestamps]], beam_size=self.beam_size,
+            encoded, [[*before, *tokenizer.sot_sequence, tokenizer.no_timestamps]], beam_size=self.beam_size,
             max_length=224, suppress_blank=True, suppress_tokens=self._suppress,
             repetition_penalty=repetition_penalty, return_scores=True, return_no_speech_prob=True,
         )[0]

@@ -109,9 +109,9 @@ def test_a_short_window_that_repeats_itself_is_decoded_again_instead_of_taking_t
     real_decode = hearing._decode
     penalties: list[float] = []
 
-    def decode(encoded, penalty: float) -> str:
+    def decode(encoded, penalty: float, told: str = "") -> str:
         penalties.append(penalty)
-        return "Good morning. Good morning." if penalty == 1.0 else real_decode(encoded, penalty)
+        return "Good morning. Good morning." if penalty == 1.0 else real_decode(encoded, penalty, told)
 
     monkeypatch.setattr(hearing, "_decode", decode)
     monkeypatch.setattr(hearing, "_transcribe_full", lambda _audio: "the 30 s path")
