@@ -216,6 +216,11 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
+        if len(raw) < length:
+            # The client went away mid-request (a chat process exiting during its warm-up): read
+            # as "{}", it took the next scripted reply from the question that came after it.
+            self.close_connection = True
+            return
         try:
             body = json.loads(raw or b"{}")
         except json.JSONDecodeError:

@@ -89,7 +89,7 @@ def test_a_disk_already_full_at_start_is_one_line_and_she_still_answers(
     errors = [line for line in shown.splitlines() if line.startswith("[error]")]
     assert errors == [f"[error] I couldn't save our conversations: the disk is full ({tiny_disk / 'config' / 'data'}). "
                       "Free some space there and try again. Until then I'll forget what we say when I close."]
-    asked = [body["messages"][-1].get("content") for body in scripted_brain.bodies]
+    asked = [(body.get("messages") or [body])[-1].get("content", body) for body in scripted_brain.bodies]
     assert "[say] Still here." in shown, f"the brain was asked {asked} ({len(scripted_brain.warm_ups)} warm-ups)"
     assert "Traceback" not in shown and second.returncode == 0
 
