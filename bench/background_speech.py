@@ -13,7 +13,9 @@ server on loopback.
    false activation.
 2. Called: for each bundled wake word and each shipped personality's name, `--calls` requests
    ("<call>, <question>") in voices the learning never used, each after a room line and followed
-   by silence longer than the follow-up window.
+   by silence longer than the follow-up window. Each wake word's calls are heard twice: by the
+   detector alone ("wake:", her name off) and with her name on ("wake+name:", the default,
+   where the phrase in Whisper's words calls her too).
 
 Prints one JSON object. `--minutes 6 --calls 6` takes a few minutes on two cores.
 """
@@ -112,6 +114,8 @@ async def main() -> None:
     parser.add_argument("--minutes", type=float, default=6.0, help="minutes of background speech")
     parser.add_argument("--calls", type=int, default=6, help="calls per wake word and per name")
     parser.add_argument("--seed", type=int, default=34)
+    parser.add_argument("--wake-word", default=VoiceSettings().wake_word, choices=sorted(BUNDLED_WAKE_WORDS),
+                        help="the wake word listened for during the background")
     args = parser.parse_args()
     rng = random.Random(args.seed)
     folder = Path(tempfile.mkdtemp(prefix="bench-background-"))
@@ -121,7 +125,7 @@ async def main() -> None:
     hearing.load()
     shipped = sorted((ROOT / "personality").glob("*.md"))
     default = ROOT / "personality" / "default.md"
-    called = VoiceSettings(listening="called")
+    called = VoiceSettings(listening="called", wake_word=args.wake_word)
     result: dict = {"mode": "called", "hearing": "whisper tiny.en", "wake_word": called.wake_word}
     with ScriptedBrain() as brain:
         brain.push(*[{"text": "Okay."}] * 400)
@@ -139,9 +143,12 @@ async def main() -> None:
         for word, phrase in BUNDLED_WAKE_WORDS.items():
             wav = folder / f"{word}.wav"
             write_wav(wav, calls(phrase, args.calls, folder, rng), 16_000)
-            got = await run(wav, brain, folder / word, default, piper, hearing,
-                            replace(called, wake_word=word, name_wakes=False))
-            answered[f"wake:{word}"] = [got["turns"], args.calls]
+            # The detector alone (her name off: Whisper skips the room), then her default (her
+            # name on: the phrase in Whisper's words calls her too), on the same calls.
+            for key, name_wakes in ((f"wake:{word}", False), (f"wake+name:{word}", True)):
+                got = await run(wav, brain, folder / key.replace(":", "-"), default, piper, hearing,
+                                replace(called, wake_word=word, name_wakes=name_wakes))
+                answered[key] = [got["turns"], args.calls]
         for path in shipped:
             name = parse_personality(path.read_text(encoding="utf-8"))[0].name
             wav = folder / f"{name}.wav"

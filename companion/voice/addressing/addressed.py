@@ -7,7 +7,9 @@ The rule, as the README states it:
 - *Always answer*: every utterance is hers. *Muted*: none (push-to-talk still is).
 - *When called*: an utterance is hers when it starts with her name or an alias ("Mira, what's
   the time?", also after "hey" / "hi" / "okay"), when the wake word was heard during it or up
-  to CALL_S before it began, or when push-to-talk was held during it.
+  to CALL_S before it began, or when push-to-talk was held during it. While her name can call
+  her (every utterance is transcribed then), the wake word's phrase in so many words ("Hey
+  Jarvis, what's the time?") calls her too, whether the detector heard it or not.
 - A bare call ("Mira?", "Okay Nabu" and nothing else) starts no turn: she becomes attentive
   and the next utterance starting within CALL_S is hers.
 - The follow-up window: from the moment she starts answering until `follow_up_s` after her
@@ -30,6 +32,7 @@ from enum import StrEnum
 import numpy as np
 
 from companion.voice.addressing.heard import GREETINGS, call_end, same_sound, wake_forms, words
+from companion.voice.addressing.wake import BUNDLED_WAKE_WORDS
 
 __all__ = [
     "CALL_S", "CHIME_RATE", "Attention", "Addressing", "AddressSettings", "Listening", "Verdict", "address_settings",
@@ -94,6 +97,10 @@ class AddressSettings:
     follow_up_s: float = 8.0
     heard: tuple[str, ...] = ()
     """Her names as her hearing writes them (voice.addressing.learning), besides the names."""
+    wake_phrase: str = ""
+    """The wake word's phrase ("Hey Jarvis"): its words first in a transcript call her like her
+    name while her name can, exactly as written (no sounds-like: the detector did not vouch for
+    them, and "Alex, stop that" is no "Alexa"). Empty: only the detector hears the wake word."""
     wake_forms: tuple[str, ...] = ()
     """How the wake word's phrase is written (heard.WAKE_SPELLINGS): a wake word heard during an
     utterance whose transcript starts with none of them was a near miss. Empty: not checked."""
@@ -109,8 +116,8 @@ class Verdict:
 
     turn: bool
     reason: str
-    """always | name | called (the wake word or push-to-talk) | follow-up | bare-call |
-    not-called | near-miss | someone-else | muted"""
+    """always | name | called (the wake word or push-to-talk) | wake-phrase (the wake word's words,
+    the detector silent) | follow-up | bare-call | not-called | near-miss | someone-else | muted"""
     call_end: int = 0
     """Where the wake word's call ends in the transcript (0: none to take off)."""
 
@@ -144,7 +151,8 @@ def address_settings(voice, names: tuple[str, ...] = (), heard: tuple[str, ...] 
     """The policy's settings from the user's VoiceSettings (and her names, and how they are
     heard, when known)."""
     return AddressSettings(mode=Listening(voice.mode), names=names, name_wakes=voice.name_wakes,
-                           follow_up_s=voice.follow_up_s, heard=heard, wake_forms=wake_forms(voice.wake_word))
+                           follow_up_s=voice.follow_up_s, heard=heard,
+                           wake_phrase=BUNDLED_WAKE_WORDS.get(voice.wake_word, ""), wake_forms=wake_forms(voice.wake_word))
 
 
 def _words(text: str) -> list[str]:
@@ -161,9 +169,10 @@ def sounds_like(word: str, name: str) -> bool:
 _WORD = re.compile(r"[\w']+")
 
 
-def name_end(text: str, names: tuple[str, ...]) -> int | None:
+def name_end(text: str, names: tuple[str, ...], *, exact: bool = False) -> int | None:
     """Where her name ends when the transcript's first word(s), after an optional greeting,
-    are one of `names` or sound like it (a name of several words matches word for word), said
+    are one of `names` or (unless `exact`) sound like it (a name of several words matches word
+    for word; a greeting opening a name, "Hey Jarvis", is one like any other), said
     *to* her: a greeting before it ("Hey Mira …"), or a comma, stop, "?" or "!" right after it
     ("Mira, …", as Whisper writes a name called out). None otherwise: "Mira and I went to the
     cinema" is about her, not to her."""
@@ -171,10 +180,13 @@ def name_end(text: str, names: tuple[str, ...]) -> int | None:
     greeted = False
     while spans and spans[0][0] in GREETINGS:
         spans, greeted = spans[1:], True
+    alike = (lambda word, part: word == part) if exact else sounds_like
     for name in names:
         parts = _words(name)
+        while parts and parts[0] in GREETINGS:
+            parts = parts[1:]
         heard = spans[: len(parts)]
-        if not parts or len(heard) < len(parts) or not all(sounds_like(w, p) for (w, _), p in zip(heard, parts, strict=True)):
+        if not parts or len(heard) < len(parts) or not all(alike(w, p) for (w, _), p in zip(heard, parts, strict=True)):
             continue
         after = text[heard[-1][1]:].lstrip()
         following = spans[len(parts)][0] if len(spans) > len(parts) else ""
@@ -269,6 +281,9 @@ class Addressing:
             return Verdict(True, "always")
         by_call = self._by_call(start, end)
         named = s.name_wakes and starts_with_name(text, (*s.names, *s.heard))
+        said_wake = None  # where the wake word's phrase ends, said in so many words
+        if s.name_wakes and s.wake_phrase and not named:
+            said_wake = name_end(text, (s.wake_phrase,), exact=True)
         call = 0
         if by_call and self._unconfirmed_wake and self._called_at is not None and self._called_at >= start:
             # The wake word was heard during this utterance: its words must start with the call.
@@ -278,7 +293,7 @@ class Addressing:
                 if not peek:
                     self._called_at = None
                 by_call = False
-                if not named:
+                if not named and said_wake is None:
                     return Verdict(False, "near-miss")
             else:
                 call = found
@@ -286,14 +301,18 @@ class Addressing:
                     self._unconfirmed_wake = False
         if s.mode == Listening.MUTED and not by_call:
             return Verdict(False, "muted")
-        if by_call or named:
+        if by_call or named or said_wake is not None:
             bare = len(_words(text)) <= BARE_CALL_WORDS and not text.rstrip().endswith("?")
             if not peek:
                 # A bare call keeps the call open for what comes next; a turn uses it up.
                 self._called_at = end if bare else None
             if bare:
                 return Verdict(False, "bare-call")
-            return Verdict(True, "name" if named else "called", 0 if named else call)
+            if named:
+                return Verdict(True, "name")
+            if by_call:
+                return Verdict(True, "called", call)
+            return Verdict(True, "wake-phrase", said_wake)
         if self._answering or (self._window_until is not None and start <= self._window_until):
             elsewhere = calls_someone_else(text, (*s.names, *s.heard))
             if stopped_her or (not elsewhere and (self._last_line_question or _reads_as_for_her(text))):

@@ -120,6 +120,25 @@ async def test_the_wake_word_starts_a_turn(tmp_path, scripted_brain, piper_voice
     assert len(scripted_brain.requests) == 1 and len(user_lines(companion)) == 1
 
 
+@pytest.mark.parametrize("name_wakes", [True, False])
+async def test_a_wake_phrase_the_detector_misses_still_calls_her_in_words_while_her_name_can(
+        tmp_path, scripted_brain, piper_voice, hearing, name_wakes):
+    """microWakeWord's "Hey Jarvis" scores ~0 on espeak-ng's voices; Whisper writes the phrase."""
+    scripted_brain.push({"text": "Paris."})
+    wav = conversation(tmp_path / "q.wav", espeak("Hey Jarvis, what is the capital of France?", "en-us", tmp_path))
+
+    session, companion, _ = await run_file(tmp_path, scripted_brain, piper_voice, hearing, wav,
+                                           voice=replace(CALLED, wake_word="hey_jarvis", name_wakes=name_wakes))
+
+    assert session.loop.calling.wakes == []  # the detector heard nothing
+    if name_wakes:
+        assert [v.reason for v in session.loop.calling.verdicts] == ["wake-phrase"]
+        [line] = user_lines(companion)
+        assert line.startswith("What is the capital"), line  # asked without the call
+    else:
+        assert scripted_brain.requests == [] and user_lines(companion) == []
+
+
 async def test_a_follow_up_inside_the_window_needs_no_call_and_one_after_it_does(
         tmp_path, scripted_brain, piper_voice, hearing):
     scripted_brain.push({"text": "Paris."}, {"text": "Madrid."}, {"text": "Rome."})
