@@ -104,11 +104,11 @@ def child(mode: str, brain_url: str, config_dir: str) -> None:
             if mode == "waiting" and learning is not None:
                 await learning.wait(session.loop.calling.names(), 120)  # her name, learned once
             ear = session.loop.ear
-            skipped = ear.skipped
+            skipped = ear.words.skipped
             await measure(mode)
             result[f"{mode}_rss_mb"] = round(_rss_mb(), 1)
             result[f"{mode}_peak_rss_mb"] = round(_peak_rss_mb(), 1)
-            result[f"{mode}_utterances_skipped"] = ear.skipped - skipped
+            result[f"{mode}_utterances_skipped"] = ear.words.skipped - skipped
             result[f"{mode}_hearing"] = type(ear.transcriber).__name__
         else:
             await measure("idle")

@@ -94,7 +94,7 @@ class VoiceLoop:
                                her_voice_playing=lambda: self.mouth.playing)
         """Who may start a turn (listening mode, her name, the wake word, the follow-up window)."""
         self.ear.hearers.append(self.calling.hear)
-        self.ear.words_wanted = self._wants_words
+        self.ear.words.words_wanted = self._wants_words
         self.ear.early_words = lambda start, end: self.card_open() or self.calling.policy.needs_words(start, end)
         self._answer_open = False
         self.latencies: list[TurnLatency] = []
@@ -271,7 +271,7 @@ class VoiceLoop:
                 self.preparer.refuse(prepared)
             # Words that were not for her are nothing to go on with: a question right after a
             # stranger's line (under push-to-talk, or with her name) is heard alone.
-            self.ear.going_on.forget()
+            self.ear.words.going_on.forget()
             self._go_on("not said to her")
             return  # not called: no turn, no brain, no history, no transcript
         if self._stopped_at_s is not None:

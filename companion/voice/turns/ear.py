@@ -1,6 +1,7 @@
 """Her ear: source → (frame processors) → VAD → endpointer (and turn model) → transcriber →
-"the user said X". It also notices the user talking over her (barge-in) and drops her own
-voice coming back as echo. It never talks to the brain or the speaker: the voice loop does.
+"the user said X". It also notices the user talking over her (barge-in). What an ended
+utterance said, and whether it is her own voice coming back, is heard by voice.turns.words.
+It never talks to the brain or the speaker: the voice loop does.
 
 Seams:
 - `processors`: each frame passes through them, in order, before the VAD. An echo canceller
@@ -24,7 +25,6 @@ from companion.voice.hearing.stt import Transcriber
 from companion.voice.hearing.vad import SpeechDetector
 from companion.voice.sound.audio import AudioSink, AudioSource
 from companion.voice.sound.frames import FRAME_S, rms
-from companion.voice.speaking.echo import OPENING_ECHO_WORDS, is_echo
 from companion.voice.turns.barge_in import BargeInWatch
 from companion.voice.turns.ear_settings import EarSettings
 from companion.voice.turns.endpoint import (
@@ -36,12 +36,12 @@ from companion.voice.turns.endpoint import (
     TurnCheck,
     UtteranceEnded,
 )
-from companion.voice.turns.going_on import GoingOn
 from companion.voice.turns.latency import TurnLatency
 from companion.voice.turns.load import PartialPacer
 from companion.voice.turns.smart_turn import SmartTurn
 from companion.voice.turns.turn_end import TurnJudge, TurnWatch
 from companion.voice.turns.utterance import FrameProcessor, HerVoice, PauseListener, Utterance
+from companion.voice.turns.words import Ended, WordsHearer
 
 __all__ = ["Ear", "FrameProcessor", "HerVoice", "PauseListener", "Utterance"]
 
@@ -67,7 +67,6 @@ class Ear:
         self.vad = vad
         self.transcriber = transcriber
         self.her_voice = her_voice
-        self._heard = heard
         self._barged_in = barged_in
         self.settings = settings or EarSettings()
         self.endpointer = Endpointer(self.settings.endpoint)
@@ -89,13 +88,8 @@ class Ear:
         """Holds partial transcripts back under load (companion.voice.turns.load says in which order work goes)."""
         self.partials: list[str] = []
         """The partial transcripts of the utterance under way (never heard as what was said)."""
-        self.words_wanted: Callable[[float, float], Awaitable[bool]] | None = None
-        """Asked (start, end in stream seconds) before an utterance is transcribed: False when
-        nobody called her and only the wake word could (Whisper then never runs on it)."""
         self.early_words: Callable[[float, float], bool] = lambda _start, _end: True
-        """The same question without waiting (for the early transcript at a pause)."""
-        self.skipped = 0
-        """Utterances not transcribed because words_wanted said no."""
+        """words.words_wanted's question without waiting (for the early transcript at a pause)."""
         self.hearing_words = False  # an ended utterance is being transcribed and judged (background work waits)
         self._over_her = False
         """The utterance under way sounded (speech, not its trailing silence) while she spoke."""
@@ -108,13 +102,15 @@ class Ear:
         """(endpointer stream seconds, time.monotonic()) at the end of the newest frame heard."""
         self._closing = False
         self._spoke_from = 0.0
-        self._words: asyncio.Future | None = None
+        self._hearing: asyncio.Future | None = None
         """Hearing the words of the utterances that ended, one after another (a live source)."""
         self._origin: float | None = None
         """time.monotonic() of the endpointer's stream time 0: frames are captured in real time,
         but read late when the ear falls behind, so their capture time comes from here."""
-        self.going_on = GoingOn(max_utterance_s=self.settings.endpoint.max_utterance_s)
-        """The latest utterance handed on as words: speech right after it goes on with it."""
+        self.words = WordsHearer(transcriber=transcriber, her_voice=her_voice, heard=heard, discard=self._discard,
+                                 captured_at=self._captured_at, realtime=lambda: self.source.realtime,
+                                 max_utterance_s=self.settings.endpoint.max_utterance_s)
+        """Hears what each ended utterance said (its `words_wanted` asks whether to)."""
 
     @property
     def in_speech(self) -> bool:
@@ -126,7 +122,7 @@ class Ear:
             self.endpointer = Endpointer(settings.endpoint)
             self.barge_in.forget()
             self._origin = None
-            self.going_on = GoingOn(max_utterance_s=settings.endpoint.max_utterance_s)  # a new clock
+            self.words.new_clock(settings.endpoint.max_utterance_s)
         if self.turn_watch is not None:
             self.turn_watch.judge.rule = settings.turn_rule
         self.settings = settings
@@ -135,7 +131,7 @@ class Ear:
         """Until the source ends. Run again after a failure, it starts on a fresh utterance."""
         self.endpointer = Endpointer(self.settings.endpoint)
         self._origin = None
-        self.going_on.forget()
+        self.words.going_on.forget()
         self.barge_in.forget()
         for task in self._early.values():
             task.cancel()
@@ -160,8 +156,8 @@ class Ear:
             # The audio ran out (a file): whoever was speaking has stopped.
             for event in self.endpointer.flush():
                 await self._utterance_ended(event)
-        if self._words is not None and not self._closing:
-            await asyncio.gather(self._words, return_exceptions=True)
+        if self._hearing is not None and not self._closing:
+            await asyncio.gather(self._hearing, return_exceptions=True)
             self._words_failed()
 
     async def _hear(self, frame: np.ndarray) -> None:
@@ -190,7 +186,7 @@ class Ear:
                 self.partials, self._partial_at_s = [], self.endpointer.stream_s
                 self.speech_start_s = event.at_s
             elif isinstance(event, PauseStarted):
-                if self.words_wanted is not None and not self.early_words(self.speech_start_s, event.speech_end_s):
+                if self.words.words_wanted is not None and not self.early_words(self.speech_start_s, event.speech_end_s):
                     continue  # nobody called her: no early transcript either
                 early = asyncio.create_task(self.transcriber.transcribe(event.audio))
                 self._early[event.pause_id] = early
@@ -259,7 +255,7 @@ class Ear:
             return
         if self.endpointer.pause_id != pause_id or self.endpointer.silence_ms < PREPARE_AFTER_MS:
             return
-        if self._is_her_echo(early.result(), self._pause_speech_end_s):
+        if self.words.is_her_echo(early.result(), self._pause_speech_end_s, self._spoke_from):
             return  # her own voice coming back: nothing to prepare a reply to
         self.pauses.pause_ready(pause_id, early.result())
 
@@ -283,31 +279,31 @@ class Ear:
             # A file has no real time to keep up with: hear the words right here, in order.
             self.hearing_words = True
             try:
-                await self._hear_words(event, *heard)
+                await self.words.hear(heard)
             finally:
                 self.hearing_words = False
             return
         self.hearing_words = True
-        self._words = asyncio.ensure_future(self._after(self._words, event, heard))
+        self._hearing = asyncio.ensure_future(self._after(self._hearing, heard))
 
-    async def _after(self, before: asyncio.Future | None, event: UtteranceEnded, heard: tuple) -> None:
+    async def _after(self, before: asyncio.Future | None, heard: Ended) -> None:
         if before is not None:
             await asyncio.gather(before, return_exceptions=True)  # its failure is raised from run()
         try:
-            await self._hear_words(event, *heard)
+            await self.words.hear(heard)
         finally:
-            if asyncio.current_task() is self._words:  # the last one chained: nothing left to hear
+            if asyncio.current_task() is self._hearing:  # the last one chained: nothing left to hear
                 self.hearing_words = False
 
     def _words_failed(self) -> None:
         """A failure while hearing the words of an ended utterance ends run(), as it did inline."""
-        task = self._words
+        task = self._hearing
         if task is not None and task.done():
-            self._words = None
+            self._hearing = None
             if not task.cancelled() and task.exception() is not None:
                 raise task.exception()
 
-    def _judge_ended(self, event: UtteranceEnded) -> tuple | None:
+    def _judge_ended(self, event: UtteranceEnded) -> Ended | None:
         """Everything about an ended utterance that the next frames would change: its latency
         marks, its early transcript, whether it stopped her. None: nothing she should answer."""
         latency = TurnLatency()
@@ -336,67 +332,7 @@ class Ear:
         # Speech over her goes on with the utterance before only if it stopped her: her own
         # echo right after a question is no part of it.
         may_go_on = stopped_her or not self._over_her
-        return latency, early, stopped_her, self.speech_start_s, self._spoke_from, may_go_on
-
-    async def _hear_words(self, event: UtteranceEnded, latency: TurnLatency, early: asyncio.Task[str] | None,
-                          stopped_her: bool, start_s: float, spoke_from: float, may_go_on: bool) -> None:
-        # Only live: a file is heard turn by turn, each reply said whole first.
-        goes_on = self.going_on.joined(event.audio, start_s) if may_go_on and self.source.realtime else None
-        audio = event.audio
-        if goes_on is not None and stopped_her:
-            # What stopped her may be her own first words come back (an echo canceller starved of
-            # time lets a line's onset through): heard alone first, or her echo would be taken
-            # for the user going on with the question she is answering, and stop her reply. Even
-            # one word is hers here when it opens her line as that line began: a user going on
-            # with her very first word as she says it is far rarer than her echo.
-            alone = await early if early is not None else await self.transcriber.transcribe(audio)
-            early = None
-            if alone and self._is_her_echo(alone, event.speech_end_s, spoke_from, opening_words=1):
-                log.info("dropped my own echo right after the question: %r", alone)
-                self._discard(event.pause_id)
-                return
-        if goes_on is not None:
-            audio, start_s = goes_on
-            if early is not None:
-                early.cancel()  # of the second half alone: the whole is heard instead
-                early = None
-        if self.words_wanted is not None and not await self.words_wanted(start_s, event.speech_end_s):
-            if early is not None:
-                early.cancel()
-            self.skipped += 1
-            self._discard(event.pause_id)
-            return
-        if early is not None:
-            latency.early_transcript_ready = early.done()
-            text = await early
-        else:
-            text = await self.transcriber.transcribe(audio)
-        latency.mark("transcribed")
-        if not text:
-            self._discard(event.pause_id)
-            return
-        if self._is_her_echo(text, event.speech_end_s, spoke_from):
-            log.info("dropped my own echo: %r", text)
-            self._discard(event.pause_id)
-            return
-        latency.heard = text
-        self.going_on.remember(audio, start_s, event.speech_end_s)
-        if goes_on is not None:
-            log.info("the user went on after the turn ended: heard as one, %r", text)
-        await self._heard(Utterance(text, latency, event.pause_id, start_s, event.speech_end_s, stopped_her,
-                                    goes_on=goes_on is not None))
-
-    def _is_her_echo(self, text: str, speech_end_s: float, spoke_from: float | None = None, *,
-                     opening_words: int = OPENING_ECHO_WORDS) -> bool:
-        """True when `text`, heard up to stream time `speech_end_s`, is her own line coming back
-        (`spoke_from`: when that utterance began; the one under way by default)."""
-        spoken_to = self._captured_at(speech_end_s)
-        spoke_from = self._spoke_from if spoke_from is None else spoke_from
-        spoken_from = min(spoke_from or spoken_to, spoken_to)
-        log.debug("echo check %r from %.2f to %.2f now %.2f: %s", text, spoken_from, spoken_to, time.monotonic(),
-                  [(p.text, round(p.started, 2), p.ended and round(p.ended, 2)) for p in self.her_voice.recent_played])
-        return is_echo(text, self.her_voice.recent_played, spoken_from=spoken_from, spoken_to=spoken_to,
-                       now=time.monotonic(), opening_words=opening_words)
+        return Ended(event, latency, early, stopped_her, self.speech_start_s, self._spoke_from, may_go_on)
 
     def drop_utterance(self) -> None:
         """Forget the utterance under way: its audio was cut off (the sound server went away),
@@ -422,8 +358,8 @@ class Ear:
     def close(self) -> None:
         self._closing = True
         self.source.close()
-        if self._words is not None:
-            self._words.cancel()
+        if self._hearing is not None:
+            self._hearing.cancel()
         if self._partial is not None:
             self._partial.cancel()
         for task in self._early.values():

@@ -198,9 +198,9 @@ async def test_whisper_runs_on_the_room_only_when_her_name_can_call_her(
 
     assert scripted_brain.requests == []
     if name_wakes:
-        assert counting.calls >= 3 and session.loop.ear.skipped == 0
+        assert counting.calls >= 3 and session.loop.ear.words.skipped == 0
     else:
-        assert counting.calls == 0 and session.loop.ear.skipped >= 3
+        assert counting.calls == 0 and session.loop.ear.words.skipped >= 3
 
 
 async def test_a_bare_wake_word_gets_yes_and_the_question_after_it_is_answered(

@@ -76,7 +76,8 @@ class HearsHer:
 
 async def test_her_echo_after_the_microphone_was_muted_is_still_known_as_hers(monkeypatch):
     clock = Clock()
-    monkeypatch.setattr("companion.voice.turns.ear.time", types.SimpleNamespace(monotonic=clock.monotonic))
+    for module in ("ear", "words"):  # the ear's clock and the echo check's
+        monkeypatch.setattr(f"companion.voice.turns.{module}.time", types.SimpleNamespace(monotonic=clock.monotonic))
     before, muted, after = 10, 100, 5
     # Her line plays from the 5th frame after the microphone is unmuted, for a second; its echo
     # comes back from 3 frames later, for 20 frames, then the room is quiet.
