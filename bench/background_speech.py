@@ -29,6 +29,7 @@ import random
 import sys
 import tempfile
 import time
+from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
@@ -106,13 +107,14 @@ async def run(wav: Path, brain: ScriptedBrain, folder: Path, personality: Path, 
             "turns": sum(v.turn for v in verdicts), "bare_calls": sum(v.reason == "bare-call" for v in verdicts),
             "near_misses_dropped": sum(v.reason == "near-miss" for v in verdicts), "utterances": len(verdicts),
             "requests": len(brain.requests) - before,
+            "by_reason": dict(Counter(v.reason for v in verdicts if v.called)),
             "false_lines": [h for h in session.loop.heard]}
 
 
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--minutes", type=float, default=6.0, help="minutes of background speech")
-    parser.add_argument("--calls", type=int, default=6, help="calls per wake word and per name")
+    parser.add_argument("--calls", type=int, default=6, help="calls per wake word and per name (0: the background only)")
     parser.add_argument("--seed", type=int, default=34)
     parser.add_argument("--wake-word", default=VoiceSettings().wake_word, choices=sorted(BUNDLED_WAKE_WORDS),
                         help="the wake word listened for during the background")
@@ -136,11 +138,11 @@ async def main() -> None:
         false = heard["turns"] + heard["bare_calls"]
         result["background"] = {
             "hours": round(hours, 3), "utterances": heard["utterances"], "false_activations": false,
-            "false_activations_per_hour": round(false / hours, 2),
+            "false_activations_per_hour": round(false / hours, 2), "by_reason": heard["by_reason"],
             "rate_bound_if_none": round(1 / hours, 1), "near_misses_dropped": heard["near_misses_dropped"],
             "false_lines": heard["false_lines"], "speed_vs_real_time": round(heard["audio_s"] / heard["wall_s"], 2)}
         answered: dict = {}
-        for word, phrase in BUNDLED_WAKE_WORDS.items():
+        for word, phrase in BUNDLED_WAKE_WORDS.items() if args.calls else ():
             wav = folder / f"{word}.wav"
             write_wav(wav, calls(phrase, args.calls, folder, rng), 16_000)
             # The detector alone (her name off: Whisper skips the room), then her default (her
@@ -149,7 +151,7 @@ async def main() -> None:
                 got = await run(wav, brain, folder / key.replace(":", "-"), default, piper, hearing,
                                 replace(called, wake_word=word, name_wakes=name_wakes))
                 answered[key] = [got["turns"], args.calls]
-        for path in shipped:
+        for path in shipped if args.calls else ():
             name = parse_personality(path.read_text(encoding="utf-8"))[0].name
             wav = folder / f"{name}.wav"
             write_wav(wav, calls(name, args.calls, folder, rng), 16_000)
