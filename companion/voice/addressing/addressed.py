@@ -310,8 +310,8 @@ class Addressing:
                 return Verdict(False, "bare-call")
             if named:
                 return Verdict(True, "name")
-            if by_call:
-                return Verdict(True, "called", call)
+            if by_call:  # the phrase said again after a call (push-to-talk, a bare call) is no question either
+                return Verdict(True, "called", call or said_wake or 0)
             return Verdict(True, "wake-phrase", said_wake)
         if self._answering or (self._window_until is not None and start <= self._window_until):
             elsewhere = calls_someone_else(text, (*s.names, *s.heard))

@@ -123,18 +123,21 @@ async def test_the_wake_word_starts_a_turn(tmp_path, scripted_brain, piper_voice
 @pytest.mark.parametrize("name_wakes", [True, False])
 async def test_a_wake_phrase_the_detector_misses_still_calls_her_in_words_while_her_name_can(
         tmp_path, scripted_brain, piper_voice, hearing, name_wakes):
-    """microWakeWord's "Hey Jarvis" scores ~0 on espeak-ng's voices; Whisper writes the phrase."""
-    scripted_brain.push({"text": "Paris."})
-    wav = conversation(tmp_path / "q.wav", espeak("Hey Jarvis, what is the capital of France?", "en-us", tmp_path))
+    """microWakeWord's "Hey Jarvis" scores ~0 on espeak-ng's voices; Whisper writes the phrase.
+    Her answer opens the follow-up window as any call's does: the second question needs no call."""
+    scripted_brain.push({"text": "Paris."}, {"text": "Madrid."})
+    wav = conversation(tmp_path / "q.wav", espeak("Hey Jarvis, what is the capital of France?", "en-us", tmp_path),
+                       2.5, espeak("And what about Spain?", "en-us", tmp_path))
 
     session, companion, _ = await run_file(tmp_path, scripted_brain, piper_voice, hearing, wav,
                                            voice=replace(CALLED, wake_word="hey_jarvis", name_wakes=name_wakes))
 
     assert session.loop.calling.wakes == []  # the detector heard nothing
     if name_wakes:
-        assert [v.reason for v in session.loop.calling.verdicts] == ["wake-phrase"]
-        [line] = user_lines(companion)
-        assert line.startswith("What is the capital"), line  # asked without the call
+        assert [v.reason for v in session.loop.calling.verdicts] == ["wake-phrase", "follow-up"]
+        first, second = user_lines(companion)
+        assert first.startswith("What is the capital"), first  # asked without the call
+        assert "spain" in second.lower()
     else:
         assert scripted_brain.requests == [] and user_lines(companion) == []
 

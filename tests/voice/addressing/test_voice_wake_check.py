@@ -139,3 +139,10 @@ def test_the_wake_phrase_alone_in_words_is_a_bare_call_and_the_question_after_it
 def test_settings_from_the_users_voice_carry_the_chosen_wake_words_phrase():
     settings = address_settings(VoiceSettings(listening="called", wake_word="hey_jarvis"))
     assert settings.wake_phrase == "Hey Jarvis" and "hey jarvis" in settings.wake_forms
+
+
+def test_the_wake_phrase_said_under_push_to_talk_is_not_part_of_the_question():
+    policy = phrase_heard()
+    policy.call(1.0)  # push-to-talk
+    verdict = policy.judge("Hey Jarvis, what time is it?", 0.5, 3.0)
+    assert verdict.turn and verdict.question("Hey Jarvis, what time is it?") == "What time is it?"
