@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 import shutil
+import time
 
 import numpy as np
 import pytest
@@ -20,7 +22,9 @@ from companion.voice.models.files import (
     resolve_hearing_model,
     verify_files,
 )
-from companion.voice.sound.audio import read_wav, resample
+from companion.voice.sound.audio import WavSource, read_wav, resample
+from companion.voice.turns.ear import PARTIAL_EVERY_S
+from companion.voice.turns.load import PartialPacer
 
 QUESTIONS = [  # (words, espeak-ng voice)
     ("Could you remind me to call my sister tomorrow evening?", "en-us"),
@@ -216,12 +220,43 @@ class _Quiet:
         self.recent_played = deque()
 
 
+class OneAtATimePacer(PartialPacer):
+    """The ear's steady pace, never held back by the machine's load; `idle` while none runs."""
+
+    def __init__(self) -> None:
+        super().__init__(PARTIAL_EVERY_S, share=float("inf"), late_s=float("inf"))
+        self.idle = asyncio.Event()
+        self.idle.set()
+
+    def partial_started(self) -> None:
+        super().partial_started()
+        self.idle.clear()
+
+    def partial_done(self) -> None:
+        super().partial_done()
+        self.idle.set()
+
+
+class SpeakerWhoWaitsForPartials(WavSource):
+    """A WAV spoken in real time, paused while a partial transcript runs."""
+
+    def __init__(self, path, pacer: OneAtATimePacer) -> None:
+        super().__init__(path, realtime=True, tail_s=1.0)
+        self.pacer = pacer
+
+    async def read(self):
+        if not self.pacer.idle.is_set():
+            held = time.monotonic()
+            await self.pacer.idle.wait()
+            self._start += time.monotonic() - held
+        return await super().read()
+
+
 async def test_while_the_user_talks_partial_transcripts_come_and_only_the_final_text_is_heard(
         moonshine, piper_voice, tmp_path):
     from audio_env import speech_wav
 
     from companion.voice.factory import make_vad
-    from companion.voice.sound.audio import WavSource
     from companion.voice.turns.ear import Ear
 
     sentence = "I would like to book a table for four people at the Italian restaurant on Friday evening."
@@ -231,12 +266,17 @@ async def test_while_the_user_talks_partial_transcripts_come_and_only_the_final_
     async def hear(utterance) -> None:
         heard.append(utterance.text)
 
-    ear = Ear(source=WavSource(wav, realtime=True, tail_s=1.0), vad=make_vad(), transcriber=moonshine,
+    # The user waits for each partial as a quick machine would: how many come and how far each
+    # gets does not depend on the machine's pace (the pacing under load has tests of its own).
+    pacer = OneAtATimePacer()
+    source = SpeakerWhoWaitsForPartials(wav, pacer)
+    ear = Ear(source=source, vad=make_vad(), transcriber=moonshine,
               her_voice=_Quiet(), heard=hear, barged_in=lambda: None)
+    ear.partial_pacer = pacer
     await ear.run()
     seen = (heard, ear.partials, moonshine.decoder_runs)
     assert [words(text) for text in heard] == [words(sentence)], seen  # one turn, the full final text
-    assert len(ear.partials) >= 2, seen  # a steady pace through a ~5 s sentence (5 when quiet)
+    assert len(ear.partials) >= 2, seen  # a steady pace through a ~5 s sentence
     # (on a quick machine the last partial may already hold every word, before the pause ends the turn)
     assert len({words(p) for p in ear.partials}) >= 2, seen  # each replaced by a longer one
     # Only the words after the last partial needed a run each (one per token would be 20 or more).

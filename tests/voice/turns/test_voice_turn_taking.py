@@ -43,7 +43,7 @@ async def converse(tmp_path, scripted_brain, hearing, piper_voice, wav, *, turn_
     if rule is not None:
         ear = session.loop.ear
         ear.apply(replace(ear.settings, turn_rule=rule))
-    if isinstance(source, PausingSource | PushToTalkSource):
+    if isinstance(source, PausingSource | PushToTalkSource | CheckedPauseSource):
         source.loop = session.loop
     try:
         await session.run()
@@ -297,19 +297,43 @@ async def test_words_that_go_on_after_a_turn_ended_in_a_short_pause_are_heard_wi
     """"No. | Thank you, I can manage." with 0.3 s between: a rule that ends finished words at the
     first check cuts the turn at "No."; the rest, said before her reply is under way, is heard
     as one with it, so the brain is last asked the whole and she never answers half."""
-    # How many times the brain is asked (each cut, and replies prepared during the pauses) depends
-    # on the machine's pace: every request gets the same answer, so only the words heard decide.
     scripted_brain.fallback = {"text": "Alright, call me if you need me."}
     wav = tmp_path / "went_on.wav"
+    lead_s, no = 0.5, speech(piper_voice, "No.", lead_s=0.0)
     write_wav(wav, speech(piper_voice, "No.", 0.3, "Thank you, I can manage on my own.", tail_s=4.0), 16_000)
+    # The user goes on only once the check at the pause has its answer: the cut at "No." is made
+    # however busy the machine is (a slow check once let the words go on first: no cut, no path).
+    source = CheckedPauseSource(wav, pause_end_s=lead_s + no.size / 16_000 + 0.25)
     session = await converse(tmp_path, scripted_brain, hearing, piper_voice, wav, turn_model=turn_model,
-                             source=WavSource(wav, realtime=True), rule=TurnRule(finished_threshold=0.0))
+                             source=source, rule=TurnRule(finished_threshold=0.0))
     heard = [_words(text) for text in session.loop.heard]
-    # Cut at "No." (and maybe again at "thank you,"): each cut is gone on with, to the whole.
-    assert len(heard) >= 2 and heard[-1] == "no thank you i can manage on my own", session.loop.heard
+    assert source.checked, "the pause was never checked"
+    assert heard[0] == "no" and heard[-1] == "no thank you i can manage on my own", session.loop.heard
     assert all(after.startswith(f"{cut} ") for cut, after in zip(heard, heard[1:], strict=False)), session.loop.heard
     assert _words(user_texts(scripted_brain.bodies[-1])[-1]) == heard[-1]
-    assert session.history[-1] == {"role": "assistant", "content": "Alright, call me if you need me."}
+    assert session.history[-2:] == [{"role": "user", "content": session.loop.heard[-1]},
+                                    {"role": "assistant", "content": "Alright, call me if you need me."}]
+
+
+class CheckedPauseSource(WavSource):
+    """A WAV spoken in real time that holds its next frame at `pause_end_s` (inside a pause)
+    until the turn check of that pause has its answer, then goes on in real time from there."""
+
+    def __init__(self, path, pause_end_s: float) -> None:
+        super().__init__(path, realtime=True)
+        self.pause_end_s = pause_end_s
+        self.loop = None
+        self.held = self.checked = False
+
+    async def read(self):
+        if not self.held and self.position_s >= self.pause_end_s:
+            self.held = True
+            ear = self.loop.ear
+            if ear.endpointer.pause_id is not None:
+                held = time.monotonic()
+                self.checked = await ear.turn_watch.answered(ear.endpointer.pause_id)
+                self._start += time.monotonic() - held
+        return await super().read()
 
 
 def _words(text: str) -> str:
