@@ -35,7 +35,7 @@ async def program_for(server: McpServerSettings, gate: Gate) -> ServerProgram:
         return await resolve(argv, cwd, own)
     except NeedsDownload:
         pass
-    line = download_line(argv)
+    line = download_line(argv, cwd)
     verdict = await gate.review_download(
         line, tool=server.family,
         reason=(f"To start the MCP server '{server.name}' I need to download its package with {launcher} "

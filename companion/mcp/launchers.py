@@ -11,6 +11,15 @@ A package not in the cache yet must be downloaded once, outside the sandbox, onl
 the user's yes on a card, and without running any of the package's code (uv: wheels only,
 `--no-build`; npm: `--ignore-scripts`). A package that needs building or an install script to
 work is refused with a sentence saying so, since that would run its code outside the sandbox.
+
+Outside the sandbox nothing the model can write steers a launcher: the asking and the download
+run in `/` (a folder only root can write, with no folder above it), never the workspace, whose
+`.npmrc`, `uv.toml`, `pyproject.toml`, `.python-version` or `node_modules` npm and uv would read
+as the project's; with the user's and the system's settings files off too (a workspace holding
+the home holds `~/.npmrc` and `~/.config/uv/`): uv with `--no-config`, npm with its user and
+global settings at paths that can never hold a file. Asking builds nothing either (`--no-build`,
+`--ignore-scripts`): a package from a folder would otherwise be built by its own code on the
+spot. A relative path in a declaration still means one in the workspace.
 """
 
 from __future__ import annotations
@@ -22,7 +31,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from companion.errors import CompanionError, Stage
-from companion.mcp.program import LAUNCHERS, ServerProgram, plain_program, shown
+from companion.mcp.program import LAUNCHERS, ServerProgram, installation_of, plain_program, shown
 from companion.safety import outside
 
 __all__ = ["DOWNLOAD_TIMEOUT_S", "LauncherError", "NeedsDownload", "download", "download_line",
@@ -43,6 +52,13 @@ _UVX_VALUES = frozenset({
     "--allow-insecure-host", "--directory", "--project", "--config-file"})
 _NPX_VALUES = frozenset({"-p", "--package", "--registry", "--cache", "--userconfig", "-c", "--call"})
 _NOT_CACHED = ("not found in the cache", "network was disabled", "ENOTCACHED", "only-if-cached")
+NEUTRAL = "/"
+"""Where a launcher runs outside the sandbox: no project settings there, and none can be put there."""
+# Settings files npm reads besides the project's: at paths no file can ever be at (below a device).
+_NO_NPM_SETTINGS = ("--userconfig=/dev/null/userconfig", "--globalconfig=/dev/null/globalconfig")
+# Options whose value names the package, and may be a path (relative to the workspace).
+_UVX_PACKAGE = frozenset({"--from", "-w", "--with", "--with-editable", "--with-requirements"})
+_NPX_PACKAGE = frozenset({"-p", "--package"})
 
 
 class LauncherError(CompanionError):
@@ -104,26 +120,48 @@ def _npx_parts(argv: Sequence[str]) -> tuple[list[str], str | None, list[str]]:
     return [*keep, "--package", target], None, rest
 
 
-def download_line(argv: Sequence[str]) -> str:
+def download_line(argv: Sequence[str], workspace: str = ".") -> str:
     """What the card shows for the one download outside the sandbox."""
-    return shlex.join(_command(argv, offline=False))
+    return shlex.join(_command(argv, workspace, offline=False))
 
 
-def _command(argv: Sequence[str], *, offline: bool) -> list[str]:
+def _command(argv: Sequence[str], workspace: str, *, offline: bool) -> list[str]:
+    """The launcher's line outside the sandbox: no project, user or system settings, nothing built."""
     if launcher_of(argv) == "uvx":
         words, _name, _rest = _uvx_parts(argv)
-        flags = ["--offline"] if offline else ["--no-build"]
-        return [argv[0], *flags, *words, outside.PRINTENV, "PATH"]
+        flags = ["--offline", "--no-build"] if offline else ["--no-build"]
+        return [argv[0], "--no-config", *flags, *_anchored(words, _UVX_PACKAGE, workspace), outside.PRINTENV, "PATH"]
     words, _name, _rest = _npx_parts(argv)
     flags = ["--offline"] if offline else []
-    return [argv[0], "--yes", *flags, *words, "--", outside.PRINTENV, "PATH"]
+    return [argv[0], *_NO_NPM_SETTINGS, "--ignore-scripts", "--yes", *flags,
+            *_anchored(words, _NPX_PACKAGE, workspace), "--", outside.PRINTENV, "PATH"]
+
+
+def _anchored(words: Sequence[str], options: frozenset[str], workspace: str) -> list[str]:
+    """`words` with a relative path given to one of `options` made a path in the workspace, since
+    the launcher runs elsewhere (`./srv`, `../pkg.tgz`; `name==1.0` stays a name)."""
+    out = list(words)
+    for i, word in enumerate(out):
+        option, eq, value = word.partition("=")
+        if eq and option in options:
+            out[i] = f"{option}={_in_workspace(value, workspace)}"
+        elif i > 0 and out[i - 1] in options:
+            out[i] = _in_workspace(word, workspace)
+    return out
+
+
+def _in_workspace(value: str, workspace: str) -> str:
+    if value.startswith(("./", "../")) or value in (".", ".."):
+        return os.path.normpath(os.path.join(os.path.abspath(workspace), value))
+    return value
 
 
 async def resolve(argv: Sequence[str], cwd: str, own: Sequence[Path] = ()) -> ServerProgram:
     """The program to run in the sandbox for a uvx/npx line, from the launcher's cache (offline);
-    raises NeedsDownload when the package isn't there yet, LauncherError otherwise."""
+    raises NeedsDownload when the package isn't there yet, LauncherError otherwise. `cwd`: the
+    workspace (relative paths in the line are in it; the launcher itself runs in NEUTRAL)."""
     try:
-        code, out, err = await outside.ask_where(_command(argv, offline=True), cwd, _PROBE_TIMEOUT_S)
+        code, out, err = await outside.ask_where(_command(argv, cwd, offline=True), NEUTRAL, _PROBE_TIMEOUT_S)
     except outside.OutsideRefused as exc:
         raise LauncherError("launcher", exc.sentence) from exc
     what = shlex.join(argv)
@@ -131,7 +169,7 @@ async def resolve(argv: Sequence[str], cwd: str, own: Sequence[Path] = ()) -> Se
         if any(sign in err for sign in _NOT_CACHED):
             raise NeedsDownload("not_downloaded", f"'{what}' needs its package downloaded first.")
         raise LauncherError("launcher", f"{os.path.basename(argv[0])} could not find the package for "
-                            f"'{what}' ({_last_line(err)}).")
+                            f"'{what}' ({_why(err)}).")
     first = out.strip().split(":", 1)[0]
     if launcher_of(argv) == "uvx":
         _words, name, rest = _uvx_parts(argv)
@@ -154,21 +192,27 @@ async def resolve(argv: Sequence[str], cwd: str, own: Sequence[Path] = ()) -> Se
 
 async def download(verdict: object, argv: Sequence[str], cwd: str) -> None:
     """Download the package once, outside the sandbox, online, running none of its code
-    (`verdict`: the user's yes, from Gate.review_download)."""
+    (`verdict`: the user's yes, from Gate.review_download; `cwd`: the workspace, as for resolve)."""
     try:
-        code, _out, err = await outside.download(verdict, _command(argv, offline=False), cwd, DOWNLOAD_TIMEOUT_S)
+        code, _out, err = await outside.download(verdict, _command(argv, cwd, offline=False), NEUTRAL,
+                                                 DOWNLOAD_TIMEOUT_S)
     except outside.OutsideRefused as exc:
         raise LauncherError("download", exc.sentence) from exc
     if code != 0:
-        why = _last_line(err)
-        if "--no-build" in err or "no-build" in why or "building" in why:
-            why = "it has to be built from source, which would run its code outside the sandbox"
-        raise LauncherError("download", f"Downloading the package for '{shlex.join(argv)}' failed ({why}).")
+        raise LauncherError("download", f"Downloading the package for '{shlex.join(argv)}' failed ({_why(err)}).")
+
+
+def _why(err: str) -> str:
+    why = _last_line(err)
+    if "--no-build" in err or "no-build" in why or "building" in why.lower() or "build source" in why:
+        return "it has to be built from source, which would run its code outside the sandbox"
+    return why
 
 
 def _uv_interpreter(environment: str) -> list[str]:
-    python = os.path.join(environment, "bin", "python")
-    return [os.path.dirname(os.path.dirname(os.path.realpath(python)))] if os.path.exists(python) else []
+    """The installation the environment's Python comes from (its bin/python leads there)."""
+    found = installation_of(os.path.realpath(os.path.join(environment, "bin", "python")))
+    return [found] if found is not None else []
 
 
 def _npm_bin(environment: str, argv: Sequence[str]) -> str:

@@ -7,6 +7,12 @@ home: the resolved command (and the link that named it), the virtual environment
 (and that environment's own interpreter), the folder of a script it is given, and for a
 shebang script its interpreter the same way. Never the home itself or a folder above it, and
 never one of her own folders (those stay hidden even when a server lives beside them).
+
+The model writes the workspace without asking, so nothing there decides what else a server sees:
+a link laid in the workspace, a shebang or a `pyvenv.cfg` written there may name anything. What is
+reached through the workspace is shown only when it stays in the workspace (seen anyway) or is an
+interpreter's own installation (a Python with its standard library, a node with its npm), and no
+`pyvenv.cfg` is ever read: a virtual environment's interpreter is where its `bin/python` leads.
 """
 
 from __future__ import annotations
@@ -18,7 +24,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["LAUNCHERS", "ServerProgram", "describe", "hidden_roots", "plain_program", "seen_line", "shown"]
+__all__ = ["LAUNCHERS", "ServerProgram", "describe", "hidden_roots", "installation_of", "plain_program", "seen_line",
+           "shown"]
 
 LAUNCHERS = ("uvx", "npx")
 """Launchers whose package is found in their cache and run from there (launchers.py)."""
@@ -50,20 +57,26 @@ def hidden_roots() -> list[str]:
 
 
 def plain_program(argv: Sequence[str], cwd: str, own: Iterable[Path] = ()) -> ServerProgram:
-    """A command run as declared: its program, its environment and its script, shown."""
+    """A command run as declared in `cwd` (the workspace): its program, its environment and its
+    script, shown; of what the model may have laid in the workspace, nothing outside it."""
     found: list[str] = []
+    workspace = _places(cwd)
     command = _resolve(argv[0], cwd)
     if command is not None:
-        found += _program_files(command)
+        found += _program_files(command, workspace)
     for word in argv[1:]:
         # The script it is given (`python ~/mcp/server.py`, `node ~/srv/index.js`): its folder,
         # where its own modules are. Any other path among its arguments is the user's data, not
         # its program: it stays hidden (the workspace is where a server works).
-        path = os.path.realpath(os.path.join(cwd, os.path.expanduser(word)))
-        if not word.startswith("-") and word.endswith(_SCRIPTS) and os.path.isfile(path):
-            folder = os.path.dirname(path)
-            # A script kept right in the home (or /tmp) is shown alone, never its folder.
-            found.append(path if folder in _never(hidden_roots()) else folder)
+        named = os.path.abspath(os.path.join(cwd, os.path.expanduser(word)))
+        path = os.path.realpath(named)
+        if word.startswith("-") or not word.endswith(_SCRIPTS) or not os.path.isfile(path):
+            continue
+        if _through(named, workspace) and not _under(path, workspace):
+            continue  # a link the model may have laid: where it leads is none of the server's
+        folder = os.path.dirname(path)
+        # A script kept right in the home (or /tmp) is shown alone, never its folder.
+        found.append(path if folder in _never(hidden_roots()) else folder)
     return ServerProgram(tuple(argv), tuple(shown(found, own)))
 
 
@@ -129,20 +142,31 @@ def _resolve(command: str, cwd: str) -> str | None:
     return shutil.which(command)
 
 
-def _program_files(command: str, depth: int = 0) -> list[str]:
-    """The command, the link that named it, its virtual environment and interpreter."""
+def _program_files(command: str, workspace: Sequence[str], chosen: bool = False, depth: int = 0) -> list[str]:
+    """The command, the link that named it, its virtual environment and interpreter. `chosen`:
+    the path itself comes from something the model may have written (a shebang in the workspace)."""
+    named = os.path.abspath(command)
     real = os.path.realpath(command)
-    found = [os.path.abspath(command), real]
-    for path in (os.path.abspath(command), real):
+    if chosen or _through(named, workspace):
+        # The model may have pointed it anywhere: outside the workspace, only an interpreter's
+        # installation is shown (never a virtual environment or a folder it names).
+        if not _under(real, workspace):
+            installation = installation_of(real)
+            return [installation] if installation is not None else []
+        paths, inside = [p for p in (named, real) if _under(p, workspace)], workspace
+    else:
+        paths, inside = [named, real], ["/"]
+    found = list(paths)
+    for path in paths:
         venv = _venv_of(path)
-        if venv is not None:
+        if venv is not None and _under(venv, inside):
             found += [venv, *_base_interpreter(venv)]
-    installation = _installation_of(real)
+    installation = installation_of(real)
     if installation is not None:
         found.append(installation)
     interpreter = _shebang(real)
     if interpreter is not None and depth < 2:
-        found += _program_files(interpreter, depth + 1)
+        found += _program_files(interpreter, workspace, _under(real, workspace) or chosen, depth + 1)
     return found
 
 
@@ -152,11 +176,11 @@ def _venv_of(path: str) -> str | None:
     return folder if os.path.isfile(os.path.join(folder, "pyvenv.cfg")) else None
 
 
-def _installation_of(program: str) -> str | None:
+def installation_of(program: str) -> str | None:
     """The installation an interpreter in a bin/ folder comes with (pyenv's Python, nvm's node):
     only one that holds a Python's standard library or node's npm, never a ~/.local."""
     folder = os.path.dirname(program)
-    if os.path.basename(folder) != "bin":
+    if os.path.basename(folder) != "bin" or not os.path.isfile(program):
         return None
     prefix = os.path.dirname(folder)
     lib = os.path.join(prefix, "lib")
@@ -170,16 +194,13 @@ def _installation_of(program: str) -> str | None:
 
 
 def _base_interpreter(venv: str) -> list[str]:
-    """The environment's own interpreter's installation (uv's or pyenv's live in the home)."""
-    try:
-        lines = Path(venv, "pyvenv.cfg").read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError:
-        return []
-    for line in lines:
-        key, _, value = line.partition("=")
-        if key.strip() == "home" and value.strip():
-            home = os.path.realpath(value.strip())
-            return [os.path.dirname(home) if os.path.basename(home) == "bin" else home]
+    """The environment's own interpreter's installation (uv's or pyenv's live in the home): where
+    its bin/python leads, when that is an installation. Never its pyvenv.cfg, whose `home` a writer
+    of the environment could point at any folder."""
+    for name in ("python", "python3"):
+        installation = installation_of(os.path.realpath(os.path.join(venv, "bin", name)))
+        if installation is not None:
+            return [installation]
     return []
 
 
@@ -198,6 +219,23 @@ def _shebang(path: str) -> str | None:
         named = [word for word in words[1:] if not word.startswith("-") and "=" not in word]
         return shutil.which(named[0]) if named else None
     return words[0]
+
+
+def _places(workspace: str) -> list[str]:
+    """The workspace as a path may name it: as given and with its links resolved."""
+    return sorted({os.path.abspath(workspace), os.path.realpath(workspace)})
+
+
+def _through(path: str, workspace: Sequence[str]) -> bool:
+    """Whether `path` passes through the workspace on its way: some entry along it (a folder or a
+    link, which the model may have laid) is one in the workspace."""
+    parts = Path(os.path.abspath(path)).parts
+    for i in range(2, len(parts) + 1):
+        prefix = os.path.join(*parts[:i])
+        entry = os.path.join(os.path.realpath(os.path.dirname(prefix)), os.path.basename(prefix))
+        if _under(entry, workspace) and entry not in workspace:
+            return True
+    return False
 
 
 def _under(path: str, folders: Sequence[str]) -> bool:
