@@ -59,6 +59,7 @@ _NO_NPM_SETTINGS = ("--userconfig=/dev/null/userconfig", "--globalconfig=/dev/nu
 # Options whose value names the package, and may be a path (relative to the workspace).
 _UVX_PACKAGE = frozenset({"--from", "-w", "--with", "--with-editable", "--with-requirements"})
 _NPX_PACKAGE = frozenset({"-p", "--package"})
+_UVX_OURS = frozenset({"--no-config", "--offline", "--no-build"})
 
 
 class LauncherError(CompanionError):
@@ -129,12 +130,14 @@ def _command(argv: Sequence[str], workspace: str, *, offline: bool) -> list[str]
     """The launcher's line outside the sandbox: no project, user or system settings, nothing built."""
     if launcher_of(argv) == "uvx":
         words, _name, _rest = _uvx_parts(argv)
-        flags = ["--offline", "--no-build"] if offline else ["--no-build"]
-        return [argv[0], "--no-config", *flags, *_anchored(words, _UVX_PACKAGE, workspace), outside.PRINTENV, "PATH"]
+        flags = ["--no-config", "--offline", "--no-build"] if offline else ["--no-config", "--no-build"]
+        words = [w for w in words if w not in _UVX_OURS]  # uv refuses a flag given twice
+        return [argv[0], *flags, *_anchored(words, _UVX_PACKAGE, workspace), outside.PRINTENV, "PATH"]
     words, _name, _rest = _npx_parts(argv)
     flags = ["--offline"] if offline else []
-    return [argv[0], *_NO_NPM_SETTINGS, "--ignore-scripts", "--yes", *flags,
-            *_anchored(words, _NPX_PACKAGE, workspace), "--", outside.PRINTENV, "PATH"]
+    # Ours after the declaration's: npm takes the last, so none of them can be undone there.
+    return [argv[0], *_anchored(words, _NPX_PACKAGE, workspace), *_NO_NPM_SETTINGS, "--ignore-scripts", "--yes",
+            *flags, "--", outside.PRINTENV, "PATH"]
 
 
 def _anchored(words: Sequence[str], options: frozenset[str], workspace: str) -> list[str]:

@@ -129,8 +129,10 @@ def _uvx() -> str:
     return found
 
 
+@pytest.mark.parametrize("declared", [(), ("--no-config", "--offline", "--no-build")])
 async def test_a_uvx_server_from_a_workspace_folder_is_never_built_outside_the_sandbox(
-        home: Path, workspace: Path, uv_cache: Path, marker: Path) -> None:
+        declared: tuple[str, ...], home: Path, workspace: Path, uv_cache: Path, marker: Path) -> None:
+    # `declared`: flags of its own in the declaration, which the launcher's asking adds too.
     # A package whose build backend is its own code (in the folder itself: nothing to download).
     source = workspace / "srv"
     (source / "backend").mkdir(parents=True)
@@ -140,7 +142,7 @@ async def test_a_uvx_server_from_a_workspace_folder_is_never_built_outside_the_s
     (source / "backend" / "backend_of_mine.py").write_text(
         f"open({json.dumps(str(marker))}, 'w').write('ran')\n"
         "def get_requires_for_build_wheel(config_settings=None):\n    return []\n", encoding="utf-8")
-    server = McpServerSettings(name="srv", command=_uvx(), args=("--from", "./srv", "srv"), trusted=True,
+    server = McpServerSettings(name="srv", command=_uvx(), args=(*declared, "--from", "./srv", "srv"), trusted=True,
                                timeout_s=60.0)
     asking = ScriptedApprover(Decision.APPROVED)
     manager, _registry = await _status(workspace, server, asking)
