@@ -51,9 +51,9 @@ def _notes_script() -> str:
     return f"#!{sys.executable}\n" + NOTES_SERVER.read_text(encoding="utf-8")
 
 
-async def _status(workspace: Path, server: McpServerSettings, approver: ScriptedApprover | None = None):
-    manager, registry = await started_manager(workspace, server, gate=sandbox_gate(workspace, approver))
-    return manager, registry
+async def _started(workspace: Path, server: McpServerSettings, approver: ScriptedApprover | None = None):
+    """The server started as the app starts it, through the real launcher and sandbox."""
+    return await started_manager(workspace, server, gate=sandbox_gate(workspace, approver))
 
 
 async def _read(registry, workspace: Path, path: Path) -> tuple[bool, str]:
@@ -97,7 +97,7 @@ async def test_an_npmrc_the_model_wrote_runs_nothing_when_an_npx_server_starts(
     server = McpServerSettings(name="notes", command="npx", args=("--package", str(npm_package), "notes-mcp"),
                                trusted=True, timeout_s=60.0)
     asking = ScriptedApprover(Decision.DECLINED)
-    manager, registry = await _status(workspace, server, asking)
+    manager, registry = await _started(workspace, server, asking)
     try:
         assert not marker.exists(), "the payload ran outside the sandbox"
         status = manager.status("mcp:notes")
@@ -145,7 +145,7 @@ async def test_a_uvx_server_from_a_workspace_folder_is_never_built_outside_the_s
     server = McpServerSettings(name="srv", command=_uvx(), args=(*declared, "--from", "./srv", "srv"), trusted=True,
                                timeout_s=60.0)
     asking = ScriptedApprover(Decision.APPROVED)
-    manager, _registry = await _status(workspace, server, asking)
+    manager, _registry = await _started(workspace, server, asking)
     try:
         assert not marker.exists(), "its build backend ran outside the sandbox"
         status = manager.status("mcp:srv")
@@ -167,7 +167,7 @@ async def test_a_pyvenv_cfg_the_model_wrote_never_shows_the_folder_it_names(home
     (venv / "pyvenv.cfg").write_text(f"home = {home / '.ssh'}\n", encoding="utf-8")
     server = McpServerSettings(name="notes", command=str(venv / "bin" / "notes-server"), trusted=True,
                                timeout_s=20.0)
-    manager, registry = await _status(workspace, server)
+    manager, registry = await _started(workspace, server)
     try:
         assert manager.status("mcp:notes").up, manager.status("mcp:notes").reason
         assert not any(".ssh" in path for path in manager.connection("mcp:notes").visible)
