@@ -186,7 +186,7 @@ class ProcessDoor:
             if isinstance(cap, ProcessCount):
                 cap.leader = pid
             if outbound is not None:
-                await outbound.attach(pid)
+                await outbound.attach()
 
         too_many = out_of_memory = False
         try:
@@ -231,7 +231,7 @@ class ProcessDoor:
                                           pass_fds=prepared.hand_over() if prepared is not None else ())
             if prepared is not None and prepared.outbound is not None:
                 try:
-                    await prepared.outbound.attach(process.pid)
+                    await prepared.outbound.attach()
                 except OutboundError as exc:
                     await process.stop(grace_s=0.5)
                     raise ProcessRefused("network", str(exc)) from exc

@@ -12,12 +12,18 @@ root's still apply (/etc/shadow opens). So when she is root:
 - the workspace is shown through an idmapped mount (Linux 5.12; ext4, xfs, btrfs, tmpfs from
   6.3, …) on which its owner appears as 65534: the command reads and writes it as its own, and
   what it creates lands on disk as the owner's;
-- bwrap, which is 65534 too while it builds the sandbox, can't walk through a folder only root
-  may enter (/root, /tmp/pytest-of-root). A launcher (util-linux `unshare` and `mount`, `sh`)
-  running as root in a mount namespace of its own first covers each such folder with an empty
-  tmpfs and attaches there, at their own paths, copies of the mounts bwrap binds from it (the
-  workspace, her interpreter), taken beforehand with open_tree(2). Nothing else under such a
-  folder is shown, which changes nothing: the command could not have entered it;
+- bwrap itself runs as 65534 (uid, gid, no groups) and makes the call's user namespace as any
+  user's bwrap does, one per call (RLIMIT_NPROC counts a user's processes per user namespace,
+  so calls don't share, or exhaust, one count); nothing of root's is mapped in it, so no power
+  a process holds there ever applies to root's files. It hands the command no descriptor of
+  root's: it gets only what it reads and closes (its filter, its data, its network pipes);
+- bwrap, being 65534, can't walk through a folder only root may enter (/root,
+  /tmp/pytest-of-root, a `mktemp -d` folder). When it binds something under one, the launcher
+  (launcher.py, as root, in a mount namespace of its own) first covers each such folder with an
+  empty tmpfs and attaches there, at their own paths, copies of the mounts bwrap binds from it
+  (the workspace, her interpreter, her checkout), taken beforehand with open_tree(2), closes
+  their descriptors and becomes 65534 before it runs bwrap. Nothing else under such a folder is
+  shown, which changes nothing: the command could not have entered it;
 - supplementary groups are dropped (root's group would count).
 
 Where an idmapped mount can't be made (an older kernel, a filesystem without them, no util-linux)
@@ -34,10 +40,13 @@ import os
 import shutil
 import stat
 import subprocess
+import sys
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-__all__ = ["NO_IDMAP_NOTE", "SANDBOX_UID", "Identity", "bind_sources", "for_workspace", "host_pid", "note_for"]
+from companion.safety import launcher
+
+__all__ = ["NO_IDMAP_NOTE", "SANDBOX_UID", "Identity", "bind_sources", "for_workspace", "note_for"]
 
 SANDBOX_UID = 65534
 """Who a command is when she runs as root: "nobody", inside and outside."""
@@ -58,26 +67,6 @@ _ONE = frozenset({"--dev", "--proc", "--tmpfs", "--mqueue", "--dir", "--remount-
                   "--add-seccomp-fd", "--json-status-fd", "--userns", "--userns2", "--pidns",
                   "--cap-add", "--cap-drop", "--unsetenv", "--lock-file", "--sync-fd", "--exec-label",
                   "--file-label", "--argv0", "--userns-block-fd"})
-# Runs as root in the launcher's own mount namespace, then becomes bwrap (under the caller's
-# umask, which bwrap hands on to the command; the folders it makes must be enterable).
-# bwrap's sandbox ends when its monitor does by the monitor's parent-death signal; joined to a
-# namespace of root's, the monitor stays root outside, and the kernel refuses that signal from
-# root to a process of 65534's (kill(2) permission), so the sandbox would outlive the call. Made
-# the first process of a pid namespace of its own, its end ends every process under it.
-_NAMESPACES = ("--pid", "--kill-child=KILL", "--mount", "--propagation", "slave", "--")
-_LAUNCHER = r"""
-while [ "$#" -gt 0 ]; do
-  case "$1" in
-    cover) mount -t tmpfs -o mode=0755,size=64k,nosuid,nodev companion-stage "$2" || exit 125; shift 2 ;;
-    dir) (umask 022 && mkdir -p "$2") || exit 125; shift 2 ;;
-    file) (umask 022 && mkdir -p "${2%/*}" && : > "$2") || exit 125; shift 2 ;;
-    move) mount -c --move "/proc/self/fd/$2" "$3" || exit 125; shift 3 ;;
-    --) shift; exec "$@" ;;
-    *) exit 125 ;;
-  esac
-done
-exit 125
-"""
 
 
 class _MountAttr(ctypes.Structure):
@@ -98,7 +87,6 @@ class Identity:
     _tree: int | None = None
     """The workspace as its owner-is-65534 copy, still to be attached (a descriptor)."""
     _launcher: bool = False
-    _staged: list[tuple[str, int, bool]] = field(default_factory=list)
 
     def reachable(self, path: str) -> bool:
         """Whether bwrap, building the sandbox as this user, can walk to `path`."""
@@ -106,12 +94,12 @@ class Identity:
         return not self._launcher or self._tree_inside(path) or _first_closed(path, self._workspace) is None
 
     def launch(self, argv: list[str], fds: list[int]) -> list[str]:
-        """`argv` (bwrap's) started through the launcher when it needs one; the descriptors
-        it hands over are added to `fds` (whoever starts it closes them)."""
+        """`argv` (bwrap's) started as this user, through the launcher when something it binds
+        lies behind a folder the user can't enter; the descriptors the launcher attaches are
+        added to `fds` (whoever starts it closes them), and it closes them before bwrap runs."""
         if not self._launcher:
             return argv
-        ops: list[str] = []
-        covers: list[str] = []
+        keep = list(fds)  # what bwrap itself reads and closes: its filter, its data, its pipes
         moves: list[tuple[str, int, bool]] = []
         if self._tree is not None:
             fds.append(self._tree)
@@ -125,22 +113,22 @@ class Identity:
             tree = _clone(source, read_only=True)
             fds.append(tree)
             moves.append((source, tree, os.path.isdir(source)))
+        covers: list[str] = []
         for target, _tree, _is_dir in moves:
             closed = _first_closed(target, self._workspace)
             if closed is not None and closed not in covers and not _under(closed, covers):
                 covers.append(closed)
+        if not moves:  # nothing to attach (the probe's sandbox of /): it only needs to be nobody
+            return [_tool("setpriv"), f"--reuid={SANDBOX_UID}", f"--regid={SANDBOX_UID}", "--clear-groups",
+                    "--", *argv]
+        ops: list[str] = [word for fd in keep for word in ("keep", str(fd))]
         for folder in sorted(covers, key=lambda f: f.count("/")):
             ops += ["cover", folder]
         for target, tree, is_dir in sorted(moves, key=lambda m: m[0].count("/")):
             if _under(target, covers):
                 ops += ["dir" if is_dir else "file", target]
             ops += ["move", str(tree), target]
-        # gid 65534 and no other groups first: a later change of credentials would clear the
-        # parent-death signal. The pid namespace makes bwrap's monitor the first process of
-        # one, so everything in the sandbox ends with it (below).
-        argv = [*_NAMESPACES, *(["/bin/sh", "-c", _LAUNCHER, "sh", *ops, "--"] if ops else []), *argv]
-        return [_tool("setpriv"), "--regid", str(SANDBOX_UID), "--clear-groups", "--pdeathsig", "KILL", "--",
-                _tool("unshare"), *argv]
+        return [sys.executable, "-I", "-S", launcher.__file__, *ops, "--", *argv]
 
     def _tree_inside(self, path: str) -> bool:
         return self._workspace not in ("", "/") and _under(path, [self._workspace])
@@ -163,16 +151,14 @@ def for_workspace(workspace: str, *, writable: bool, known: frozenset[str], fds:
         return Identity(uid, ["--unshare-user", "--uid", str(uid), "--gid", str(gid), *disable])
     mapped_root = Identity(0, ["--unshare-user", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID),
                                *disable], note=NO_IDMAP_NOTE)
-    if any(shutil.which(tool) is None for tool in ("unshare", "mount", "setpriv")):
+    if shutil.which("setpriv") is None:
         return mapped_root
     try:
         tree = None if workspace == "/" else _owned_tree(workspace, writable=writable)
-        userns = _call_namespace()
     except OSError:
         return mapped_root
-    fds.append(userns)
-    return Identity(SANDBOX_UID, ["--userns", str(userns), "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID)],
-                    _workspace=workspace, _tree=tree, _launcher=True)
+    return Identity(SANDBOX_UID, ["--unshare-user", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID),
+                                   *disable], _workspace=workspace, _tree=tree, _launcher=True)
 
 
 def note_for(workspace: str) -> str:
@@ -242,11 +228,6 @@ def _libc() -> ctypes.CDLL:
     return ctypes.CDLL(None, use_errno=True)
 
 
-def _call_namespace() -> int:
-    """A user namespace for one call: only 65534 mapped, to 65534."""
-    return _user_namespace(f"{SANDBOX_UID} {SANDBOX_UID} 1\n", f"{SANDBOX_UID} {SANDBOX_UID} 1\n")
-
-
 @functools.cache
 def _owner_namespace(uid: int, gid: int) -> int:
     """A user namespace mapping the workspace's owner to 65534: what its idmapped mount shows."""
@@ -274,27 +255,6 @@ def _user_namespace(uid_map: str, gid_map: str) -> int:
     finally:
         holder.stdin.close()
         holder.wait()
-
-
-def host_pid(leader: int, reported: int) -> int:
-    """The host pid of the sandbox's first process, which bwrap reports (`--info-fd`) as seen
-    from the launcher's pid namespace; `leader` is the process that was started."""
-    todo, seen = [leader], set()
-    while todo:
-        pid = todo.pop()
-        if pid in seen:
-            continue
-        seen.add(pid)
-        try:
-            with open(f"/proc/{pid}/status", encoding="ascii", errors="replace") as status:
-                ids = next((line.split()[1:] for line in status if line.startswith("NSpid:")), [])
-            with open(f"/proc/{pid}/task/{pid}/children", encoding="ascii") as children:
-                todo += [int(child) for child in children.read().split()]
-        except (OSError, ValueError):
-            continue
-        if len(ids) == 3 and ids[1] == str(reported):
-            return pid
-    return reported
 
 
 def _tool(name: str) -> str:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import signal
 import sys
 
 __all__ = ["SCRATCH", "abi", "argv_for", "helper", "main", "writable_folders"]
@@ -115,6 +116,10 @@ def main(argv: list[str]) -> int:
         print("landlock.py: no command", file=sys.stderr)
         return 2
     _restrict(writable)
+    # Python ignores these, and an ignored signal stays ignored across exec: `yes | head` would
+    # end with "Broken pipe", a write past the file size limit would fail instead of stopping.
+    for number in (signal.SIGPIPE, signal.SIGXFSZ):
+        signal.signal(number, signal.SIG_DFL)
     try:
         os.execvp(command[0], command)
     except OSError as exc:

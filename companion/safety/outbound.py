@@ -25,7 +25,7 @@ import sys
 import time
 from collections.abc import Callable
 
-from companion.safety import fence, identity
+from companion.safety import fence
 
 __all__ = ["RESOLV_CONF", "Outbound", "OutboundError", "find_slirp"]
 
@@ -60,21 +60,18 @@ class Outbound:
     def bwrap_args(self) -> list[str]:
         return ["--info-fd", str(self._info_w), "--block-fd", str(self._block_r)]
 
-    async def attach(self, leader: int | None = None) -> None:
-        """Connect the started sandbox to slirp4netns and let its command run; `leader` is the
-        process that was started (bwrap, or the launcher it runs under: identity.py).
+    async def attach(self) -> None:
+        """Connect the started sandbox to slirp4netns and let its command run.
 
         Raises OutboundError when it can't (the command then stays blocked; end the call).
         """
         try:
-            # To the end of bwrap's JSON, not of the pipe: the launcher bwrap runs under
-            # (identity.py) keeps a copy of the pipe's other end open until the call ends.
+            # To the end of bwrap's JSON, not of the pipe: the end of the pipe says nothing
+            # about whether bwrap said all it had to.
             info = await _read_to_end(self._info_r, done=_whole_json)
             pid = int(json.loads(info)["child-pid"])
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise OutboundError("The sandbox ended before its network could be set up.") from exc
-        if leader is not None:
-            pid = identity.host_pid(leader, pid)
         await _loopback_up(pid)
         ready_r, ready_w = os.pipe()
         exit_r, self._exit_w = os.pipe()

@@ -98,8 +98,8 @@ def filter_program(read_only: bool = False, memory_counted: bool = True) -> byte
             if name is not None:
                 rules.add_rule(sc.ERRNO(errno.ENOSYS), name)
         for call in _NEW_USER_NAMESPACE:
-            # No nested user namespace (bwrap's --disable-userns can't be had when the sandbox
-            # joins a namespace made beforehand, as it does when she is root: identity.py).
+            # No nested user namespace, also where bwrap's --disable-userns can't be had (a
+            # bwrap before 0.8).
             rules.add_rule(refuse, call, sc.Arg(0, sc.MASKED_EQ, _CLONE_NEWUSER, _CLONE_NEWUSER))
         if not memory_counted:
             rules.add_rule(sc.ERRNO(errno.ENOMEM), "mmap", sc.Arg(3, sc.MASKED_EQ, _SHARED_ANONYMOUS, _SHARED_ANONYMOUS))

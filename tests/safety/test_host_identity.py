@@ -1,7 +1,8 @@
 """The sandbox's user owns nothing on the host, also when she runs as root (identity.py).
 
 Through the real gate, the real tools and the real bubblewrap sandbox. As root the command
-must be host uid 65534 (`65534 65534 1` in its uid_map), so root's files are closed to it,
+must be host uid 65534 (bwrap itself runs as 65534 and maps it through namespaces of its own),
+so root's files are closed to it,
 while the workspace stays its own through an idmapped mount and what it writes there lands on
 disk as the workspace's owner.
 """
@@ -47,11 +48,38 @@ async def test_approved_code_is_nobody_outside_too_and_cannot_open_root_only_fil
     assert os.path.exists("/etc/shadow") and not os.stat("/etc/shadow").st_mode & 0o004  # root's alone here
     text = await run_code(gate, PRY)
     assert len(gate.approver.asked) == 1, text  # approved once: the most a "yes" gives
-    inside, outside, count = ast.literal_eval(text.split("uid map:", 1)[1].splitlines()[0].strip())
-    assert (inside, outside, count) == ("65534", "65534", "1"), text
+    inside, _parent, count = ast.literal_eval(text.split("uid map:", 1)[1].splitlines()[0].strip())
+    assert (inside, count) == ("65534", "1"), text  # its parent is bwrap's own namespace, see below
     assert "OPENED" not in text and "refused /etc/shadow Permission denied" in text, text
     assert "refused /etc/gshadow Permission denied" in text, text
     assert "groups: [65534]" in text or "groups: []" in text, text  # root's group 0 is dropped
+
+
+@as_root
+async def test_every_process_of_a_sandboxed_call_is_nobody_on_the_host(gate: Gate) -> None:
+    # Seen from the host, not through the namespaces' maps: bwrap and all under it, whoever maps what.
+    verdict = gate.declared(["sh", "-c", "echo ready; exec cat"], tool="mcp:probe")
+    process = await gate.start(verdict, risk="exec")
+    try:
+        assert (await process.stdout.readline()).strip() == b"ready", process.stderr_tail()
+        tree = _tree_of(process.pid)
+        assert len(tree) >= 3, tree  # bwrap's monitor, its pid 1, the command
+        for pid, uids in tree.items():
+            assert uids == ["65534"] * 4, (pid, tree)
+    finally:
+        await process.stop()
+
+
+def _tree_of(leader: int) -> dict[int, list[str]]:
+    """{pid: its real, effective, saved and filesystem uids} for `leader` and all under it."""
+    found: dict[int, list[str]] = {}
+    todo = [leader]
+    while todo:
+        pid = todo.pop()
+        status = Path(f"/proc/{pid}/status").read_text()
+        found[pid] = next(line.split()[1:] for line in status.splitlines() if line.startswith("Uid:"))
+        todo += [int(child) for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    return found
 
 
 @as_root

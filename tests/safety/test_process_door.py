@@ -88,7 +88,7 @@ async def test_a_permit_runs_once_and_a_forged_one_never(gate: Gate) -> None:
 def test_nothing_but_the_door_imports_the_raw_runner_or_starts_processes() -> None:
     package = Path(companion.__file__).parent
     # outbound.py starts slirp4netns, the sandbox's network, for the door.
-    # identity.py starts unshare to make the user namespace a sandbox of root's joins.
+    # identity.py starts unshare to make the user namespace an idmapped workspace maps through.
     # voice/addressing/learning.py starts espeak-ng to say her own names in other voices: a
     # fixed argv with no shell; the name, from her personality file (which no tool may write),
     # is read from a file. Nothing a model or a web page says reaches it.
