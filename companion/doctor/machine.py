@@ -93,9 +93,10 @@ def check_sandbox(settings: Settings) -> Check:
     if settings.tools.run_without_sandbox:
         return Check("Command sandbox", False, f"{reason} You chose to run commands and code WITHOUT a "
                      "sandbox (Settings → Approvals): an approved command can touch all your files.",
-                     sandbox.FIX, essential=False)
+                     sandbox.unavailable_fix(), essential=False)
     return Check("Command sandbox", False, f"{reason} Until it works she won't offer to run commands "
-                 "or code (shell and execute_code are switched off).", sandbox.FIX, essential=False)
+                 "or code (shell and execute_code are switched off).", sandbox.unavailable_fix(),
+                 essential=False)
 
 
 def check_sandbox_user(settings: Settings) -> Check:
@@ -104,7 +105,8 @@ def check_sandbox_user(settings: Settings) -> Check:
     from companion.safety import identity, sandbox
 
     if sandbox.unavailable_reason() is not None:
-        return Check("Sandbox user", False, "no sandbox, so no command runs", sandbox.FIX, essential=False)
+        return Check("Sandbox user", False, "no sandbox, so no command runs", sandbox.unavailable_fix(),
+                     essential=False)
     if os.geteuid() != 0:
         return Check("Sandbox user", True, f"commands run as you (uid {os.geteuid()}) with no privileges",
                      essential=False)
@@ -141,7 +143,7 @@ def check_sandbox_network() -> Check:
 
     if sandbox.unavailable_reason() is not None:
         return Check("Internet for commands", False, "no sandbox, so no command goes online",
-                     sandbox.FIX, essential=False)
+                     sandbox.unavailable_fix(), essential=False)
     reason = sandbox.network_unavailable_reason()
     if reason is not None:
         return Check("Internet for commands", False, f"{reason} A command that needs the internet is "

@@ -166,7 +166,7 @@ class ProcessDoor:
             return _Admitted(permit, workspace, prepared)
         if sandbox.allow_unsandboxed():
             return _Admitted(permit, workspace, None)
-        raise ProcessRefused("no_sandbox", f"{reason} {sandbox.FIX}")
+        raise ProcessRefused("no_sandbox", f"{reason} {sandbox.unavailable_fix()}")
 
     async def run(self, permit: Permit, *, risk: str, timeout_s: float,
                   cancel: asyncio.Event | None = None, grace_s: float = KILL_GRACE_S,

@@ -37,6 +37,7 @@ import contextlib
 import ctypes
 import functools
 import os
+import pwd
 import shutil
 import stat
 import subprocess
@@ -46,7 +47,7 @@ from dataclasses import dataclass
 
 from companion.safety import launcher
 
-__all__ = ["NO_IDMAP_NOTE", "SANDBOX_UID", "Identity", "bind_sources", "for_workspace", "note_for"]
+__all__ = ["NO_IDMAP_NOTE", "SANDBOX_UID", "Identity", "bind_sources", "for_workspace", "note_for", "what_stops"]
 
 SANDBOX_UID = 65534
 """Who a command is when she runs as root: "nobody", inside and outside."""
@@ -259,6 +260,39 @@ def _user_namespace(uid_map: str, gid_map: str) -> int:
 
 def _tool(name: str) -> str:
     return shutil.which(name) or f"/usr/bin/{name}"
+
+
+def what_stops(path: str) -> tuple[str, str] | None:
+    """What keeps the sandbox's user (nobody when she is root, else her own user with her groups)
+    from `path`: `path` itself, a file it can neither read nor run, or else the deepest folder
+    above it it can't pass through (as root the launcher covers the ones above what it attaches);
+    with why, in words ("mode 700, owned by root"). None when nothing does."""
+    if os.geteuid() == 0:
+        uid, groups = SANDBOX_UID, {SANDBOX_UID}
+    else:
+        uid, groups = os.geteuid(), {os.getegid(), *os.getgroups()}
+    parts = [p for p in path.split("/") if p]
+    for depth in range(len(parts), 0, -1):
+        where = "/" + "/".join(parts[:depth])
+        try:
+            info = os.stat(where)
+        except OSError:
+            return None  # not there (or a link out of sight): the error says so itself
+        last = depth == len(parts)
+        if last and not stat.S_ISREG(info.st_mode):
+            continue
+        wanted = (stat.S_IROTH | stat.S_IXOTH) if last else stat.S_IXOTH
+        shift = 6 if info.st_uid == uid else 3 if info.st_gid in groups else 0
+        if not (info.st_mode >> shift) & wanted:
+            return where, f"mode {stat.S_IMODE(info.st_mode):o}, owned by {_owner(info.st_uid)}"
+    return None
+
+
+def _owner(uid: int) -> str:
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return f"uid {uid}"
 
 
 def _first_closed(path: str, workspace: str) -> str | None:

@@ -24,9 +24,10 @@ No network unless a decision grants it, and then the internet only: a network na
 its own behind slirp4netns (outbound.py), never hers, with this computer's addresses and the
 local network routed nowhere (fence.py).
 
-Whether the sandbox can run here is probed once with the same kind of sandbox the commands
-get (bwrap missing, user namespaces switched off, not Linux, no libseccomp);
-`unavailable_reason()` says why in a sentence and `FIX` says what to do.
+Whether the sandbox can run here is probed with the same kind of sandbox the commands get
+(bwrap missing, user namespaces switched off, not Linux, no libseccomp, a folder of hers its
+user may not enter); `unavailable_reason()` says why in a sentence and `unavailable_fix()` what
+to do. A success stands for the run, a failure for 30 s: then it is tried again.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -63,6 +65,7 @@ __all__ = [
     "find_bwrap",
     "network_unavailable_reason",
     "prepare",
+    "unavailable_fix",
     "unavailable_reason",
 ]
 
@@ -79,6 +82,11 @@ _HIDDEN_SYSTEM = ("/home", "/root", "/run", "/media", "/mnt", "/var/tmp", "/tmp"
 # idmapped mount can be made: identity.py).
 _PROC_READ_ONLY = ("sys", "sysrq-trigger", "irq", "bus", "fs", "acpi", "driver", "tty", "mtrr")
 _PROBE_TIMEOUT_S = 10.0
+_RETRY_S = 30.0
+"""How long a failed probe's answer stands before the sandbox is tried again."""
+_PATH = re.compile(r"/[^\s:;,'\"()]+")
+_probed: dict[str, tuple[tuple[str, str] | None, float]] = {}
+_now = time.monotonic
 
 
 @dataclass(frozen=True)
@@ -154,11 +162,22 @@ def find_bwrap() -> str | None:
 
 def unavailable_reason() -> str | None:
     """Why the sandbox cannot run here (a sentence), or None when it works."""
+    why = _unavailable()
+    return why[0] if why else None
+
+
+def unavailable_fix() -> str:
+    """What to do about `unavailable_reason()` (FIX unless the probe found something precise)."""
+    why = _unavailable()
+    return why[1] if why else FIX
+
+
+def _unavailable() -> tuple[str, str] | None:
     if not sys.platform.startswith("linux"):
-        return "The command sandbox (bubblewrap) only exists on Linux."
+        return "The command sandbox (bubblewrap) only exists on Linux.", FIX
     bwrap = find_bwrap()
     if bwrap is None:
-        return "bubblewrap (bwrap) is not installed, so I can't sandbox commands."
+        return "bubblewrap (bwrap) is not installed, so I can't sandbox commands.", FIX
     return _probe(bwrap)
 
 
@@ -173,20 +192,30 @@ def network_unavailable_reason() -> str | None:
     return None
 
 
-@functools.lru_cache(maxsize=8)
-def _probe(bwrap: str) -> str | None:
-    """Start `true` in the same kind of sandbox the real commands get; cached per bwrap path."""
+def _probe(bwrap: str) -> tuple[str, str] | None:
+    """Whether `true` starts in the same kind of sandbox the real commands get: None, or why
+    not and what to do. Success is kept for the run; a failure only for `_RETRY_S`, so what
+    the user fixed meanwhile (a folder's permissions) brings the tools back without a restart."""
+    known = _probed.get(bwrap)
+    if known is not None and (known[0] is None or _now() - known[1] < _RETRY_S):
+        return known[0]
+    found = _try_sandbox(bwrap)
+    _probed[bwrap] = (found, _now())
+    return found
+
+
+def _try_sandbox(bwrap: str) -> tuple[str, str] | None:
     try:
         prepared = prepare(bwrap, SandboxPolicy(Path("/"), writable=False), ["true"])
     except SeccompUnavailable as exc:
-        return f"The command sandbox needs libseccomp, but {exc}."
+        return f"The command sandbox needs libseccomp, but {exc}.", FIX
     except OSError as exc:
-        return f"The command sandbox could not be prepared ({exc.strerror or exc})."
+        return f"The command sandbox could not be prepared ({exc.strerror or exc}).", FIX
     try:
         done = subprocess.run(prepared.argv, capture_output=True, text=True, timeout=_PROBE_TIMEOUT_S,
                               stdin=subprocess.DEVNULL, pass_fds=prepared.pass_fds)
     except (OSError, subprocess.SubprocessError) as exc:
-        return f"bubblewrap could not start ({exc})."
+        return f"bubblewrap could not start ({exc}).", FIX
     finally:
         prepared.close_fds()
         if prepared.cap is not None:
@@ -194,11 +223,30 @@ def _probe(bwrap: str) -> str | None:
             deadline = time.monotonic() + 2.0
             while not prepared.cap.close() and time.monotonic() < deadline:
                 time.sleep(0.01)
-    if done.returncode != 0:
-        said = (done.stderr or done.stdout).strip().splitlines()
-        detail = said[-1] if said else f"exit {done.returncode}"
-        return f"bubblewrap is installed but can't make a sandbox here ({detail}); user namespaces may be off."
-    return None
+    if done.returncode == 0:
+        return None
+    said = (done.stderr or done.stdout).strip().splitlines()
+    return _why_not(said[-1] if said else f"exit {done.returncode}")
+
+
+def _why_not(detail: str) -> tuple[str, str]:
+    """The sentence and the fix for a probe that failed saying `detail` (bwrap's or the
+    command's last words): the folder or file that stops the sandbox's user, when one does."""
+    for path in reversed(_PATH.findall(detail)):  # the last one named is the one that failed
+        stops = identity.what_stops(path)
+        if stops is None:
+            continue
+        where, why = stops
+        user = f"nobody ({SANDBOX_UID})" if os.geteuid() == 0 else "your user"
+        verb, bits = ("pass through", "o+x") if where != path or os.path.isdir(where) else ("read", "o+r")
+        needs = f", and it needs {path}" if where != path else ""
+        return (f"The command sandbox can't run here: its user, {user}, may not {verb} {where} ({why}){needs} "
+                f"({detail}).",
+                f"Let others {verb} it (chmod {bits} {where}), or install me where others may; I try "
+                f"again within {_RETRY_S:.0f} seconds.")
+    if "namespace" in detail:
+        return f"bubblewrap is installed but can't make a sandbox here ({detail}); user namespaces may be off.", FIX
+    return f"bubblewrap is installed but can't make a sandbox here ({detail}).", FIX
 
 
 def prepare(bwrap: str, policy: SandboxPolicy, argv: Sequence[str]) -> Prepared:
@@ -291,12 +339,14 @@ def _mounts(policy: SandboxPolicy, fds: list[int], who: identity.Identity, *, si
         args += ["--tmpfs", folder]
     # The interpreter she runs code with may live in a hidden folder (a venv in the home), and
     # so may the Landlock helper a read-only run starts first (her checkout in the home).
+    # Or under a folder the sandbox's user may not enter (a `mktemp -d` folder, mode 700): bound,
+    # the launcher attaches it where that user can reach it (identity.py).
     for folder in [*_interpreter_folders(), *([] if policy.writable else [landlock.helper()])]:
-        if _under(folder, hidden) and not _under(workspace, [folder]):
+        if (_under(folder, hidden) or not who.reachable(folder)) and not _under(workspace, [folder]):
             args += ["--ro-bind", folder, folder]
     for path in policy.visible:
         # What a declared server runs from (companion/mcp/program.py), never a hidden root itself.
-        if _under(path, hidden) and path not in hidden and os.path.exists(path):
+        if (_under(path, hidden) or not who.reachable(path)) and path not in hidden and os.path.exists(path):
             args += ["--ro-bind", path, path]
     if policy.network:
         resolv = os.path.realpath("/etc/resolv.conf")
