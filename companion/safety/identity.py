@@ -4,26 +4,22 @@ bwrap's own user namespace, started by root, maps the command's user to root out
 (`/proc/self/uid_map` reads `65534 0 1`): no capabilities, but the owner bits of every file of
 root's still apply (/etc/shadow opens). So when she is root:
 
-- each call's sandbox joins a user namespace made for it, in which only 65534 is mapped, to
-  65534 outside (`65534 65534 1`): the command is host uid 65534, and since nothing of root's
-  is mapped there, no power a process holds in it ever applies to root's files. One per call,
-  not one for the run: RLIMIT_NPROC counts a user's processes per user namespace, so calls
-  don't share (or exhaust) one count;
-- the workspace is shown through an idmapped mount (Linux 5.12; ext4, xfs, btrfs, tmpfs from
-  6.3, …) on which its owner appears as 65534: the command reads and writes it as its own, and
-  what it creates lands on disk as the owner's;
 - bwrap itself runs as 65534 (uid, gid, no groups) and makes the call's user namespace as any
   user's bwrap does, one per call (RLIMIT_NPROC counts a user's processes per user namespace,
   so calls don't share, or exhaust, one count); nothing of root's is mapped in it, so no power
   a process holds there ever applies to root's files. It hands the command no descriptor of
   root's: it gets only what it reads and closes (its filter, its data, its network pipes);
-- bwrap, being 65534, can't walk through a folder only root may enter (/root,
-  /tmp/pytest-of-root, a `mktemp -d` folder). When it binds something under one, the launcher
-  (launcher.py, as root, in a mount namespace of its own) first covers each such folder with an
-  empty tmpfs and attaches there, at their own paths, copies of the mounts bwrap binds from it
-  (the workspace, her interpreter, her checkout), taken beforehand with open_tree(2), closes
-  their descriptors and becomes 65534 before it runs bwrap. Nothing else under such a folder is
-  shown, which changes nothing: the command could not have entered it;
+- the workspace is shown through an idmapped mount (Linux 5.12; ext4, xfs, btrfs, tmpfs from
+  6.3, …) on which its owner appears as 65534: the command reads and writes it as its own, and
+  what it creates lands on disk as the owner's;
+- the launcher (launcher.py, as root, in a mount namespace of its own) attaches that copy of
+  the workspace at the workspace's path. bwrap, being 65534, can't walk through a folder only
+  root may enter (/root, /tmp/pytest-of-root, a `mktemp -d` folder): the launcher first covers
+  each such folder above what bwrap binds with an empty tmpfs and attaches there, at their own
+  paths, copies of the mounts bwrap binds from it (her interpreter, her checkout), taken
+  beforehand with open_tree(2). It closes their descriptors (`..` from one walks its tree) and
+  becomes 65534 before it runs bwrap. Nothing else under such a folder is shown, which changes
+  nothing: the command could not have entered it;
 - supplementary groups are dropped (root's group would count).
 
 Where an idmapped mount can't be made (an older kernel, a filesystem without them, no util-linux)
