@@ -86,10 +86,15 @@ async def test_a_family_granted_command_holds_only_stdio_and_cannot_climb_out(ga
 
 
 async def test_an_approved_command_line_holds_only_stdio_and_cannot_climb_out(gate: Gate) -> None:
-    line = f"echo 'FDS<' $(ls /proc/self/fd) '>FDS'; cat {_CLIMB} 2>/dev/null; echo checked"
+    line = (f"echo 'FDS<' $(ls /proc/self/fd) '>FDS'; echo 'PID1<' $(readlink /proc/1/fd/*) '>PID1'; "
+            f"cat {_CLIMB} 2>/dev/null; echo checked")
     text = await shell.execute({"command": line}, ctx_for(gate, shell))
     assert len(gate.approver.asked) == 1 and "checked" in text, text  # approved once, writable
     assert _listed(text) == _ONLY_STDIO and SECRET not in text, text
+    # bwrap's own first process, whose descriptors the command may read (same user): stdio and
+    # the eventfd bwrap keeps to hear from its monitor.
+    held = text.split("PID1<", 1)[1].split(">PID1", 1)[0].split()
+    assert held and all(t == "/dev/null" or t.startswith(("pipe:", "anon_inode:[eventfd]")) for t in held), text
 
 
 async def test_a_declared_mcp_server_holds_only_stdio_and_cannot_climb_out(gate: Gate) -> None:
