@@ -13,17 +13,15 @@ run: $(STAMP) $(SYSDEPS_STAMP)
 	$(VENV)/bin/companion
 
 # `make test`: lint, the house's import rules, then the tests in passes. The pure tests run on
-# both cores (pytest-xdist); every real-audio test runs after them, one at a time, beside a busy
-# core (tests/helpers/cpu_hog.py): what passes only on a quiet machine fails here, not on a user's
-# busy laptop. The sound room's (devices, open speakers, sound-server faults) run in a process of
-# their own, fresh as her voice is when it starts: after ~40 other voice sessions in the same
-# process her echo on the sound-server path leaked at the start of a reply (4 failures in 3 runs,
-# none in 39 + 25 runs in a fresh process; see docs/developing.md).
-REAL_AUDIO := COMPANION_TEST_HOG=1 $(VENV)/bin/python -m pytest -q -m real_audio
+# both cores (pytest-xdist). Every real-audio test runs after them beside a busy core
+# (tests/helpers/cpu_hog.py), in two rooms at once, each in a worker with a PulseAudio of its own:
+# the sound room's (devices, open speakers, sound-server faults) in a fresh process of their own,
+# the other real-audio tests in the other. What passes only on a quiet machine fails here, not
+# on a user's busy laptop.
+REAL_AUDIO := COMPANION_TEST_HOG=1 $(VENV)/bin/python -m pytest -q -m real_audio -n 2 --dist loadgroup
 test: lint $(SYSDEPS_STAMP)
 	$(VENV)/bin/python -m pytest -q -n 2 -m "not real_audio"
-	$(REAL_AUDIO) --ignore=tests/voice/sound
-	$(REAL_AUDIO) tests/voice/sound
+	$(REAL_AUDIO)
 	bash .ci/unprivileged
 
 # The sandbox, least-privilege and MCP tests again as a user who is not root (companion-ci, made
@@ -33,8 +31,7 @@ test-unprivileged: $(STAMP) $(SYSDEPS_STAMP)
 
 # Just the real-audio tests, beside a busy core.
 test-under-load: $(STAMP) $(SYSDEPS_STAMP)
-	$(REAL_AUDIO) --ignore=tests/voice/sound
-	$(REAL_AUDIO) tests/voice/sound
+	$(REAL_AUDIO)
 
 # ruff, and the import rules in pyproject.toml (no circles; the core never imports Qt).
 lint: $(STAMP)
