@@ -29,11 +29,14 @@ from companion.ui.cards.gate_link import link_gate
 from companion.ui.desktop.presence import DesktopPresence
 from companion.ui.desktop.tray import TrayIcon
 from companion.ui.her_voice import HerVoice
+from companion.ui.imports import import_alone
 from companion.ui.launch import name_the_loop
 from companion.ui.settings.keeper import SettingsKeeper
 from companion.ui.window import CompanionWindow
 
 log = logging.getLogger(__name__)
+
+NOT_STARTED = "I couldn't start, so this waits here: I'll answer it once Try again on the banner works."
 
 
 class CompanionApp(QObject):
@@ -75,6 +78,8 @@ class CompanionApp(QObject):
         self.closed = asyncio.Event()
         self._closing = False
         self._waiting_text: list[str] = []
+        self._start_failure = ""
+        """The banner's sentence while the core could not start ("" otherwise)."""
         self._unkeyed_brain = None
         """The brain settings as saved (the key is looked up only when these change)."""
         self.dialogs = AppDialogs(
@@ -127,11 +132,14 @@ class CompanionApp(QObject):
     async def start(self) -> None:
         """Start the core, the approval cards and (in the background) her voice."""
         self.window.set_started(False)
-        await self._first_frame()
+        self.window.banners.clear("core")  # Try again: the last failure is over
+        self._start_failure = ""
+        if "first_frame" not in self.times:
+            await self._first_frame()
         try:
             # The core pulls in the HTTP client stack (~0.5 s of imports): load it off the Qt
             # thread so her face keeps moving, then build and start it here.
-            runtime = await asyncio.to_thread(_import_core)
+            runtime = await load_core()
             self._unkeyed_brain = self.keeper.settings.brain
             self.her_voice.core_started()
             settings = await asyncio.to_thread(with_api_key, self.keeper.settings)  # keyring lookup
@@ -140,9 +148,7 @@ class CompanionApp(QObject):
             await self.companion.start()
         except Exception as exc:  # e.g. an action tool that fails to import
             log.exception("the core did not start")
-            self.window.banners.show_banner("core", f"I couldn't start: {exc}")
-            self.window.set_started(True)
-            self.window.face.set_expression("sad")
+            await self._start_failed(exc)
             return
         self.gate = link_gate(self.companion, self.config.paths, self.bus, self.window.approvals)
         self.listening.refresh()  # her name is known now
@@ -157,6 +163,26 @@ class CompanionApp(QObject):
         self._spawn(self.brain_watch.probe())
         if self.with_voice:
             self.her_voice.offer()
+
+    async def _start_failed(self, exc: Exception) -> None:
+        """The pill and a banner say so, with Try again; what was typed meanwhile stays in the
+        transcript and is asked once she starts."""
+        half_started, self.companion = self.companion, None
+        if half_started is not None:
+            try:
+                await half_started.close()
+            except Exception:
+                log.exception("closing the core that did not start")
+        self._start_failure = f"I couldn't start: {exc}"
+        self.window.banners.show_banner("core", self._start_failure,
+                                        actions=[("Try again", lambda: self._spawn(self.start()))])
+        self.window.set_start_failed(self._start_failure)
+        for text in self._waiting_text:
+            self._show_waiting(text)
+
+    def _show_waiting(self, text: str) -> None:
+        self.window.captions.add_heard(text, spoken=False)
+        self.window.captions.add_notice(NOT_STARTED)
 
     async def _first_frame(self) -> None:
         """Let the window paint once before the core's start-up work begins."""
@@ -199,6 +225,8 @@ class CompanionApp(QObject):
             return
         if self.companion is None or self.companion.conversation is None:
             self._waiting_text.append(text)  # typed while she was still starting: asked once ready
+            if self._start_failure:
+                self._show_waiting(text)
             return
         self._spawn(self.companion.ask(text, Channel.TEXT))
 
@@ -335,6 +363,12 @@ class CompanionApp(QObject):
             log.error("background task failed", exc_info=error)
             # Never silent: the window shows it (a banner) like any other failure.
             self.bus.emit(ErrorOccurred("app", "task_failed", f"Something went wrong: {error}.{details_hint()}"))
+
+
+async def load_core():
+    """Import the core as the window does: on the import thread, no other thread importing
+    meanwhile (companion.ui.imports says why); companion.runtime."""
+    return await import_alone(_import_core)
 
 
 def _import_core():

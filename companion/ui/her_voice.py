@@ -13,6 +13,7 @@ from collections.abc import Callable
 from companion.config import Settings
 from companion.errors import CompanionError
 from companion.logs import details_hint
+from companion.ui.imports import import_alone
 from companion.voice.controller import VoiceController
 
 log = logging.getLogger(__name__)
@@ -116,7 +117,7 @@ class HerVoice:
         for stage in ("hearing", "speaking"):  # a Wyoming server's old trouble; a new start says anew
             self.window.banners.clear(stage)
         self.window.set_voice("loading")
-        app_voice = await asyncio.to_thread(_import_voice)
+        app_voice = await import_alone(_import_voice)  # never beside another thread's imports
         self._in_use = voice.voice
         session = app_voice.WindowVoice(
             self._core(), self.bus, voice, self.models_dir,

@@ -17,6 +17,8 @@ class Facts:
     """The core's last state: idle | listening | thinking | working | speaking | waiting | offline."""
     started: bool = True
     """False while the core is still starting."""
+    failed: str = ""
+    """Why the core could not start ("" when it did, or still may)."""
     offline: str = ""
     """Why her brain can't be reached ("" when it can, as far as we know)."""
     voice: str = "none"
@@ -75,6 +77,8 @@ def look(f: Facts) -> Look:
         return Look("Listening (push-to-talk)", "listening", "listening")
     if not f.started:
         return Look("Starting…", "busy", "idle")
+    if f.failed:
+        return Look("Couldn't start", "offline", "idle", "sad")
     if offline:
         return Look(f"Offline: {offline}", "offline", "idle")
     if f.voice == "loading":

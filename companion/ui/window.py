@@ -181,7 +181,11 @@ class CompanionWindow(QMainWindow):
 
     def set_started(self, started: bool) -> None:
         """False while the core starts (the pill says so instead of "Ready")."""
-        self._update(started=started)
+        self._update(started=started, **({} if started else {"failed": ""}))
+
+    def set_start_failed(self, why: str) -> None:
+        """The core could not start: the pill says so (never "Ready") and her face is sad."""
+        self._update(started=True, failed=why)
 
     def set_voice(self, status: str, progress: float | None = None) -> None:
         """Her voice: "none" (typing only: no mic controls), "loading" (with progress 0..1) or "ready"."""

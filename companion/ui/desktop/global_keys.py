@@ -7,11 +7,14 @@ the one place this crossing happens, and re-emitted as `changed`.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import importlib
 import logging
 
 from PySide6.QtCore import QObject, Qt, Signal, Slot
 
 from companion.shortcuts import GlobalKey, start_global_key
+from companion.ui.imports import import_alone
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +51,7 @@ class GlobalPushToTalk(QObject):
             if not enabled:
                 self._set_status(OFF)
                 return self.status
+            await import_alone(load_key_backends)  # never beside the core's imports (ui.imports)
             outcome = await asyncio.to_thread(start_global_key, key_text, self._arrived.emit,
                                               environ=self.environ, shortcut_id=self.shortcut_id,
                                               description=self.description)
@@ -75,3 +79,17 @@ class GlobalPushToTalk(QObject):
     @Slot(bool)
     def _deliver(self, down: bool) -> None:
         self.changed.emit(down)
+
+
+def load_key_backends() -> None:
+    """Import what starting a global key imports: the portal's D-Bus client, the X11 backend and
+    python-xlib with every extension a display may offer (imported when it is opened)."""
+    importlib.import_module("companion.shortcuts.portal")
+    importlib.import_module("companion.shortcuts.x11")
+    importlib.import_module("jeepney.io.blocking")
+    with contextlib.suppress(ImportError):  # python-xlib is optional: the X11 backend says so
+        extensions = importlib.import_module("Xlib.ext")
+        importlib.import_module("Xlib.display")
+        for _name, module in extensions.__extensions__:
+            with contextlib.suppress(ImportError):
+                importlib.import_module(f"Xlib.ext.{module}")
