@@ -14,7 +14,6 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QMainWindow,
     QPushButton,
-    QSizePolicy,
     QWidget,
 )
 
@@ -28,6 +27,7 @@ from companion.ui.key_recorder import PushToTalkKey
 from companion.ui.presence import BUSY, Presence
 from companion.ui.transcript import TranscriptView
 from companion.ui.window_layout import build_menu, lay_out
+from companion.ui.work_chip import WorkChip
 
 OFFLINE_TEXT = {
     "unreachable": "can't reach my brain",
@@ -88,13 +88,7 @@ class CompanionWindow(QMainWindow):
         self.stop_button.setObjectName("stopButton")
         self.stop_button.setToolTip("Stop what she is doing (Esc)")
         self.stop_button.clicked.connect(self.stop_requested.emit)
-        self.work_chip = QLabel()
-        self.work_chip.setObjectName("workChip")
-        # However long the task, the chip never widens the window: it is cut with "…" (the
-        # tooltip has it whole).
-        self.work_chip.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
-        self.work_chip.setMinimumWidth(0)
-        self.work_chip.setVisible(False)
+        self.work_chip = WorkChip()
         self.text_box = QLineEdit()
         self.text_box.returnPressed.connect(self._submit)
         self.send_button = QPushButton("Send")
@@ -239,9 +233,7 @@ class CompanionWindow(QMainWindow):
     @Slot(str, str, str)
     def show_work(self, status: str, task: str, result: str) -> None:
         if status == "running":
-            self.work_chip.setText(f"Working on: {_short(task, WORK_CHIP_CHARS)}")
-            self.work_chip.setToolTip(task)
-            self.work_chip.setVisible(True)
+            self.work_chip.show_task(f"Working on: {_short(task, WORK_CHIP_CHARS)}", task)
             return
         self.work_chip.setVisible(False)
         self.captions.add_notice(f"Background job {status}: {task}" + (f": {result}" if result else ""))
