@@ -7,6 +7,7 @@ import contextlib
 from collections.abc import Callable
 
 from PySide6.QtCore import Qt
+from shiboken6 import isValid
 
 
 class AppDialogs:
@@ -62,6 +63,7 @@ class AppDialogs:
             parent=self.window)
         if tab:
             dialog.show_tab(tab)  # the banner's "Open Settings" lands where it talks about
+        dialog.finished.connect(lambda _result, closed=dialog: self._settings_closed(closed))
         self.settings = dialog
         self._settings_opened(dialog)
         dialog.open()  # never exec(): a nested loop would stall asyncio
@@ -101,12 +103,35 @@ class AppDialogs:
             self.editor.close()  # Settings switched her to another personality file
             self.editor.deleteLater()
             self.editor = None
+        # Opened from Settings (modal), it opens in front of Settings, modal over it; from the
+        # menu, beside her window.
+        settings = self.settings if self.settings is not None and isValid(self.settings) \
+            and self.settings.isVisible() else None
+        owner = settings or self.window
         if self.editor is None:
             self.editor = PersonalityEditor(core.personality, core.registry, preview=self._preview_lines,
-                                            parent=self.window)
+                                            parent=owner)
             self.editor.applied.connect(self._applied)
+            self.editor.setWindowModality(Qt.WindowModality.WindowModal if settings else Qt.WindowModality.NonModal)
+        elif self.editor.parentWidget() is not owner:
+            self._move_editor(owner, modal=settings is not None)
         self.editor.show()
         self.editor.raise_()
+        self.editor.activateWindow()
+
+    def _move_editor(self, owner, *, modal: bool) -> None:
+        """Give the editor another parent window, keeping its unsaved edits (and it shown, if it was)."""
+        editor = self.editor
+        shown = editor.isVisible()
+        editor.setParent(owner, editor.windowFlags())  # hides it
+        editor.setWindowModality(Qt.WindowModality.WindowModal if modal else Qt.WindowModality.NonModal)
+        if shown:
+            editor.show()
+
+    def _settings_closed(self, dialog) -> None:
+        # The editor must outlive the Settings dialog it was opened over (a new one replaces it).
+        if self.editor is not None and self.editor.parentWidget() is dialog:
+            self._move_editor(self.window, modal=False)
 
     def editing(self) -> bool:
         """The personality editor is open (Quit asks it first: unsaved edits are never lost)."""
