@@ -1,5 +1,5 @@
-"""Window details from an afternoon with her (issue 55): a running job shows in the pill row at
-any width."""
+"""Window details from an afternoon with her (issue 55), in her theme as the app shows them: a
+running job shows in the pill row at any width; a card's answer buttons keep their gaps."""
 
 from __future__ import annotations
 
@@ -7,7 +7,18 @@ import pytest
 
 from companion import events as ev
 from companion.ui.bridge import EventBridge
+from companion.ui.theme import apply_theme
 from companion.ui.window import CompanionWindow
+
+
+@pytest.fixture(autouse=True)
+def _her_theme(qapp):
+    palette, sheet = qapp.palette(), qapp.styleSheet()
+    apply_theme(qapp)  # as `companion.ui.launch` does: paddings and fonts change every size
+    yield
+    qapp.setStyleSheet(sheet)
+    qapp.setPalette(palette)
+
 
 TASK = "read every note in the workspace and write a summary of the open questions"
 
@@ -43,3 +54,22 @@ def test_a_running_job_shows_its_chip_in_the_pill_row_at_any_window_width(qtbot,
     with qtbot.waitSignal(bridge.work_changed, timeout=2000):
         bus.emit(ev.WorkChanged("finished", TASK, "two questions are open"))
     assert not chip.isVisible()
+
+
+@pytest.mark.parametrize("width", [420, 460, 600, 900])
+def test_a_cards_answer_buttons_side_by_side_keep_the_same_gap_between_each_pair(qtbot, width):
+    window, _bridge, _bus = _window(qtbot, width)
+    card = window.approvals.add_request(ev.ApprovalNeeded(
+        "r1", "git status --short", "May I check what changed?", True, 60.0, access="read"))
+    buttons = (card.approve_button, card.always_button, card.decline_button)
+
+    def gaps() -> list[int]:
+        approve, always, decline = (button.geometry() for button in buttons)
+        return [always.left() - approve.right() - 1, decline.left() - always.right() - 1]
+
+    def side_by_side_apart() -> bool:  # once the card has laid its buttons out for this width
+        return card.isVisible() and len({button.y() for button in buttons}) == 1 and gaps()[0] == gaps()[1] > 0
+
+    # "Yes, approve once" and "Always allow" touched (or overlapped) where "No, decline" had a gap.
+    qtbot.waitUntil(side_by_side_apart, timeout=3000)
+    assert all(button.width() >= button.sizeHint().width() for button in buttons)

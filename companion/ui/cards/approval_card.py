@@ -160,7 +160,12 @@ class ApprovalCard(QFrame):
         direction = QHBoxLayout.Direction.LeftToRight if side_by_side else QHBoxLayout.Direction.TopToBottom
         if self._row.direction() != direction:
             self._row.setDirection(direction)
-        for button in buttons:  # side by side, never narrower than its words
+        # Side by side, each as wide as its words at least, the spare room shared (an ignored
+        # size hint shared it equally, and "Yes, approve once" ran under "Always allow"); one
+        # under another, each the card's width.
+        policy = QSizePolicy.Policy.Preferred if side_by_side else QSizePolicy.Policy.Ignored
+        for button in buttons:
+            button.setSizePolicy(policy, QSizePolicy.Policy.Fixed)
             button.setMinimumWidth(button.sizeHint().width() if side_by_side else 0)
 
     def is_armed(self) -> bool:
