@@ -81,7 +81,8 @@ class ToolsetsTab(QTreeWidget):
                  notes: dict[str, str] | None = None, *, enabled_plugins: tuple[str, ...] = ()) -> None:
         """`notes`: a line about a family instead of its tool count (an MCP server's state)."""
         super().__init__()
-        self.setHeaderLabels(["Family · tool", "What it does (untick a family to switch it off)", "Risk"])
+        # Short headings, whole at any width: how to switch a family off is said above the list.
+        self.setHeaderLabels(["Family · tool", "What it does", "Risk"])
         self.setToolTip("Untick a family to stop her using its tools (from Save on).")
         self.families: dict[str, QTreeWidgetItem] = {}
         self.plugins = registry.plugins()
