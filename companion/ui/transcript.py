@@ -56,6 +56,18 @@ EMOJI_FONTS = ["Noto Color Emoji", "Apple Color Emoji", "Segoe UI Emoji"]
 """Tried after the normal font for glyphs it lacks, so emoji show in colour, not as boxes."""
 
 
+STOPPED = "*(stopped)*"
+"""Where a reply cut short ends (in italics)."""
+
+
+def stopped(text: str) -> str:
+    """`text` as a reply stopped there: "…" when it broke off mid-sentence, then (stopped)."""
+    text = text.rstrip()
+    if text.endswith("```"):  # a code block: the mark goes under it
+        return f"{text}\n\n{STOPPED}"
+    return f"{text}{'' if text[-1] in '.!?…:;' else '…'} {STOPPED}"
+
+
 class TranscriptView(QTextBrowser):
     """The scrolling transcript; keeps to the bottom as she talks unless you scrolled up."""
 
@@ -81,6 +93,8 @@ class TranscriptView(QTextBrowser):
         self.setDocument(self._doc)
         self._lines: list[Line] = []
         self._open_reply: Line | None = None
+        self._turn_reply: Line | None = None
+        """Her reply in the turn going on (marked when the turn is stopped)."""
         self._held: list[str] = []
         """Notices that came while a reply streamed: shown once it is whole."""
         self._announced: dict[str, str] = {}
@@ -97,12 +111,13 @@ class TranscriptView(QTextBrowser):
     @Slot(str, bool)
     def add_heard(self, text: str, spoken: bool = True) -> None:
         self._close_reply()
+        self._turn_reply = None
         self._add(HEARD, text, spoken=spoken)
 
     @Slot(str)
     def add_reply_delta(self, text: str) -> None:
         if self._open_reply is None:
-            self._open_reply = self._add(SAID, "")
+            self._open_reply = self._turn_reply = self._add(SAID, "")
         line = self._open_reply
         line.text += text
         # Plain while it streams (half a code fence is not markdown yet); rendered when done.
@@ -117,16 +132,21 @@ class TranscriptView(QTextBrowser):
         self._finish(text)
         self._release_held()
 
-    def end_turn(self) -> None:
-        """Her turn is over (even one stopped mid-reply): notices held back are shown."""
+    def end_turn(self, interrupted: bool = False) -> None:
+        """Her turn is over: notices held back are shown. A reply cut short (Esc, Stop, a new
+        question) says so where it stops, rather than ending mid-sentence ("…and every")."""
         self._close_reply()
+        line, self._turn_reply = self._turn_reply, None
+        if interrupted and line is not None and line in self._lines and line.text.strip():
+            line.text = stopped(line.text)
+            self._fill(self._lines.index(line))
 
     def _finish(self, text: str) -> None:
         line, self._open_reply = self._open_reply, None
         text = text.strip()
         if line is None:
             if text:
-                self._add(SAID, text)
+                self._turn_reply = self._add(SAID, text)
             return
         if text:
             line.text = text
@@ -175,7 +195,7 @@ class TranscriptView(QTextBrowser):
     def clear(self) -> None:  # noqa: D102 (QTextBrowser.clear, plus our own bookkeeping)
         self._doc.clear()
         self._lines.clear()
-        self._open_reply = None
+        self._open_reply = self._turn_reply = None
         self._held.clear()
         self._announced.clear()
         self._code.clear()

@@ -151,7 +151,7 @@ class CompanionWindow(QMainWindow):
         bridge.error.connect(self.show_error)
         bridge.error_cleared.connect(lambda stage, _code: self.banners.clear(stage))
         bridge.turn_finished.connect(self._turn_finished)
-        bridge.turn_finished.connect(lambda *_args: self.captions.end_turn())
+        bridge.turn_finished.connect(lambda _text, _emotion, interrupted: self.captions.end_turn(interrupted))
         bridge.work_changed.connect(self.show_work)
         bridge.attention.connect(lambda attention, _how: self._update(attention=attention))
 

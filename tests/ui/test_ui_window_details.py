@@ -1,9 +1,13 @@
 """Window details from an afternoon with her (issue 55), in her theme as the app shows them: a
-running job shows in the pill row at any width; a card's answer buttons keep their gaps."""
+running job shows in the pill row at any width; a card's answer buttons keep their gaps; a
+reply cut short says so where it stops."""
 
 from __future__ import annotations
 
 import pytest
+from app_support import app_config, type_into
+from PySide6.QtCore import Qt
+from ui_loop import qt_loop_fixture, signal_future  # noqa: F401 (fixture)
 
 from companion import events as ev
 from companion.ui.bridge import EventBridge
@@ -73,3 +77,26 @@ def test_a_cards_answer_buttons_side_by_side_keep_the_same_gap_between_each_pair
     # "Yes, approve once" and "Always allow" touched (or overlapped) where "No, decline" had a gap.
     qtbot.waitUntil(side_by_side_apart, timeout=3000)
     assert all(button.width() >= button.sizeHint().width() for button in buttons)
+
+
+def test_a_reply_stopped_by_the_user_ends_with_a_mark_not_mid_sentence(qtbot, tmp_path, scripted_brain, make_app, qt_loop):
+    story = "Once upon a time a small robot found a garden, and every morning it watered the roses."
+    scripted_brain.push({"text": f"[happy] {story}", "chunks": 12, "chunk_delay": 0.3})
+    app = make_app(app_config(tmp_path, scripted_brain.url))
+    window = app.window
+
+    async def scenario():
+        await app.start()
+        first_words = signal_future(app.bridge.reply_delta)
+        stopped = signal_future(app.bridge.turn_finished)
+        type_into(qtbot, app, "tell me a story")
+        await first_words
+        qtbot.mouseClick(window.stop_button, Qt.MouseButton.LeftButton)  # Stop, as Esc does
+        return await stopped
+
+    _text, _emotion, interrupted = qt_loop(scenario(), timeout=40)
+    assert interrupted
+    shown = window.captions.toPlainText()
+    said = shown[shown.index("tell me a story") + len("tell me a story"):].strip()
+    assert said and story not in said  # cut short
+    assert said.endswith("(stopped)") and (said[:-len("(stopped)")].rstrip()[-1] in ".!?…")
