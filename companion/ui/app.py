@@ -11,6 +11,7 @@ import importlib
 import logging
 import time
 from dataclasses import replace
+from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 
@@ -57,6 +58,8 @@ class CompanionApp(QObject):
         self.keeper = SettingsKeeper(config.paths, config.settings, self, saved=config.saved)
         settings = config.settings
         self.window = CompanionWindow(brain=settings.brain, push_to_talk_key=settings.ui.push_to_talk_key)
+        # Her chosen face from the first frame, before the core reads the whole file.
+        self.window.face.set_character(face_in(Path(settings.personality or config.paths.personality_file)))
         self.window.connect_bridge(self.bridge)
         self.companion = None
         """The core (companion.runtime.Companion), built by start(): its import is slow."""
@@ -369,6 +372,23 @@ async def load_core():
     """Import the core as the window does: on the import thread, no other thread importing
     meanwhile (companion.ui.imports says why); companion.runtime."""
     return await import_alone(_import_core)
+
+
+def face_in(path: Path) -> str:
+    """The `face:` a personality file's front matter names ("" when none can be read)."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return ""
+    if not lines or lines[0].strip() != "---":
+        return ""
+    for line in lines[1:]:
+        if line.strip() == "---":
+            break
+        key, _colon, value = line.partition(":")
+        if key.strip() == "face":
+            return value.strip().strip("\"'")
+    return ""
 
 
 def _import_core():

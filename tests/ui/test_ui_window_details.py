@@ -4,12 +4,15 @@ reply cut short says so where it stops."""
 
 from __future__ import annotations
 
+import shutil
+
 import pytest
 from app_support import app_config, type_into
 from PySide6.QtCore import Qt
 from ui_loop import qt_loop_fixture, signal_future  # noqa: F401 (fixture)
 
 from companion import events as ev
+from companion.paths import resource_dir
 from companion.ui.bridge import EventBridge
 from companion.ui.theme import apply_theme
 from companion.ui.window import CompanionWindow
@@ -108,3 +111,13 @@ def test_a_reply_stopped_by_the_user_ends_with_a_mark_not_mid_sentence(
     said = shown[shown.index("tell me a story") + len("tell me a story"):].split("what's the weather?")[0].strip()
     assert said and story not in said  # cut short
     assert said.endswith("(stopped)") and (said[:-len("(stopped)")].rstrip()[-1] in ".!?…")
+
+
+def test_her_window_shows_the_chosen_personalitys_face_from_the_first_frame(qtbot, tmp_path, scripted_brain, make_app):
+    config = app_config(tmp_path, scripted_brain.url)
+    config.paths.config_dir.mkdir(parents=True, exist_ok=True)
+    shutil.copy(resource_dir("personality") / "gremlin.md", config.paths.personality_file)  # face: pip
+    app = make_app(config)  # not started: the core has not read the file yet
+    with qtbot.waitSignal(app.window.face.painted, timeout=3000):
+        pass  # her first frame
+    assert app.window.face.last_frame.character.name == "pip"  # Mira showed for half a second first
