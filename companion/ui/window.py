@@ -14,6 +14,8 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QMainWindow,
     QPushButton,
+    QStyle,
+    QStyleOptionFrame,
     QWidget,
 )
 
@@ -91,6 +93,9 @@ class CompanionWindow(QMainWindow):
         self.work_chip = WorkChip()
         self.text_box = QLineEdit()
         self.text_box.returnPressed.connect(self._submit)
+        self._placeholders: tuple[str, ...] = ("Type to her", "Type…")
+        """Her hint in the text box, longest first: the longest that fits is shown."""
+        self.text_box.installEventFilter(self)  # its hint follows its width
         self.send_button = QPushButton("Send")
         self.send_button.clicked.connect(self._submit)
         self.mute_button = QPushButton("Mute mic")
@@ -186,8 +191,17 @@ class CompanionWindow(QMainWindow):
         self._update(voice=status, voice_progress=progress)
         has_voice = status != "none"
         self.mute_button.setVisible(has_voice)
-        self.text_box.setPlaceholderText(
-            f"Type to her, or hold {self._ptt_text} to talk" if status == "ready" else "Type to her")
+        self._placeholders = (f"Type to her, or hold {self._ptt_text} to talk", f"Type, or hold {self._ptt_text}",
+                              "Type to her", "Type…") if status == "ready" else ("Type to her", "Type…")
+        self._fit_placeholder()
+
+    def _fit_placeholder(self) -> None:
+        """The longest hint the text box shows whole (a narrow window cut "…hold F9 to talk")."""
+        box = self.text_box
+        room = text_room(box)
+        fitting = [text for text in self._placeholders if box.fontMetrics().horizontalAdvance(text) <= room]
+        box.setPlaceholderText(fitting[0] if fitting else self._placeholders[-1])
+        box.setToolTip(self._placeholders[0])
 
     def _update(self, **changes) -> None:
         self.presence.update(**changes)
@@ -322,6 +336,9 @@ class CompanionWindow(QMainWindow):
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt name)
         kind = event.type()
+        if watched is self.text_box and kind == QEvent.Type.Resize:
+            self._fit_placeholder()
+            return False
         if kind in (QEvent.Type.KeyPress, QEvent.Type.KeyRelease) and self.isActiveWindow():
             key_event: QKeyEvent = event  # type: ignore[assignment]
             down = kind == QEvent.Type.KeyPress
@@ -358,3 +375,12 @@ class CompanionWindow(QMainWindow):
             event.ignore()
         else:
             event.accept()
+
+
+def text_room(box: QLineEdit) -> int:
+    """How wide a text `box` shows text: inside its frame and padding, less its own margins."""
+    option = QStyleOptionFrame()
+    box.initStyleOption(option)
+    contents = box.style().subElementRect(QStyle.SubElement.SE_LineEditContents, option, box)
+    margins = box.textMargins()
+    return contents.width() - margins.left() - margins.right() - 4  # QLineEdit keeps 2 px each side

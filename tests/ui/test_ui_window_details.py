@@ -15,7 +15,7 @@ from companion import events as ev
 from companion.paths import resource_dir
 from companion.ui.bridge import EventBridge
 from companion.ui.theme import apply_theme
-from companion.ui.window import CompanionWindow
+from companion.ui.window import CompanionWindow, text_room
 
 
 @pytest.fixture(autouse=True)
@@ -121,3 +121,17 @@ def test_her_window_shows_the_chosen_personalitys_face_from_the_first_frame(qtbo
     with qtbot.waitSignal(app.window.face.painted, timeout=3000):
         pass  # her first frame
     assert app.window.face.last_frame.character.name == "pip"  # Mira showed for half a second first
+
+
+@pytest.mark.parametrize("width", [300, 360, 460])
+def test_the_text_boxs_hint_is_never_cut_however_narrow_the_window(qtbot, width):
+    window, _bridge, _bus = _window(qtbot, width)
+    window.set_voice("ready")
+    box = window.text_box
+    shown = box.placeholderText()
+    qtbot.waitUntil(lambda: box.fontMetrics().horizontalAdvance(box.placeholderText()) <= text_room(box),
+                    timeout=3000)
+    assert shown.startswith("Type")
+    assert box.toolTip() == "Type to her, or hold F9 to talk"  # the whole hint, on hover
+    if width == 460:
+        assert box.placeholderText() == "Type to her, or hold F9 to talk"
