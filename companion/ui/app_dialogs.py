@@ -58,6 +58,7 @@ class AppDialogs:
             family_notes=core.family_notes() if core is not None else None,
             test_speakers=voice.check_speakers if voice is not None else None,
             her_name=core.personality.current.name if core is not None and core.personality else "",
+            her_speed=core.personality.current.speed if core is not None and core.personality else None,
             names_heard=self.names_heard,
             autostart_present=self._autostart_present(), launcher_refusal=self._launcher_refusal(),
             parent=self.window)

@@ -46,11 +46,11 @@ class SettingsDialog(QDialog):
                  hearing_models: list[str] | None = None, voices: list[str] | None = None,
                  mic_level: SignalInstance | None = None, voice_servers: list[str] | None = None,
                  family_notes: dict[str, str] | None = None, test_speakers: SpeakerTest | None = None,
-                 her_name: str = "", names_heard: NamesHeard | None = None,
+                 her_name: str = "", her_speed: float | None = None, names_heard: NamesHeard | None = None,
                  autostart_present: bool | None = None, launcher_refusal: str | None = None,
                  parent: QWidget | None = None) -> None:
         """`family_notes`: a line per family instead of its tool count (each MCP server's state);
-        `her_name`: the current personality's name, as the Voice tab says it;
+        `her_name`, `her_speed`: the current personality's name and `speed:`, as the Voice tab says them;
         `names_heard`: how her hearing last wrote her names (show_names_heard keeps it current);
         `autostart_present`: whether her autostart entry is on disk (None: not known);
         `launcher_refusal`: why no autostart entry can be written for her, or None."""
@@ -68,10 +68,12 @@ class SettingsDialog(QDialog):
         """Which declared MCP servers run their tools without asking."""
         self.brain = BrainTab(settings.brain, one_run=settings.brain != keeper.saved.brain)
         self.voice = VoiceTab(settings, devices, hearing_models=hearing_models or [], voices=voices or [],
-                              mic_level=mic_level, servers=voice_servers, her_name=her_name)
+                              mic_level=mic_level, servers=voice_servers, her_name=her_name,
+                              her_speed=her_speed)
         self.voice.listening.show_heard(names_heard)
         self.echo = EchoControls(self.voice, settings.voice, test_speakers)
         self.personality = PersonalityTab(settings, keeper.paths, templates or {}, on_edit_personality)
+        self.personality.chosen.connect(self.voice.follow_personality)
         self.approvals = ApprovalsTab(grants, grants_notice,
                                       run_without_sandbox=settings.tools.run_without_sandbox)
         self.desktop = DesktopTab(settings.ui, autostart_present=autostart_present,

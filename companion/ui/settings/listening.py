@@ -46,8 +46,8 @@ class ListeningRows:
         self.mode.setToolTip("When called: she answers only her name, the wake word or push-to-talk, "
                              "then a follow-up; other voices in the room start nothing.")
         self.wake_word = _combo([(phrase, name) for name, phrase in BUNDLED_WAKE_WORDS.items()], voice.wake_word)
-        said = f"said first: \u201c{her_name}, \u2026\u201d" if her_name else "said first in a sentence"
-        self.name_wakes = QCheckBox(f"Her name wakes her ({said})")
+        self.name_wakes = QCheckBox()
+        self.set_her_name(her_name)
         self.name_wakes.setChecked(voice.name_wakes)
         self.unheard = QLabel()
         self.unheard.setObjectName("problem")
@@ -74,6 +74,10 @@ class ListeningRows:
         """The latest learning of her names: a line for each she may not wake to, in When called."""
         self._heard = heard
         self._explain()
+
+    def set_her_name(self, her_name: str) -> None:
+        said = f"said first: \u201c{her_name}, \u2026\u201d" if her_name else "said first in a sentence"
+        self.name_wakes.setText(f"Her name wakes her ({said})")
 
     def fill(self, form: QFormLayout) -> None:
         form.addRow("Listening mode", self.mode)

@@ -11,7 +11,7 @@ import asyncio
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from PySide6.QtCore import Qt, SignalInstance, Slot
+from PySide6.QtCore import Qt, Signal, SignalInstance, Slot
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -128,9 +128,9 @@ class VoiceTab(QWidget):
 
     def __init__(self, settings: Settings, devices: list[dict] | None, *, hearing_models: list[str] = (),
                  voices: list[str] = (), mic_level: SignalInstance | None = None,
-                 servers: list[str] | None = None, her_name: str = "") -> None:
+                 servers: list[str] | None = None, her_name: str = "", her_speed: float | None = None) -> None:
         """`servers`: what her Wyoming servers said about themselves when her voice started;
-        `her_name`: the current personality's name."""
+        `her_name`, `her_speed`: the current personality's name and `speed:` (None: none)."""
         super().__init__()
         voice = settings.voice
         self._voice = voice
@@ -164,6 +164,12 @@ class VoiceTab(QWidget):
         self.speed.setRange(0.5, 2.0)
         self.speed.setSingleStep(0.05)
         self.speed.setValue(voice.speed)
+        self.speed_note = QLabel()
+        self.speed_note.setObjectName("hint")
+        self.speed_note.setWordWrap(True)
+        self._her = (her_name, her_speed)
+        self.speed.valueChanged.connect(self._explain_speed)
+        self._explain_speed()
         self.barge_in = QCheckBox("Stop talking when I talk over her")
         self.barge_in.setChecked(voice.barge_in)
         self.silence = QSpinBox()
@@ -197,6 +203,7 @@ class VoiceTab(QWidget):
         models.addRow("Hearing model", self.hearing)
         models.addRow("Voice", self.voice_name)
         models.addRow("Speed", self.speed)
+        models.addRow("", self.speed_note)
         talk = self.add_section("Talking")
         talk.addRow("Barge-in", self.barge_in)
         talk.addRow("How long may I wait while you think?", self.silence)
@@ -218,6 +225,24 @@ class VoiceTab(QWidget):
             label.setWordWrap(True)
             self.server_lines.append(label)
             where.addRow("", label)
+
+    def follow_personality(self, name: str, speed: float | None) -> None:
+        """Another personality is chosen (in the Personality tab, before Save): what this tab
+        says of her name and her pace follows it."""
+        self._her = (name, speed)
+        self.listening.set_her_name(name)
+        self._explain_speed()
+
+    def _explain_speed(self) -> None:
+        # 1.00 is no choice at all: the personality's own `speed:` decides (Jeeves 0.9, Pip 1.15).
+        name, speed = self._her
+        whose = f"{name}'s" if name else "her personality's"
+        own = speed is not None and round(speed, 2) != 1.0
+        if round(self.speed.value(), 2) == 1.0:
+            text = f"1.00 keeps {whose} own pace ({speed:.2f})." if own else "1.00: her voice's usual pace."
+        else:
+            text = f"Your pace, in place of {whose} own ({speed:.2f}); 1.00 gives it back." if own else ""
+        self.speed_note.setText(text)
 
     def add_section(self, title: str) -> QFormLayout:
         """A titled group of rows at the end of the tab; add rows to the returned form."""
@@ -289,13 +314,19 @@ class VoiceTab(QWidget):
 
 def _character_name(path: Path) -> str:
     """The `name:` a personality template gives her ("" when it can't be read)."""
+    personality = _personality_in(path)
+    return getattr(personality, "name", "") or ""
+
+
+def _personality_in(path: Path):
+    """The personality a file holds (companion.persona.Personality), or None when it can't be read."""
     from companion.persona import parse_personality
 
     try:
         personality, _problems = parse_personality(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError):
-        return ""
-    return getattr(personality, "name", "") or ""
+        return None
+    return personality
 
 
 def hearing_engines() -> list[tuple[str, str]]:
@@ -318,6 +349,9 @@ def _select(box: QComboBox, current: str) -> QComboBox:
 
 class PersonalityTab(QWidget):
     """Which personality file she uses: her own copy, or a copy of a shipped template."""
+
+    chosen = Signal(str, object)
+    """Another personality was chosen (not yet saved): her name and `speed:` (None: none)."""
 
     def __init__(self, settings: Settings, paths: Paths, templates: dict[str, Path],
                  on_edit: Callable[[], None] | None) -> None:
@@ -381,6 +415,11 @@ class PersonalityTab(QWidget):
         self._pending = None if name == "default" else name
         self._chosen = "" if name == "default" else str(self._copy_path(name))
         self.file_label.setText(self._file_text())
+        # Her own copy if she has one (it may be edited), else the template it will be made from.
+        path = self.current_path()
+        personality = _personality_in(path if path.exists() else self._templates[name])
+        if personality is not None:
+            self.chosen.emit(personality.name, personality.speed)
 
     def value(self) -> str:
         return self._chosen
