@@ -87,8 +87,13 @@ class _Fallback(Generic[Engine]):
             log.warning("%s %s", error.sentence, then)
             self._bus.emit(ErrorOccurred(str(self._stage), error.code, f"{error.sentence} {then}"))
             if live and self.notice:
-                self._bus.emit(Speak(SpeechKind.SAY, self.take_notice()))
+                self._say_notice()
             return local
+
+    def _say_notice(self) -> None:
+        """Say the notice of a switch made mid-conversation (RemoteHearing waits until the user is done)."""
+        with turn_scope(0):
+            self._bus.emit(Speak(SpeechKind.SAY, self.take_notice()))
 
     async def _take_over(self) -> tuple[Engine | None, str]:
         """The local engine, loaded and tested; (None, why) when there is none or it does not work."""
@@ -137,6 +142,28 @@ class RemoteHearing(_Fallback[Transcriber]):
 
     def __init__(self, remote: WyomingTranscriber, load_local: LocalLoader | None, bus: EventBus) -> None:
         super().__init__(remote, load_local, bus, Stage.HEARING)
+        self._busy = False
+        self._notice_held = False
+
+    def set_busy(self, busy: bool) -> None:
+        """Told by the voice loop: True while the user speaks or a turn runs, False once all is quiet.
+
+        The notice of a switch waits for quiet. The request that finds the server gone is most
+        often the early transcript of a pause inside a question: said there, her notice ran over
+        the rest of the question, which her ear then heard only as talk over her (without
+        barge-in, not at all) and the question was cut at the pause. The banner is shown at once."""
+        self._busy = busy
+        if not busy and self._notice_held:
+            # Said after the loop's own bookkeeping of this change, not from inside it (the
+            # speaker's callbacks are what tell it): her voice starting makes it busy again.
+            asyncio.get_running_loop().call_soon(self._say_notice)
+
+    def _say_notice(self) -> None:
+        if self.notice is None:
+            return  # said already (a second quiet moment came before it was)
+        self._notice_held = self._busy
+        if not self._busy:
+            super()._say_notice()
 
     async def start(self) -> None:
         """Read the server's info and time a test clip; a failure switches over at once."""

@@ -14,7 +14,7 @@ from companion.voice.addressing.heard import NameHearing
 from companion.voice.addressing.learning import RELIABLE_SHARE, NameLearning
 from companion.voice.brain_port import CompanionBrain
 from companion.voice.factory import VoiceParts, make_vad
-from companion.voice.fallback import server_lines
+from companion.voice.fallback import RemoteHearing, server_lines
 from companion.voice.hearing.stt import Transcriber
 from companion.voice.hearing.vad import SpeechDetector
 from companion.voice.loop import BrainPort, LoopSettings, VoiceLoop
@@ -70,6 +70,8 @@ class VoiceSession:
             sink=sink, turn_model=turn_model,
         )
         self.loop.on_busy.append(self.cache.set_busy)
+        if isinstance(transcriber, RemoteHearing):
+            self.loop.on_busy.append(transcriber.set_busy)  # her switch to her own hearing is said once quiet
         self.loop.calling.names = getattr(brain, "names", None)
         paths = getattr(getattr(brain, "companion", None), "paths", None)
         self.loop.calling.learning = NameLearning(

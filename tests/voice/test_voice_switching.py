@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import re
 import threading
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -334,3 +335,140 @@ async def test_the_hearing_server_killed_with_her_question_and_a_thinking_pause_
     assert errors[0].sentence.endswith("I'm using my own hearing on this computer until you fix it.")
     notices = [s for s in said if s.text.startswith("My hearing server")]
     assert [s.turn for s in notices] == [0]
+
+
+async def _scheduled_callbacks_run() -> None:
+    """Until every callback the loop had scheduled so far has run."""
+    done = asyncio.get_running_loop().create_future()
+    asyncio.get_running_loop().call_soon(done.set_result, None)
+    await done
+
+
+async def test_her_hearing_notice_waits_while_the_user_speaks_and_is_said_once_all_is_quiet(hearing, piper_voice):
+    bus = EventBus()
+    errors, said = _events(bus)
+    notice = asyncio.Event()
+    bus.subscribe(lambda e: notice.set() if isinstance(e, Speak) else None)
+    ears = RemoteHearing(GoneHearingServer(), lambda: hearing, bus)
+    ears.set_busy(True)  # the voice loop: the user is in the middle of a question
+    with turn_scope(2):
+        heard = await ears.transcribe(speech(piper_voice, "How many legs"))
+    assert words(heard) == "how many legs"
+    assert len(errors) == 1 and said == []  # the banner at once; not a word over the user
+    ears.set_busy(False)
+    ears.set_busy(True)  # the user goes on before she has said it: it waits again
+    await _scheduled_callbacks_run()
+    assert said == []
+    ears.set_busy(False)
+    await asyncio.wait_for(notice.wait(), 10)
+    ears.set_busy(True)
+    ears.set_busy(False)
+    await _scheduled_callbacks_run()
+    assert [(s.text, s.turn) for s in said] == [
+        ("My hearing server on 192.0.2.7 isn't answering, so I'm using my own hearing on this computer.", 0)]
+
+
+class HeldPauseSource:
+    """The user's WAV spoken in real time, who at `hold_at_s` (inside a pause) waits for `ready()`
+    before going on; the stream heard is the file exactly, however long the wait."""
+
+    def __init__(self, path, hold_at_s: float, ready) -> None:
+        from companion.voice.sound.audio import WavSource
+
+        self.wav = WavSource(path, realtime=True, tail_s=2.5)
+        self.realtime = True
+        self.hold_at_s, self.ready = hold_at_s, ready
+        self.held = False
+
+    @property
+    def position_s(self) -> float:
+        return self.wav.position_s
+
+    async def read(self):
+        if not self.held and self.wav.position_s >= self.hold_at_s:
+            self.held = True
+            waited = asyncio.get_running_loop().time()
+            await self.ready()
+            self.wav._start += asyncio.get_running_loop().time() - waited  # real time goes on from here
+        return await self.wav.read()
+
+    def close(self) -> None:
+        self.wav.close()
+
+
+@pytest.mark.real_audio  # the user speaks in real time, in process
+@pytest.mark.parametrize("barge_in", [True, False], ids=["barge-in", "no-barge-in"])
+async def test_the_hearing_server_killed_holding_half_a_question_leaves_her_the_whole_question(
+        tmp_path, scripted_brain, hearing, piper_voice, turn_model, barge_in):
+    """Issue 57: the server dies holding "How many legs" (the early transcript of the user's
+    pause) and her own Whisper takes over before the user goes on: "does a spider have?" must be
+    heard with it, as one question, asked once and answered once, and her notice about the switch
+    must not talk over it (without barge-in she hears nothing while she speaks)."""
+    from brain_harness import make_config
+    from scripted_brain import user_texts
+    from wyoming_servers import hearing_server
+
+    from companion.config import VoiceSettings
+    from companion.events import SpeakingChanged
+    from companion.runtime import Companion
+    from companion.voice.brain_port import CompanionBrain
+    from companion.voice.remote.hearing import WyomingTranscriber
+    from companion.voice.session import VoiceSession
+    from companion.voice.sound.audio import WavSink, write_wav
+    from companion.voice.turns.endpoint import EndpointSettings
+
+    scripted_brain.fallback = {"text": "A spider has eight legs."}
+    half = speech(piper_voice, "How many legs")  # with the lead silence
+    question = speech(piper_voice, "How many legs", 0.8, "does a spider have?")
+    wav = tmp_path / "question.wav"
+    write_wav(wav, question, 16_000)
+    bus = EventBus()
+    errors, said = _events(bus)
+    switched, speaking = asyncio.Event(), asyncio.Event()
+    bus.subscribe(lambda e: switched.set() if isinstance(e, ErrorOccurred) else None)
+    bus.subscribe(lambda e: speaking.set() if isinstance(e, SpeakingChanged) and e.speaking else None)
+    companion = Companion(make_config(tmp_path, scripted_brain.url), bus)
+    await companion.start()
+    with hearing_server(tmp_path / "server") as server:
+        async with KillingLink(server) as link:
+            ears = RemoteHearing(WyomingTranscriber(link.uri), lambda: hearing, bus)
+            await ears.start()
+            assert ears.using_remote, errors
+            link.armed = True
+
+            async def switched_and_her_notice_settled() -> None:
+                # The server died with the first half and her Whisper took over, in the pause.
+                await switched.wait()
+                if ears.notice is None:  # said at once: the user goes on over it
+                    await speaking.wait()
+
+            source = HeldPauseSource(wav, hold_at_s=half.size / 16_000 + 0.6, ready=switched_and_her_notice_settled)
+            notice_at: list[float] = []
+            bus.subscribe(lambda e: notice_at.append(source.position_s)
+                          if isinstance(e, Speak) and e.text.startswith("My hearing server") else None)
+            began = asyncio.get_running_loop().time()
+            sink = WavSink(lambda: asyncio.get_running_loop().time() - began, rate=piper_voice.sample_rate,
+                           realtime=True)
+            session = VoiceSession(brain=CompanionBrain(companion), bus=bus, source=source, sink=sink,
+                                   transcriber=ears, synthesizer=piper_voice, turn_model=turn_model,
+                                   voice=VoiceSettings(listening="always", barge_in=barge_in))
+            session.loop.calling.learning = None  # her names' samples would go to the server too
+            ear = session.loop.ear
+            # Only 1.5 s of silence ends this turn: the turn model's cut at a pause, and the words
+            # going on after it, are the ear's own (tests/voice/turns); here the switch alone acts.
+            ear.apply(replace(ear.settings, endpoint=EndpointSettings(end_silence_ms=1500, turn_check_ms=None)))
+            try:
+                await session.run()  # until the file ends and she is quiet
+            finally:
+                await session.close()
+                await companion.close()
+    assert link.killed_with is not None and source.held and ears.local is hearing
+    whole = "how many legs does a spider have"
+    asked = [user_texts(body)[-1] for body in scripted_brain.bodies]
+    assert words(asked[-1]) == whole, (asked, session.loop.heard)
+    assert [(m["role"], words(m["content"])) for m in companion.conversation.history] == [
+        ("user", whole), ("assistant", "a spider has eight legs")]
+    assert [e.stage for e in errors] == ["hearing"]
+    notices = [s for s in said if s.text.startswith("My hearing server")]
+    assert [s.turn for s in notices] == [0]
+    assert notice_at[0] >= question.size / 16_000, "her notice talked over the question"
