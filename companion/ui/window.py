@@ -42,6 +42,10 @@ OFFLINE_TEXT = {
 """What the pill says after a brain error, by its code (the banner says what to do)."""
 
 
+CAPTIONS_MIN = 140
+CAPTIONS_MIN_WITH_CARD = 60
+"""The transcript's least height, and while a card is open (the card needs the room more)."""
+
 WORK_CHIP_CHARS = 28
 """A background job's chip names the task in at most this many characters."""
 
@@ -96,6 +100,7 @@ class CompanionWindow(QMainWindow):
         self._placeholders: tuple[str, ...] = ("Type to her", "Type…")
         """Her hint in the text box, longest first: the longest that fits is shown."""
         self.text_box.installEventFilter(self)  # its hint follows its width
+        self.approvals.opening.connect(self._make_room_for_cards)
         self.send_button = QPushButton("Send")
         self.send_button.clicked.connect(self._submit)
         self.mute_button = QPushButton("Mute mic")
@@ -124,6 +129,13 @@ class CompanionWindow(QMainWindow):
         self.approvals.decided.connect(
             lambda _line: self._update(waiting=self.approvals.newest_open() is not None))
         self.approvals.finished.connect(self.focus_text_box)
+
+    def _make_room_for_cards(self, shown: bool) -> None:
+        """An open card takes room from the transcript, not from the screen: the window never
+        grows for it."""
+        self.captions.setMinimumHeight(CAPTIONS_MIN_WITH_CARD if shown else CAPTIONS_MIN)
+        splitter = self.captions.parentWidget()
+        splitter.refresh()  # its least height now, before the panel's layout asks for it
 
     def _approve_by_shortcut(self, always: bool) -> None:
         if self.text_box.hasFocus() and self.text_box.text().strip():

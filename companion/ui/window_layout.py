@@ -46,7 +46,7 @@ def lay_out(window) -> None:
     splitter.setStretchFactor(1, 2)
     splitter.setChildrenCollapsible(False)
     splitter.setSizes([360, 280])
-    window.captions.setMinimumHeight(140)
+    window.captions.setMinimumHeight(140)  # window.CAPTIONS_MIN (less while a card is open)
     bottom = QHBoxLayout()
     bottom.addWidget(window.text_box, 1)
     bottom.addWidget(window.send_button)

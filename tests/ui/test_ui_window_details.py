@@ -135,3 +135,24 @@ def test_the_text_boxs_hint_is_never_cut_however_narrow_the_window(qtbot, width)
     assert box.toolTip() == "Type to her, or hold F9 to talk"  # the whole hint, on hover
     if width == 460:
         assert box.placeholderText() == "Type to her, or hold F9 to talk"
+
+
+def test_in_the_smallest_window_an_open_cards_answer_buttons_are_in_sight_and_the_window_keeps_its_size(qtbot):
+    window, _bridge, _bus = _window(qtbot, 298)
+    window.resize(298, 542)  # the smallest her window was seen at on a desktop
+    qtbot.waitUntil(lambda: window.height() == 542, timeout=3000)
+    card = window.approvals.add_request(ev.ApprovalNeeded(  # the card in the README's picture
+        "r1", "git push origin main", "I need your OK because git is not on the read-only list.", False, 180.0,
+        access="write", once_only="git push can change the repository or run code from its settings "
+                                  "(an alias, a hook, a filter), so I can only allow it once."))
+    view = window.approvals._scroll.viewport()
+
+    def in_sight(widget) -> bool:
+        top = widget.mapTo(view, widget.rect().topLeft()).y()
+        return top >= 0 and top + widget.height() <= view.height()
+
+    buttons = [button for button in (card.approve_button, card.always_button, card.decline_button)
+               if not button.isHidden()]
+    qtbot.waitUntil(lambda: card.isVisible() and all(in_sight(button) for button in buttons), timeout=3000)
+    assert in_sight(card.command_label)  # what she asks to run, above them
+    assert window.size().toTuple() == (298, 542)  # room came from the transcript, not the screen

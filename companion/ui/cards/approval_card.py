@@ -19,7 +19,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from PySide6.QtCore import QSize, Qt, QTimer, Signal, Slot
+from PySide6.QtCore import QEvent, QObject, QSize, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import (
     QKeyEvent,
     QResizeEvent,
@@ -50,8 +50,9 @@ LINGER_MS = 1500
 ARM_MS = 1000
 """A new card ignores keys and clicks this long: a keystroke or click meant for something
 else, landing just as the card appears, must not answer it."""
-MIN_PANEL_HEIGHT = 140
-"""Below this the cards scroll rather than push the window taller."""
+MIN_PANEL_HEIGHT = 220
+"""Below this the cards scroll rather than push the window taller (the window's transcript
+gives up room while a card is open, so this costs the window no height)."""
 
 
 def decision_line(command: str, decision: str, always: bool) -> str:
@@ -238,6 +239,8 @@ class ApprovalPanel(QWidget):
     """A line for the transcript each time a question ends ("Declined `rm -r notes`")."""
     finished = Signal()
     """A card was answered or went away: the window gives the text box its focus back."""
+    opening = Signal(bool)
+    """The panel is about to show (True) or has hidden (False): the window makes room first."""
 
     def __init__(self, answer: Answer | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -278,8 +281,26 @@ class ApprovalPanel(QWidget):
         card.answered.connect(self._send)
         self.cards[request.request_id] = card
         self._layout.addWidget(card)
+        if self.isHidden():
+            self.opening.emit(True)
         self.setVisible(True)  # shown, never focused
+        self._scroll.viewport().installEventFilter(self)
         return card
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt name)
+        if watched is self._scroll.viewport() and event.type() == QEvent.Type.Resize:
+            QTimer.singleShot(0, self, self._answers_in_sight)  # once the cards have laid out anew
+        return False
+
+    def _answers_in_sight(self) -> None:
+        """When the cards must scroll, the newest card's answer buttons stay in sight (they were
+        below the fold in the smallest window)."""
+        card = self.newest_open()
+        if card is None:
+            return
+        buttons = [b for b in (card.approve_button, card.always_button, card.decline_button) if not b.isHidden()]
+        if buttons:
+            self._scroll.ensureWidgetVisible(max(buttons, key=lambda b: b.y() + b.height()), 0, 4)
 
     def newest_open(self) -> ApprovalCard | None:
         open_cards = [c for c in self.cards.values() if c.outcome is None and not c._answered]
@@ -343,4 +364,6 @@ class ApprovalPanel(QWidget):
             self._layout.removeWidget(card)
             card.deleteLater()
         self.setVisible(bool(self.cards))
+        if not self.cards:
+            self.opening.emit(False)
         self.finished.emit()
