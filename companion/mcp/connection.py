@@ -10,7 +10,6 @@ the session.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -122,10 +121,13 @@ class McpConnection:
         if owner is None:
             return
         self._stop.set()
-        with contextlib.suppress(asyncio.CancelledError, Exception):
-            await asyncio.wait_for(owner, timeout=10.0)
-        if not owner.done():
-            owner.cancel()
+        if not self._ready.is_set():
+            owner.cancel()  # still starting (its launcher may be asking the user): it would never see the stop
+        try:
+            await asyncio.wait({owner}, timeout=10.0)
+        finally:  # also when the stop itself is cancelled: the session ends, never left behind
+            if not owner.done():
+                owner.cancel()
             await asyncio.gather(owner, return_exceptions=True)
         self._client = None
         self.tools = ()
@@ -171,6 +173,7 @@ class McpConnection:
         finally:
             for waiter in waiters:
                 waiter.cancel()
+            await asyncio.gather(*waiters, return_exceptions=True)  # ended here, not left to the loop
         if not self._stop.is_set() and process is not None:
             self._fail(f"The MCP server '{self.name}' stopped (exit code {process.returncode})"
                        f"{_last_words(process)}; its tools are unavailable until it is restarted.")
