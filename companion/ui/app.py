@@ -333,25 +333,34 @@ class CompanionApp(QObject):
 
     async def close(self) -> None:
         if self._closing:
+            # Quit from the tray, then the window's close: both return once she has ended.
+            await self.closed.wait()
             return
         self._closing = True
-        settings = self.keeper.settings
-        self._save(replace(settings, ui=replace(settings.ui, geometry=self.window.saved_geometry())))
-        self.desktop.close()
-        self.tray.hide()
-        self.window.hide()
-        await self.her_voice.close()
-        await self.brain_watch.close()
-        if self.companion is not None:
-            await self.companion.close()
-        # Background work still running (a start-up probe, a model download) ends with her,
-        # not half-way through a closed event loop.
-        pending = [task for task in self._tasks if task is not asyncio.current_task() and not task.done()]
-        for task in pending:
-            task.cancel()
-        await asyncio.gather(*pending, return_exceptions=True)
-        self.bridge.detach()
-        self.closed.set()
+        try:
+            settings = self.keeper.settings
+            self._save(replace(settings, ui=replace(settings.ui, geometry=self.window.saved_geometry())))
+            self.desktop.close()
+            self.tray.hide()
+            self.window.hide()
+            # First, so nothing still starting (her voice, a turn) begins after its owner closed.
+            await self._end_background_work()
+            await self.her_voice.close()
+            await self.brain_watch.close()
+            if self.companion is not None:
+                await self.companion.close()
+            await self._end_background_work()  # what closing started
+            self.bridge.detach()
+        finally:
+            self.closed.set()
+
+    async def _end_background_work(self) -> None:
+        """Background work still running (a start-up probe, a model download) ends with her, on
+        her loop, not half-way through a closed one; work that ending starts ends too."""
+        while pending := [task for task in self._tasks if task is not asyncio.current_task() and not task.done()]:
+            for task in pending:
+                task.cancel()
+            await asyncio.gather(*pending, return_exceptions=True)
 
     def _spawn(self, coro) -> asyncio.Task:
         task = asyncio.ensure_future(coro)
