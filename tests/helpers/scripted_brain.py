@@ -92,6 +92,8 @@ class ScriptedBrain:
         self._stopping = threading.Event()
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
+        self._connections: dict[socket.socket, threading.Thread] = {}
+        """Open client connections and the thread serving each."""
 
     # --- control ------------------------------------------------------------------------
     def push(self, *replies: Reply) -> None:
@@ -121,6 +123,15 @@ class ScriptedBrain:
             self._server.server_close()
         if self._thread is not None:
             self._thread.join(timeout=5)
+        # A client that keeps its connection open (HTTP keep-alive) holds a thread here in its
+        # read: end those connections, so no thread of the server outlives it.
+        with self._lock:
+            connections = dict(self._connections)
+        for connection in connections:
+            with contextlib.suppress(OSError):
+                connection.shutdown(socket.SHUT_RDWR)
+        for thread in connections.values():
+            thread.join(timeout=5)
 
     def __enter__(self) -> ScriptedBrain:
         return self.start()
@@ -197,6 +208,15 @@ class _Handler(BaseHTTPRequestHandler):
         super().setup()
         # Small SSE writes must leave at once (Nagle + delayed ACK would add ~40 ms each).
         self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        with self.scripted._lock:
+            self.scripted._connections[self.connection] = threading.current_thread()
+
+    def finish(self) -> None:
+        try:
+            super().finish()
+        finally:
+            with self.scripted._lock:
+                self.scripted._connections.pop(self.connection, None)
 
     def log_message(self, format: str, *args: Any) -> None:  # keep test output clean
         pass
