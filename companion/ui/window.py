@@ -180,6 +180,10 @@ class CompanionWindow(QMainWindow):
         if state == "thinking" and not was_busy:
             # A new turn: the last reply's face (happy, sad…) is over.
             self._show_expression("thinking")
+        if state == "speaking" and self._core_expression == "thinking":
+            # Her answer (or a job's result) is being said: the thinking is over, even when no
+            # reply tag came to give her face its mood.
+            self._core_expression = "neutral"
         changes: dict = {"core": state}
         # Waiting for an OK is inside the tool's run: its name must still be there after the yes.
         if state not in (*BUSY, "waiting"):
