@@ -54,20 +54,21 @@ def _imports_held() -> Iterator[None]:
     when the block begins finishes that import first (it may hold a module's lock that this
     thread will need), and the block's body starts once no other thread is importing."""
     owner = threading.get_ident()
-    done = threading.Event()
+    loading, done = threading.Event(), threading.Event()
     hooked = builtins.__import__
-    finishing = {ident for ident, frame in sys._current_frames().items() if ident != owner and _importing(frame)}
 
     def held_import(name, globals=None, locals=None, fromlist=(), level=0):  # noqa: A002 (builtins' names)
-        me = threading.get_ident()
-        held = me != owner and not done.is_set() and not (me in finishing and _importing(sys._getframe(1)))
+        # Before the body starts, an import inside another goes on (that one is being finished).
+        finishing = not loading.is_set() and _importing(sys._getframe(1))
+        held = threading.get_ident() != owner and not done.is_set() and not finishing
         if held and not done.wait(WAIT_LIMIT_S):
             log.warning("imported %s beside the import thread after waiting %.0f s", name, WAIT_LIMIT_S)
         return hooked(name, globals, locals, fromlist, level)
 
-    builtins.__import__ = held_import
+    builtins.__import__ = held_import  # first: from here on no other thread begins an import
     try:
-        _until_none_import(finishing)
+        _until_no_other_imports(owner)
+        loading.set()
         yield
     finally:
         if builtins.__import__ is held_import:
@@ -75,17 +76,14 @@ def _imports_held() -> Iterator[None]:
         done.set()
 
 
-def _until_none_import(finishing: set[int]) -> None:
-    """Wait (at most WAIT_LIMIT_S) until the threads in `finishing` are done importing, or gone."""
+def _until_no_other_imports(owner: int) -> None:
+    """Wait (at most WAIT_LIMIT_S) until no thread but `owner` is inside an import or Qt's hook."""
     deadline = time.monotonic() + WAIT_LIMIT_S
-    while finishing and time.monotonic() < deadline:
-        frames = sys._current_frames()
-        finishing.intersection_update(ident for ident, frame in frames.items() if _importing(frame))
-        if finishing:
-            time.sleep(0.005)  # the other thread is reading a module: a few milliseconds
-    if finishing:
-        log.warning("the imports began beside %d thread(s) still importing", len(finishing))
-    finishing.clear()  # from now on every other thread's import waits
+    while busy := [ident for ident, frame in sys._current_frames().items() if ident != owner and _importing(frame)]:
+        if time.monotonic() > deadline:
+            log.warning("the imports began beside %d thread(s) still importing", len(busy))
+            return
+        time.sleep(0.005)  # another thread is reading a module: a few milliseconds
 
 
 def _importing(frame) -> bool:
