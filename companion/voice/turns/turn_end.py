@@ -77,13 +77,11 @@ class TurnWatch:
                 await task
         return pause_id in self.finished()
 
-    async def answered(self, pause_id: int) -> bool:
-        """Until the pending check of `pause_id` has its answer, left for `finished()` to take;
-        False when no check of it is pending."""
+    async def answered(self, pause_id: int) -> None:
+        """Until the pending check of `pause_id` (if any) has its answer, left for `finished()`."""
         task = self._tasks.get(pause_id)
         if task is not None:
             await asyncio.wait([task])
-        return task is not None
 
     def resumed(self, pause_id: int) -> None:
         task = self._tasks.pop(pause_id, None)
