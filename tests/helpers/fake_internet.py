@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -44,11 +45,27 @@ class Internet:
     port: int
     process: subprocess.Popen[str]
 
-    def accepted(self) -> list[str]:
-        """The addresses a connection arrived at (ends the listener; call once, at the end)."""
+    def accepted(self, *, expected: int = 1, timeout_s: float = 10.0) -> list[str]:
+        """The addresses a connection arrived at (ends the listener; call once, at the end).
+        A client that connected is in the listener's backlog before the listener has accepted
+        it, so this first waits (up to `timeout_s`) for the `expected` number to be reported;
+        more are still counted, as they must be to fail a test that expects fewer."""
+        assert self.process.stdout is not None
+        lines: list[str] = []
+        give_up = threading.Timer(timeout_s, self.process.kill)  # ends the read below with EOF
+        give_up.start()
+        try:
+            while sum(line.startswith("ACCEPTED") for line in lines) < expected:
+                line = self.process.stdout.readline()
+                if not line:
+                    break
+                lines.append(line)
+        finally:
+            give_up.cancel()
         self.process.kill()
         out, _ = self.process.communicate(timeout=5)
-        return [line.split()[1] for line in out.splitlines() if line.startswith("ACCEPTED")]
+        lines.extend(out.splitlines())
+        return [line.split()[1] for line in lines if line.startswith("ACCEPTED")]
 
 
 def _ip(*args: str) -> None:
