@@ -30,11 +30,11 @@ sys.path[:0] = [str(ROOT / "tests" / "helpers"), str(ROOT / "tests" / "safety")]
 from test_gate_decisions import TABLE  # noqa: E402
 
 from companion.config import Settings, ToolSettings  # noqa: E402
-from companion.safety import sandbox  # noqa: E402
-from companion.safety._runner import run_process  # noqa: E402
-from companion.safety.code_scan import scan_code  # noqa: E402
+from companion.safety.command_line.code_scan import scan_code  # noqa: E402
 from companion.safety.gate import Gate  # noqa: E402
 from companion.safety.grants import GrantStore  # noqa: E402
+from companion.safety.sandbox import sandbox  # noqa: E402
+from companion.safety.sandbox._runner import run_process  # noqa: E402
 from companion.tools.action import shell  # noqa: E402
 from companion.tools.builtin import web_extract  # noqa: E402
 from companion.tools.context import ToolContext  # noqa: E402
@@ -104,7 +104,7 @@ async def identity_cost(tmp: Path, runs: int = 30) -> dict[str, object]:
     under a folder only root may enter, as pytest's are)."""
     import os
 
-    from companion.safety import identity, landlock
+    from companion.safety.sandbox import identity, landlock
 
     workspace = tmp / "closed" / "identity"
     workspace.mkdir(parents=True)

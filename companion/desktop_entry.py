@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from companion.paths import atomic_write_text, default_config_dir
-from companion.safety.visible import make_visible
+from companion.safety.consent.visible import make_visible
 
 APP_ID = "companion"
 """The entry's file name and icon name (companion.desktop, companion.png)."""

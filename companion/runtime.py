@@ -44,9 +44,9 @@ from companion.face_state import FaceState
 from companion.foreground import ForegroundTurn
 from companion.paths import code_paths, own_paths
 from companion.persona import PersonalityStore
-from companion.safety.answers import answer_aloud
+from companion.safety.consent.answers import answer_aloud
 from companion.safety.grants import Grants
-from companion.safety.jail import OWN_PATHS_SERVICE, check_workspace
+from companion.safety.jail.jail import OWN_PATHS_SERVICE, check_workspace
 from companion.supervisor import Supervisor
 from companion.tool_services import ToolServices
 from companion.tools import registry as tool_registry

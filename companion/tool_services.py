@@ -94,7 +94,7 @@ class ToolServices:
             self.bus.emit(ErrorOccurred("safety", "approvals_broken", self.gate.grants.notice))
 
     def _configure_sandbox(self, settings: Settings) -> None:
-        from companion.safety import sandbox
+        from companion.safety.sandbox import sandbox
 
         sandbox.configure(allow_unsandboxed=settings.tools.run_without_sandbox)
         if self.registry is not None:

@@ -74,7 +74,7 @@ class Transcript:
         if line is not None:
             if self.on_print is not None:
                 self.on_print()
-            from companion.safety.visible import terminal_text
+            from companion.safety.consent.visible import terminal_text
 
             print(terminal_text(line), file=self.out, flush=True)  # model text: no raw escapes
 
@@ -93,7 +93,7 @@ async def _chat(args: argparse.Namespace, config: RunConfig) -> int:
     except Exception as exc:  # e.g. an action tool that fails to import: say it, no traceback
         print(f"companion: I couldn't start: {exc}", file=sys.stderr, flush=True)
         return 1
-    from companion.safety.terminal import TerminalApprover
+    from companion.safety.consent.terminal import TerminalApprover
 
     # Approvals are asked here on the terminal (y / n / a); with no terminal they are unavailable.
     companion.gate.approver = TerminalApprover()

@@ -15,7 +15,7 @@ from typing import Any
 
 from companion import events as ev
 from companion.conversations.store import ConversationStore, Entry
-from companion.safety.visible import visible
+from companion.safety.consent.visible import visible
 
 log = logging.getLogger(__name__)
 

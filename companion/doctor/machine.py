@@ -82,7 +82,7 @@ def check_workspace(settings: Settings) -> Check:
 def check_sandbox(settings: Settings) -> Check:
     """Can commands and code run in the kernel sandbox (bubblewrap) here? Without it, shell and
     execute_code are not offered unless the user chose to run them without one."""
-    from companion.safety import sandbox
+    from companion.safety.sandbox import sandbox
 
     reason = sandbox.unavailable_reason()
     if reason is None:
@@ -102,7 +102,7 @@ def check_sandbox(settings: Settings) -> Check:
 def check_sandbox_user(settings: Settings) -> Check:
     """Who a sandboxed command is on the host: as root, nobody (65534) unless the workspace can't
     be shown to nobody through an idmapped mount; then root without its powers (identity.py)."""
-    from companion.safety import identity, sandbox
+    from companion.safety.sandbox import identity, sandbox
 
     if sandbox.unavailable_reason() is not None:
         return Check("Sandbox user", False, "no sandbox, so no command runs", sandbox.unavailable_fix(),
@@ -125,7 +125,7 @@ def check_sandbox_user(settings: Settings) -> Check:
 
 def check_landlock() -> Check:
     """Is a read-only command kept from writing into FIFOs and sockets of the workspace (landlock.py)?"""
-    from companion.safety import landlock
+    from companion.safety.sandbox import landlock
 
     version = landlock.abi()
     if version < 1:
@@ -139,7 +139,8 @@ def check_landlock() -> Check:
 
 def check_sandbox_network() -> Check:
     """Can a command approved with "This needs the internet." go online, and only there?"""
-    from companion.safety import outbound, sandbox
+    from companion.safety.network import outbound
+    from companion.safety.sandbox import sandbox
 
     if sandbox.unavailable_reason() is not None:
         return Check("Internet for commands", False, "no sandbox, so no command goes online",

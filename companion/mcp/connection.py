@@ -20,7 +20,7 @@ from mcp import Client
 
 from companion.config import McpServerSettings
 from companion.mcp.pipes import process_transport
-from companion.safety.door import LiveProcess
+from companion.safety.sandbox.door import LiveProcess
 
 log = logging.getLogger(__name__)
 

@@ -16,8 +16,8 @@ from companion.mcp.launchers import (
     resolve,
 )
 from companion.mcp.program import ServerProgram, plain_program
-from companion.safety.door import LiveProcess
 from companion.safety.gate import Gate
+from companion.safety.sandbox.door import LiveProcess
 
 __all__ = ["program_for", "sandboxed_starter"]
 

@@ -32,7 +32,7 @@ from pathlib import Path
 
 from companion.errors import CompanionError, Stage
 from companion.mcp.program import LAUNCHERS, ServerProgram, installation_of, plain_program, shown
-from companion.safety import outside
+from companion.safety.sandbox import outside
 
 __all__ = ["DOWNLOAD_TIMEOUT_S", "LauncherError", "NeedsDownload", "download", "download_line",
            "launcher_of", "resolve"]

@@ -17,7 +17,7 @@ import mcp_types as types
 from mcp.client._transport import TransportStreams
 from mcp.shared.message import SessionMessage
 
-from companion.safety.door import LiveProcess
+from companion.safety.sandbox.door import LiveProcess
 
 log = logging.getLogger(__name__)
 

@@ -30,7 +30,7 @@ __all__ = ["LAUNCHERS", "ServerProgram", "describe", "hidden_roots", "installati
 LAUNCHERS = ("uvx", "npx")
 """Launchers whose package is found in their cache and run from there (launchers.py)."""
 
-# What the sandbox hides besides the home (companion/safety/sandbox.py).
+# What the sandbox hides besides the home (companion/safety/sandbox/sandbox.py).
 _HIDDEN_SYSTEM = ("/home", "/root", "/run", "/media", "/mnt", "/var/tmp", "/tmp")
 _SHEBANG_LIMIT = 256
 _SCRIPTS = (".py", ".pyz", ".js", ".mjs", ".cjs", ".ts", ".sh", ".rb", ".pl")

@@ -1,4 +1,5 @@
-"""Safety: the path jail (jail) and race-free file access (beneath), the approval gate (gate,
-rules, flags, danger, grants, pins, approval, terminal), the one door to start a process
-(door) and the bubblewrap sandbox it runs in (sandbox), the code scan that explains code on
-the card (code_scan) and the web address guard (netguard)."""
+"""Safety, in layers, each using only those below it (pyproject's import-linter contract keeps it
+so): `gate` (the one door every command and piece of code passes), `decision` (what it decides
+before anyone is asked) and `grants` (the saved "Always" approvals) on top; `command_line`
+(reading what would run) and `sandbox` (the process door and the kernel sandbox) below them;
+`consent` (the request and its answer), `jail` (the file jail) and `network` at the bottom."""

@@ -15,13 +15,23 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from companion.safety import git_settings
-from companion.safety.always import BUILD_TOOLS, git_words_refusal, once_only_reason, program_of
-from companion.safety.approval import ACCESS_READ, ACCESS_WRITE
+from companion.safety.command_line import git_settings
+from companion.safety.command_line.always import (
+    BUILD_TOOLS,
+    git_words_refusal,
+    once_only_reason,
+    program_of,
+)
+from companion.safety.command_line.pins import files_run_by, fingerprint
+from companion.safety.command_line.rules import (
+    CODE_FAMILY,
+    TooManyFiles,
+    has_metacharacter,
+    review_line,
+)
+from companion.safety.consent.approval import ACCESS_READ, ACCESS_WRITE
+from companion.safety.consent.visible import make_visible
 from companion.safety.grants import GrantStore
-from companion.safety.pins import files_run_by, fingerprint
-from companion.safety.rules import CODE_FAMILY, TooManyFiles, has_metacharacter, review_line
-from companion.safety.visible import make_visible
 
 __all__ = ["CODE_FAMILY", "Precheck", "changed_files", "decide_code", "decide_line", "decide_tool_call",
            "unasked_access"]

@@ -32,9 +32,10 @@ from pathlib import Path
 
 from companion.events import ApprovalNeeded, ApprovalResolved, EventBus
 from companion.paths import own_paths
-from companion.safety import git_settings
-from companion.safety.always import program_of
-from companion.safety.approval import (
+from companion.safety.command_line import git_settings
+from companion.safety.command_line.always import program_of
+from companion.safety.command_line.pins import Taken, fingerprint, take
+from companion.safety.consent.approval import (
     ACCESS_WRITE,
     TEXT_EXPIRY_S,
     VOICE_EXPIRY_S,
@@ -54,9 +55,14 @@ from companion.safety.decision import (
     decide_tool_call,
     unasked_access,
 )
-from companion.safety.door import LiveProcess, Permit, ProcessDoor, ProcessRefused, RunResult
 from companion.safety.grants import GrantError, GrantStore
-from companion.safety.pins import Taken, fingerprint, take
+from companion.safety.sandbox.door import (
+    LiveProcess,
+    Permit,
+    ProcessDoor,
+    ProcessRefused,
+    RunResult,
+)
 
 __all__ = ["CANT_TELL", "CODE_FAMILY", "NEEDS_INTERNET", "Gate", "Precheck", "ProcessRefused", "Verdict", "build_gate"]
 

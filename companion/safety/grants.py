@@ -23,9 +23,9 @@ from pathlib import Path
 import tomli_w
 
 from companion.paths import atomic_write_text
-from companion.safety.always import once_only_reason
-from companion.safety.rules import danger_of, family_refusal
-from companion.safety.visible import make_visible
+from companion.safety.command_line.always import once_only_reason
+from companion.safety.command_line.rules import danger_of, family_refusal
+from companion.safety.consent.visible import make_visible
 
 __all__ = ["GrantError", "GrantStore", "Grants", "refusal_of_line"]
 

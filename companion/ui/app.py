@@ -407,7 +407,7 @@ def _import_core():
 
     registry.builtin_modules()
     registry.action_modules()
-    for name in ("companion.safety.gate", "companion.safety.approval", "companion.reminders"):
+    for name in ("companion.safety.gate", "companion.safety.consent.approval", "companion.reminders"):
         importlib.import_module(name)  # imported lazily by Companion.start(), on the Qt thread
     return runtime
 

@@ -12,7 +12,7 @@ import pytest
 from companion.config import Settings, with_overrides
 from companion.doctor import machine as doctor
 from companion.doctor.report import format_report
-from companion.safety import identity, landlock
+from companion.safety.sandbox import identity, landlock
 
 as_root = pytest.mark.skipif(os.geteuid() != 0, reason="as a user, the sandbox is that user: nothing of root's is mapped")
 

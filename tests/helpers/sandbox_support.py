@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from companion.safety import sandbox
-from companion.safety.approval import Answer, ApprovalRequest, AuditLog, Decision
+from companion.safety.consent.approval import Answer, ApprovalRequest, AuditLog, Decision
 from companion.safety.gate import Gate
 from companion.safety.grants import GrantStore
+from companion.safety.sandbox import sandbox
 from companion.tools.context import ToolContext
 
 

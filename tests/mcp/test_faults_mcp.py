@@ -15,7 +15,7 @@ from test_mcp_tools import (
 )
 
 from companion.mcp import ServerState
-from companion.safety.approval import Answer, Decision
+from companion.safety.consent.approval import Answer, Decision
 
 
 async def _next_call_works(registry, workspace) -> None:

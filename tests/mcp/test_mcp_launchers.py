@@ -19,7 +19,7 @@ from test_mcp_tools import ScriptedApprover, context, sandbox_gate, wait_until
 from companion.config import McpServerSettings
 from companion.mcp import McpManager, ServerState
 from companion.mcp.launch import sandboxed_starter
-from companion.safety.approval import Decision
+from companion.safety.consent.approval import Decision
 from companion.tools.registry import Registry
 
 DOWNLOAD_S = 240.0

@@ -20,8 +20,8 @@ from companion.config import McpServerSettings, Settings
 from companion.events import ApprovalNeeded, EventBus, WorkChanged
 from companion.mcp import McpManager, ServerState
 from companion.mcp.launch import sandboxed_starter
-from companion.safety import sandbox
-from companion.safety.approval import Answer, Decision
+from companion.safety.consent.approval import Answer, Decision
+from companion.safety.sandbox import sandbox
 from companion.settings_file import settings_from_dict, settings_to_dict
 from companion.tools.builtin import activate_tools, start_work
 from companion.tools.context import Mode, ToolContext

@@ -18,7 +18,7 @@ from test_mcp_tools import NOTES_SERVER, ScriptedApprover, context, sandbox_gate
 
 from companion.config import McpServerSettings
 from companion.mcp.program import plain_program
-from companion.safety.approval import Decision
+from companion.safety.consent.approval import Decision
 
 
 @pytest.fixture

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from companion import events as ev
-from companion.safety.answers import answer_aloud, explicit_consent
-from companion.safety.approval import CardApprover
+from companion.safety.consent.answers import answer_aloud, explicit_consent
+from companion.safety.consent.approval import CardApprover
 from companion.safety.gate import build_gate
 
 

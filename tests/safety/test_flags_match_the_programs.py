@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from companion.safety.flags import GRAMMARS, REQUIRED, _resolve_long
+from companion.safety.command_line.flags import GRAMMARS, REQUIRED, _resolve_long
 
 # A harmless value for every allowed option that needs one.
 VALUES = {

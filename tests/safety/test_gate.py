@@ -8,7 +8,13 @@ from pathlib import Path
 import pytest
 
 from companion.events import ApprovalNeeded, ApprovalResolved, EventBus
-from companion.safety.approval import Answer, ApprovalRequest, AuditLog, CardApprover, Decision
+from companion.safety.consent.approval import (
+    Answer,
+    ApprovalRequest,
+    AuditLog,
+    CardApprover,
+    Decision,
+)
 from companion.safety.gate import CODE_FAMILY, Gate
 from companion.safety.grants import GrantError, GrantStore
 

@@ -9,10 +9,10 @@ import tomli_w
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from companion.safety.approval import Answer, Decision
+from companion.safety.command_line.rules import METACHARACTERS
+from companion.safety.consent.approval import Answer, Decision
 from companion.safety.gate import Gate
 from companion.safety.grants import GrantError, GrantStore
-from companion.safety.rules import METACHARACTERS
 
 SAFE = "auto-safe"
 LINE = "line grant"

@@ -15,7 +15,7 @@ from terminal import read_until
 
 from companion.events import EventBus, Outcome, ToolFinished
 from companion.runtime import Companion
-from companion.safety.terminal import TerminalApprover
+from companion.safety.consent.terminal import TerminalApprover
 
 RM_CALL = {"tool_calls": [{"name": "shell", "arguments": {"command": "rm -rf something"}}]}
 
@@ -96,7 +96,7 @@ async def test_time_the_user_takes_to_answer_does_not_count_against_the_tool_bud
 ) -> None:
     import asyncio
 
-    from companion.safety.approval import Answer, Decision
+    from companion.safety.consent.approval import Answer, Decision
 
     class SlowUser:
         async def ask(self, request):

@@ -8,10 +8,10 @@ import asyncio
 import time
 from pathlib import Path
 
-from companion.safety.approval import Answer, ApprovalRequest, Decision
+from companion.safety.command_line.rules import GLOB_TIME_S, TOO_MANY_FILES
+from companion.safety.consent.approval import Answer, ApprovalRequest, Decision
 from companion.safety.gate import Gate
 from companion.safety.grants import GrantStore
-from companion.safety.rules import GLOB_TIME_S, TOO_MANY_FILES
 
 LINKS = 8
 """Links to `.`: `*/*/*/*/*` names 8**5 = 32,768 paths (one level more: 262,144)."""

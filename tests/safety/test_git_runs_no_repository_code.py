@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from sandbox_support import Approves, ctx_for, gate_fixture, real_sandbox_fixture  # noqa: F401 (fixtures)
 
-from companion.safety import git_settings
-from companion.safety.approval import ACCESS_READ, Answer, ApprovalRequest, Decision
+from companion.safety.command_line import git_settings
+from companion.safety.consent.approval import ACCESS_READ, Answer, ApprovalRequest, Decision
 from companion.safety.gate import Gate
 from companion.tools.action import shell, write_file
 

@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 from sandbox_support import Approves, ctx_for, gate_fixture, real_sandbox_fixture  # noqa: F401 (fixtures)
 
-from companion.safety import identity
-from companion.safety.approval import AuditLog
+from companion.safety.consent.approval import AuditLog
 from companion.safety.gate import Gate
 from companion.safety.grants import GrantStore
+from companion.safety.sandbox import identity
 from companion.tools.action import execute_code, shell
 
 as_root = pytest.mark.skipif(os.geteuid() != 0, reason="as a user, the sandbox is that user: nothing of root's is mapped")

@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 from sandbox_support import Approves, gate_fixture, real_sandbox_fixture  # noqa: F401 (fixtures)
 
-from companion.safety.approval import AuditLog
+from companion.safety.consent.approval import AuditLog
 from companion.safety.gate import Gate
 from companion.safety.grants import GrantStore
-from companion.safety.jail import OWN_PATHS_SERVICE, OWN_READ_SENTENCE, PROGRAM_SENTENCE
+from companion.safety.jail.jail import OWN_PATHS_SERVICE, OWN_READ_SENTENCE, PROGRAM_SENTENCE
 from companion.tools.action import read_file, search_files, shell, write_file
 from companion.tools.context import ToolContext
 

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from companion.safety import sandbox
-from companion.safety.approval import Answer, ApprovalRequest, AuditLog, Decision
+from companion.safety.consent.approval import Answer, ApprovalRequest, AuditLog, Decision
 from companion.safety.gate import CODE_FAMILY, Gate
 from companion.safety.grants import GrantError, GrantStore
-from companion.safety.jail import GIT_SENTENCE
+from companion.safety.jail.jail import GIT_SENTENCE
+from companion.safety.sandbox import sandbox
 from companion.tools.action import execute_code, shell, write_file
 from companion.tools.context import ToolContext
 

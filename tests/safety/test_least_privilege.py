@@ -16,16 +16,16 @@ from pathlib import Path
 import pytest
 from sandbox_support import Approves, ctx_for, gate_fixture, real_sandbox_fixture  # noqa: F401 (fixtures)
 
-from companion.safety.approval import (
+from companion.safety.consent.approval import (
     ACCESS_READ,
     ACCESS_WRITE,
     AuditLog,
 )
-from companion.safety.cgroup import CallCgroup
-from companion.safety.door import ProcessDoor, ProcessRefused
 from companion.safety.gate import CODE_FAMILY, Gate
 from companion.safety.grants import GrantStore
-from companion.safety.limits import Limits
+from companion.safety.sandbox.cgroup import CallCgroup
+from companion.safety.sandbox.door import ProcessDoor, ProcessRefused
+from companion.safety.sandbox.limits import Limits
 from companion.tools.action import execute_code, shell
 
 

@@ -21,10 +21,10 @@ from pathlib import Path
 import pytest
 
 import companion
-from companion.safety.approval import ACCESS_WRITE
-from companion.safety.cgroup import CallCgroup
-from companion.safety.door import ProcessDoor
-from companion.safety.limits import Limits
+from companion.safety.consent.approval import ACCESS_WRITE
+from companion.safety.sandbox.cgroup import CallCgroup
+from companion.safety.sandbox.door import ProcessDoor
+from companion.safety.sandbox.limits import Limits
 
 HOLD = r'''
 import ctypes, mmap, os, sys
@@ -53,9 +53,9 @@ DRIVER = r'''
 import asyncio, json, sys
 sys.path[:0] = json.loads(sys.argv[2])
 from pathlib import Path
-from companion.safety.approval import ACCESS_WRITE
-from companion.safety.door import ProcessDoor
-from companion.safety.limits import Limits
+from companion.safety.consent.approval import ACCESS_WRITE
+from companion.safety.sandbox.door import ProcessDoor
+from companion.safety.sandbox.limits import Limits
 
 async def main():
     door = ProcessDoor(lambda: Path(sys.argv[1]), lambda: None, limits=Limits(memory_bytes=256 << 20))
@@ -75,8 +75,8 @@ BOMB_DRIVER = r'''
 import asyncio, json, os, subprocess, sys, time
 sys.path[:0] = json.loads(sys.argv[2])
 from pathlib import Path
-from companion.safety.approval import ACCESS_WRITE
-from companion.safety.door import ProcessDoor
+from companion.safety.consent.approval import ACCESS_WRITE
+from companion.safety.sandbox.door import ProcessDoor
 
 def bombs() -> int:
     found = 0

@@ -13,7 +13,7 @@ from pathlib import Path
 from companion.config import McpServerSettings
 from companion.mcp import McpManager, ServerState
 from companion.mcp.launch import sandboxed_starter
-from companion.safety.approval import Answer, ApprovalRequest, Decision
+from companion.safety.consent.approval import Answer, ApprovalRequest, Decision
 from companion.safety.gate import build_gate
 from companion.tools.context import Mode, ToolContext
 from companion.tools.registry import Registry

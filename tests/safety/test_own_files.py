@@ -14,10 +14,10 @@ import companion
 from companion.config import Paths, RunConfig, Settings, with_overrides
 from companion.paths import own_paths
 from companion.runtime import Companion
-from companion.safety import sandbox
-from companion.safety.approval import Answer, ApprovalRequest, Decision
+from companion.safety.consent.approval import Answer, ApprovalRequest, Decision
 from companion.safety.gate import build_gate
-from companion.safety.jail import OWN_PATHS_SERVICE, OWN_SENTENCE, JailError, check_workspace
+from companion.safety.jail.jail import OWN_PATHS_SERVICE, OWN_SENTENCE, JailError, check_workspace
+from companion.safety.sandbox import sandbox
 from companion.tools.action import patch, read_file, search_files, shell, write_file
 from companion.tools.context import ToolContext
 

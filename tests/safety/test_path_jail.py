@@ -15,8 +15,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from companion.safety.beneath import write_beneath
-from companion.safety.jail import (
+from companion.safety.jail.beneath import write_beneath
+from companion.safety.jail.jail import (
     OUTSIDE_SENTENCE,
     JailError,
     ensure_workspace,

@@ -12,9 +12,9 @@ import pytest
 from sandbox_support import Approves, gate_fixture  # noqa: F401 (fixtures)
 
 import companion
-from companion.safety.approval import Answer, ApprovalRequest, Decision
-from companion.safety.door import Permit
+from companion.safety.consent.approval import Answer, ApprovalRequest, Decision
 from companion.safety.gate import NEEDS_INTERNET, Gate, ProcessRefused, Verdict
+from companion.safety.sandbox.door import Permit
 
 ECHO_SERVER = ("import sys\n"
                "for line in sys.stdin:\n"
@@ -95,7 +95,8 @@ def test_nothing_but_the_door_imports_the_raw_runner_or_starts_processes() -> No
     # outside.py runs a package launcher (uvx, npx) for a declared MCP server: offline to print
     # where its package is, and online for the one download the user said yes to.
     allowed = {package / "safety" / name for name in (
-        "door.py", "sandbox.py", "_runner.py", "outbound.py", "identity.py", "outside.py")}
+        "sandbox/door.py", "sandbox/sandbox.py", "sandbox/_runner.py", "network/outbound.py",
+        "sandbox/identity.py", "sandbox/outside.py")}
     allowed.add(package / "voice" / "addressing" / "learning.py")
     offenders = []
     for path in package.rglob("*.py"):
@@ -111,7 +112,7 @@ def test_nothing_but_the_door_imports_the_raw_runner_or_starts_processes() -> No
             elif isinstance(node, ast.Attribute) and node.attr in (
                     "create_subprocess_exec", "create_subprocess_shell", "system", "popen", "fork"):
                 names = [node.attr]
-            if any(n.startswith(("subprocess", "companion.safety._runner", "pty", "multiprocessing"))
+            if any(n.startswith(("subprocess", "companion.safety.sandbox._runner", "pty", "multiprocessing"))
                    or n in ("create_subprocess_exec", "create_subprocess_shell", "system", "popen", "fork")
                    for n in names):
                 offenders.append(f"{path.relative_to(package)}:{node.lineno}")

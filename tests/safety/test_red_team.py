@@ -25,11 +25,12 @@ from companion.doctor import machine as doctor
 from companion.doctor.report import format_report
 from companion.paths import own_paths
 from companion.runtime import Companion
-from companion.safety import fence, sandbox
+from companion.safety.consent.visible import make_visible
 from companion.safety.gate import CODE_FAMILY, Gate, build_gate
 from companion.safety.grants import GrantStore
-from companion.safety.jail import GIT_SENTENCE, HOME_SETTINGS_SENTENCE, OWN_PATHS_SERVICE
-from companion.safety.visible import make_visible
+from companion.safety.jail.jail import GIT_SENTENCE, HOME_SETTINGS_SENTENCE, OWN_PATHS_SERVICE
+from companion.safety.network import fence
+from companion.safety.sandbox import sandbox
 from companion.settings_file import load_settings
 from companion.tools.action import execute_code, patch, read_file, shell, write_file
 from companion.tools.context import ToolContext

@@ -9,7 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from companion.safety._runner import OUTPUT_LIMIT, TIMEOUT_EXIT, run_process, safe_environment
+from companion.safety.sandbox._runner import (
+    OUTPUT_LIMIT,
+    TIMEOUT_EXIT,
+    run_process,
+    safe_environment,
+)
 
 PY = sys.executable
 

@@ -19,8 +19,8 @@ from fake_internet import PUBLIC, fake_internet
 from places import HELPERS
 from sandbox_support import Approves, ctx_for, gate_fixture, real_sandbox_fixture  # noqa: F401 (fixtures)
 
-from companion.safety import sandbox
 from companion.safety.gate import CODE_FAMILY, Gate
+from companion.safety.sandbox import sandbox
 from companion.tools.action import execute_code, shell
 
 

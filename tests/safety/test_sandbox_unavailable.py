@@ -13,10 +13,10 @@ from ui_loop import qt_gc_fixture  # noqa: F401 (the qt_gc fixture)
 from companion.config import Paths, Settings, with_overrides
 from companion.doctor import machine as doctor
 from companion.doctor.report import format_report
-from companion.safety import sandbox
-from companion.safety.approval import Answer, ApprovalRequest, AuditLog, Decision
+from companion.safety.consent.approval import Answer, ApprovalRequest, AuditLog, Decision
 from companion.safety.gate import Gate, ProcessRefused
 from companion.safety.grants import GrantStore
+from companion.safety.sandbox import sandbox
 from companion.tools import registry
 from companion.tools.action import shell
 from companion.tools.context import ToolContext

@@ -22,7 +22,7 @@ import pytest
 from sandbox_support import real_sandbox_fixture  # noqa: F401 (fixture)
 
 import companion
-from companion.safety import sandbox
+from companion.safety.sandbox import sandbox
 
 as_root = pytest.mark.skipif(os.geteuid() != 0, reason="a user's own folder of mode 700 is the user's to enter")
 
@@ -33,7 +33,7 @@ import asyncio, sys
 from pathlib import Path
 from companion.config import Settings
 from companion.doctor import machine
-from companion.safety import sandbox
+from companion.safety.sandbox import sandbox
 from companion.safety.gate import CODE_FAMILY, Gate
 from companion.safety.grants import GrantStore
 from companion.tools.action import execute_code
@@ -106,7 +106,7 @@ def test_a_file_of_hers_the_sandboxs_user_may_not_read_is_named_with_what_to_do(
     folder = Path(tempfile.mkdtemp(prefix="companion-install-"))
     try:
         python = _install(folder)
-        helper = folder / "checkout" / "companion" / "safety" / "landlock.py"
+        helper = folder / "checkout" / "companion" / "safety" / "sandbox" / "landlock.py"
         helper.chmod(0o600)  # a checkout cloned under umask 077
         workspace = tmp_path / "ws"
         workspace.mkdir()

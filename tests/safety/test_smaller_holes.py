@@ -17,11 +17,11 @@ from pathlib import Path
 import pytest
 from sandbox_support import Approves, ctx_for, gate_fixture, real_sandbox_fixture  # noqa: F401 (fixtures)
 
-from companion.safety.approval import ACCESS_READ
-from companion.safety.door import ProcessDoor
+from companion.safety.consent.approval import ACCESS_READ
 from companion.safety.gate import Gate
 from companion.safety.grants import GrantStore
-from companion.safety.netguard import is_public_address
+from companion.safety.network.netguard import is_public_address
+from companion.safety.sandbox.door import ProcessDoor
 from companion.tools.action import shell
 
 as_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root to act as another local user (uid 65534)")

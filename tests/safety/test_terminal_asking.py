@@ -9,8 +9,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from companion.safety.approval import ApprovalRequest, Decision
-from companion.safety.terminal import TerminalApprover
+from companion.safety.consent.approval import ApprovalRequest, Decision
+from companion.safety.consent.terminal import TerminalApprover
 
 
 @pytest.fixture

@@ -19,7 +19,7 @@ import pytest
 from sandbox_support import Approves, ctx_for, real_sandbox_fixture  # noqa: F401 (fixtures)
 
 from companion.config import McpServerSettings
-from companion.safety.approval import AuditLog
+from companion.safety.consent.approval import AuditLog
 from companion.safety.gate import CODE_FAMILY, Gate
 from companion.safety.grants import GrantStore
 from companion.tools.action import execute_code, shell

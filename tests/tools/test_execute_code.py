@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from companion.safety.approval import Answer, ApprovalRequest, Decision
-from companion.safety.code_scan import scan_code
+from companion.safety.command_line.code_scan import scan_code
+from companion.safety.consent.approval import Answer, ApprovalRequest, Decision
 from companion.safety.gate import CODE_FAMILY, Gate
 from companion.safety.grants import GrantStore
 from companion.tools.action import execute_code

@@ -6,7 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from companion.safety.approval import Answer, ApprovalRequest, AuditLog, CardApprover, Decision
+from companion.safety.consent.approval import (
+    Answer,
+    ApprovalRequest,
+    AuditLog,
+    CardApprover,
+    Decision,
+)
 from companion.safety.gate import Gate
 from companion.safety.grants import GrantStore
 from companion.tools.action import shell

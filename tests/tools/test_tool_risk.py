@@ -12,7 +12,7 @@ import pytest
 from brain_harness import make_config, registry_with, start_companion, tool
 
 from companion.events import Outcome, ToolFinished
-from companion.safety.approval import AuditLog, UnavailableApprover
+from companion.safety.consent.approval import AuditLog, UnavailableApprover
 from companion.safety.gate import Gate, ProcessRefused
 from companion.safety.grants import GrantStore
 from companion.tools import registry

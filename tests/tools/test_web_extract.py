@@ -10,8 +10,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from companion.config import Settings, ToolSettings
-from companion.safety import netguard
-from companion.safety.netguard import BlockedAddress, fetch, is_public_address
+from companion.safety.network import netguard
+from companion.safety.network.netguard import BlockedAddress, fetch, is_public_address
 from companion.tools.builtin import web_extract
 from companion.tools.context import ToolContext
 

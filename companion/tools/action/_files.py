@@ -6,7 +6,7 @@ import errno
 from pathlib import Path
 from typing import Any
 
-from companion.safety.jail import (
+from companion.safety.jail.jail import (
     NAME_TOO_LONG_SENTENCE,
     OWN_PATHS_SERVICE,
     JailedPath,

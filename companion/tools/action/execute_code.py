@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import sys
 
-from companion.safety import sandbox
-from companion.safety.code_scan import scan_code
+from companion.safety.command_line.code_scan import scan_code
 from companion.safety.gate import ProcessRefused
+from companion.safety.sandbox import sandbox
 from companion.tools.action._timeout import TIMEOUT_PARAMETER, pick_timeout
 
 SCHEMA = {

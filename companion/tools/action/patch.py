@@ -6,8 +6,8 @@ import asyncio
 import os
 import stat
 
-from companion.safety.beneath import open_beneath, write_beneath
-from companion.safety.jail import JailedPath, JailError, shown_path
+from companion.safety.jail.beneath import open_beneath, write_beneath
+from companion.safety.jail.jail import JailedPath, JailError, shown_path
 from companion.tools.action._files import MAX_WRITE_BYTES, file_error_sentence, jail
 
 SCHEMA = {

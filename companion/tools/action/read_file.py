@@ -8,8 +8,8 @@ import stat
 from collections.abc import Iterator
 from typing import BinaryIO
 
-from companion.safety.beneath import open_beneath, scan_beneath
-from companion.safety.jail import JailedPath, JailError, shown_path
+from companion.safety.jail.beneath import open_beneath, scan_beneath
+from companion.safety.jail.jail import JailedPath, JailError, shown_path
 from companion.tools.action._files import file_error_sentence, jail
 
 SCHEMA = {

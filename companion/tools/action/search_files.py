@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePath
 from typing import BinaryIO
 
-from companion.safety.beneath import WalkStats, open_beneath, stat_beneath, walk_files_beneath
-from companion.safety.jail import JailedPath, JailError, shown_path
+from companion.safety.jail.beneath import WalkStats, open_beneath, stat_beneath, walk_files_beneath
+from companion.safety.jail.jail import JailedPath, JailError, shown_path
 from companion.tools.action._files import file_error_sentence, jail, own_paths
 
 SCHEMA = {

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import shutil
 
-from companion.safety import sandbox
 from companion.safety.gate import ProcessRefused
+from companion.safety.sandbox import sandbox
 from companion.tools.action._timeout import TIMEOUT_PARAMETER, pick_timeout
 
 SCHEMA = {

@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 import stat
 
-from companion.safety.beneath import stat_beneath, write_beneath
-from companion.safety.jail import JailError, shown_path
+from companion.safety.jail.beneath import stat_beneath, write_beneath
+from companion.safety.jail.jail import JailError, shown_path
 from companion.tools.action._files import MAX_WRITE_BYTES, file_error_sentence, jail
 
 SCHEMA = {

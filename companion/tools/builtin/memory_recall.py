@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from companion.safety.beneath import scan_beneath
+from companion.safety.jail.beneath import scan_beneath
 from companion.tools.builtin.memory_write import Note, memory_dir, read_notes, topic_file_name
 
 SCHEMA = {

@@ -15,7 +15,7 @@ from datetime import datetime
 from pathlib import Path
 
 from companion.errors import could_not_save
-from companion.safety.beneath import read_beneath, write_beneath
+from companion.safety.jail.beneath import read_beneath, write_beneath
 
 SCHEMA = {
     "type": "function",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from companion.safety.netguard import Fetched, FetchError, fetch
+from companion.safety.network.netguard import Fetched, FetchError, fetch
 
 SCHEMA = {
     "type": "function",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from companion.safety.answers import how_to_consent, typed_answer
+from companion.safety.consent.answers import how_to_consent, typed_answer
 from companion.ui.cards.approval_card import ApprovalPanel
 from companion.ui.transcript import TranscriptView
 

@@ -1,7 +1,7 @@
 """Approval cards: the exact command, Approve once / Always allow / Decline, by click, shortcut or voice.
 
 The command is shown whole (it scrolls, it is never cut) with every control, escape, zero-width
-and bidi character spelled out and highlighted (safety/visible.py), and the card says what a
+and bidi character spelled out and highlighted (safety/consent/visible.py), and the card says what a
 yes lets it touch: read-only, the workspace, the internet.
 
 A card answers through a callback (the gate's `answer(request_id, decision, always=...)`).
@@ -36,9 +36,9 @@ from PySide6.QtWidgets import (
 )
 
 from companion.events import ApprovalNeeded
-from companion.safety.answers import spoken_answer, typed_answer
-from companion.safety.approval import access_sentence
-from companion.safety.visible import hidden_note, is_code, visible
+from companion.safety.consent.answers import spoken_answer, typed_answer
+from companion.safety.consent.approval import access_sentence
+from companion.safety.consent.visible import hidden_note, is_code, visible
 from companion.ui.cards.command_view import CommandView
 
 Answer = Callable[[str, str, bool], bool]

@@ -14,7 +14,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QPlainTextEdit, QSizePolicy, QWidget
 
-from companion.safety.visible import make_visible
+from companion.safety.consent.visible import make_visible
 
 COMMAND_LINES = 4
 """The command box grows to this many lines, then scrolls (the window never grows)."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 def link_gate(core, paths, bus, panel):
     """The gate `core` asks through, answered by `panel`'s cards; returns the gate."""
-    from companion.safety.approval import CardApprover
+    from companion.safety.consent.approval import CardApprover
     from companion.safety.gate import build_gate
 
     gate = core.services.get("gate")

@@ -238,7 +238,7 @@ class ApprovalsTab(QScrollArea):
 
 
 def _sandbox_note() -> str:
-    from companion.safety import sandbox
+    from companion.safety.sandbox import sandbox
 
     reason = sandbox.unavailable_reason()
     if reason is None:

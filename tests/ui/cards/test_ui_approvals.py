@@ -9,9 +9,9 @@ from PySide6.QtCore import Qt
 from ui_loop import qt_gc_fixture, qt_loop_fixture, signal_future  # noqa: F401 (fixtures)
 
 from companion import events as ev
-from companion.safety.approval import CardApprover, Decision
+from companion.safety.consent.approval import CardApprover, Decision
+from companion.safety.consent.visible import visible
 from companion.safety.gate import build_gate
-from companion.safety.visible import visible
 from companion.ui.bridge import EventBridge
 from companion.ui.cards.approval_card import spoken_answer, typed_answer
 from companion.ui.window import CompanionWindow
@@ -113,7 +113,7 @@ def test_escape_declines_the_open_card(setup, qtbot, qapp, qt_loop):
 
 
 def test_a_spoken_yes_answers_the_card_through_the_gate(setup, qt_loop):
-    from companion.safety.answers import answer_aloud
+    from companion.safety.consent.answers import answer_aloud
 
     window, bridge, bus, gate = setup
 
@@ -132,7 +132,7 @@ def test_a_spoken_yes_answers_the_card_through_the_gate(setup, qt_loop):
 
 
 def test_a_heard_sentence_that_is_no_answer_leaves_the_card_open(setup, qt_loop):
-    from companion.safety.answers import answer_aloud
+    from companion.safety.consent.answers import answer_aloud
 
     _window, bridge, _bus, gate = setup
 

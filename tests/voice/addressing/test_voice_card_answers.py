@@ -13,7 +13,7 @@ from calling_support import CALLED, conversation, espeak, run_over, said, starte
 
 from companion.config import VoiceSettings
 from companion.events import ApprovalNeeded, Speak
-from companion.safety.approval import CardApprover
+from companion.safety.consent.approval import CardApprover
 from companion.tools.context import Channel
 from companion.tools.registry import Registry
 from companion.voice.loop import CARD_WAITS

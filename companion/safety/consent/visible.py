@@ -12,7 +12,7 @@ from __future__ import annotations
 import unicodedata
 from dataclasses import dataclass
 
-from companion.safety.approval import ApprovalRequest, access_sentence
+from companion.safety.consent.approval import ApprovalRequest, access_sentence
 
 __all__ = ["Visible", "hidden_note", "is_code", "make_visible", "shown_question", "terminal_text", "visible"]
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePath
 
 from companion.errors import CompanionError, Stage
-from companion.safety.own_files import identities, is_own
+from companion.safety.jail.own_files import identities, is_own
 
 __all__ = [
     "OUTSIDE_SENTENCE",

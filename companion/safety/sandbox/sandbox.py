@@ -44,14 +44,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from companion.safety import identity, landlock
-from companion.safety.cgroup import CallCgroup
-from companion.safety.jail import path_folders
-from companion.safety.layout import writable_layout
-from companion.safety.limits import Limits, ProcessCount, prlimit_argv
-from companion.safety.outbound import RESOLV_CONF, Outbound, find_slirp
-from companion.safety.own_files import mounted_copies
-from companion.safety.seccomp import SeccompUnavailable, filter_fd
+from companion.safety.jail.jail import path_folders
+from companion.safety.jail.own_files import mounted_copies
+from companion.safety.network.outbound import RESOLV_CONF, Outbound, find_slirp
+from companion.safety.sandbox import identity, landlock
+from companion.safety.sandbox.cgroup import CallCgroup
+from companion.safety.sandbox.layout import writable_layout
+from companion.safety.sandbox.limits import Limits, ProcessCount, prlimit_argv
+from companion.safety.sandbox.seccomp import SeccompUnavailable, filter_fd
 
 __all__ = [
     "FIX",

@@ -17,8 +17,8 @@ from __future__ import annotations
 import os
 import shlex
 
-from companion.safety.danger import ASSIGNMENT, runs_code
-from companion.safety.flags import (
+from companion.safety.command_line.danger import ASSIGNMENT, runs_code
+from companion.safety.command_line.flags import (
     GRAMMARS,
     NONE,
     OPTIONAL,
@@ -27,7 +27,7 @@ from companion.safety.flags import (
     read_arguments,
     read_find,
 )
-from companion.safety.visible import make_visible
+from companion.safety.consent.visible import make_visible
 
 __all__ = ["BUILD_TOOLS", "GIT_SUBCOMMANDS", "git_words_refusal", "once_only_reason", "program_of"]
 

@@ -3,7 +3,7 @@
 The findings explain the approval card ("That code deletes files (line 3)") and make the gate
 ask even when harmless code has been granted. It is an explanation, not the wall: code can
 always hide what it does from a static look, so every program runs in the kernel sandbox
-(safety/sandbox.py) whatever the scan said.
+(safety/sandbox/sandbox.py) whatever the scan said.
 """
 
 from __future__ import annotations

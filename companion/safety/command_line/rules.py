@@ -16,11 +16,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from companion.errors import CompanionError, Stage
-from companion.safety.always import BUILD_TOOLS
-from companion.safety.danger import ASSIGNMENT as _ASSIGNMENT
-from companion.safety.danger import danger_of, runs_code
-from companion.safety.flags import GRAMMARS, read_arguments, read_find
-from companion.safety.jail import JailError, resolve_in_workspace
+from companion.safety.command_line.always import BUILD_TOOLS
+from companion.safety.command_line.danger import ASSIGNMENT as _ASSIGNMENT
+from companion.safety.command_line.danger import danger_of, runs_code
+from companion.safety.command_line.flags import GRAMMARS, read_arguments, read_find
+from companion.safety.jail.jail import JailError, resolve_in_workspace
 
 __all__ = [
     "AUTO_SAFE_COMMANDS",

@@ -24,8 +24,13 @@ from pathlib import Path
 
 from companion.errors import CompanionError, Stage
 from companion.paths import code_paths
-from companion.safety import sandbox
-from companion.safety._runner import (
+from companion.safety.consent.approval import ACCESS_READ, ACCESS_WRITE, AuditLog
+from companion.safety.jail.beneath import open_beneath, stat_beneath
+from companion.safety.jail.jail import JailError, ensure_workspace
+from companion.safety.jail.own_files import detach_links
+from companion.safety.network.outbound import OutboundError
+from companion.safety.sandbox import sandbox
+from companion.safety.sandbox._runner import (
     KILL_GRACE_S,
     LiveProcess,
     RunResult,
@@ -33,14 +38,9 @@ from companion.safety._runner import (
     safe_environment,
     start_process,
 )
-from companion.safety.approval import ACCESS_READ, ACCESS_WRITE, AuditLog
-from companion.safety.beneath import open_beneath, stat_beneath
-from companion.safety.cgroup import CallCgroup
-from companion.safety.jail import JailError, ensure_workspace
-from companion.safety.limits import Limits, ProcessCount, limit_sentence
-from companion.safety.outbound import OutboundError
-from companion.safety.own_files import detach_links
-from companion.safety.seccomp import SeccompUnavailable
+from companion.safety.sandbox.cgroup import CallCgroup
+from companion.safety.sandbox.limits import Limits, ProcessCount, limit_sentence
+from companion.safety.sandbox.seccomp import SeccompUnavailable
 
 __all__ = ["ACCESS_READ", "ACCESS_WRITE", "LiveProcess", "Permit", "ProcessDoor", "ProcessRefused",
            "RunResult"]

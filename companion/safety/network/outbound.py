@@ -25,7 +25,7 @@ import sys
 import time
 from collections.abc import Callable
 
-from companion.safety import fence
+from companion.safety.network import fence
 
 __all__ = ["RESOLV_CONF", "Outbound", "OutboundError", "find_slirp"]
 

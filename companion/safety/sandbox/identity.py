@@ -41,7 +41,7 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from companion.safety import launcher
+from companion.safety.sandbox import launcher
 
 __all__ = ["NO_IDMAP_NOTE", "SANDBOX_UID", "Identity", "bind_sources", "for_workspace", "note_for", "what_stops"]
 

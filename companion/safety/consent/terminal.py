@@ -16,8 +16,8 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import TextIO
 
-from companion.safety.approval import Answer, ApprovalRequest, Decision
-from companion.safety.visible import shown_question, visible
+from companion.safety.consent.approval import Answer, ApprovalRequest, Decision
+from companion.safety.consent.visible import shown_question, visible
 
 __all__ = ["TerminalApprover"]
 

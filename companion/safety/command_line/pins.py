@@ -30,9 +30,14 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath
 
-from companion.safety.beneath import read_beneath, stat_beneath
-from companion.safety.danger import INTERPRETERS, SHELLS, redirect_sources, simple_commands
-from companion.safety.jail import JailError, jailed
+from companion.safety.command_line.danger import (
+    INTERPRETERS,
+    SHELLS,
+    redirect_sources,
+    simple_commands,
+)
+from companion.safety.jail.beneath import read_beneath, stat_beneath
+from companion.safety.jail.jail import JailError, jailed
 
 __all__ = ["Taken", "files_run_by", "fingerprint", "take"]
 

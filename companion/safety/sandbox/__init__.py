@@ -1,0 +1,3 @@
+"""The one door a process goes through and the kernel sandbox it runs in: bubblewrap, who the
+command is on the host and the launcher that attaches its trees, Landlock, seccomp, the cgroup
+and limits, the raw runner, and the only runs outside it. May use consent, jail and network."""
