@@ -52,6 +52,8 @@ class _Fallback(Generic[Engine]):
         """The switch away from the server, once one has begun; this engine owns it, not a turn."""
         self._switching = asyncio.Lock()
         """Held for a whole switch: two never interleave."""
+        self._closed = False
+        """Her voice has closed: no switch begins or ends after that (see close)."""
 
     @property
     def using_remote(self) -> bool:
@@ -70,6 +72,8 @@ class _Fallback(Generic[Engine]):
         interrupted reply), never the switch, so the local engine is set whatever becomes of that
         request. Every later request waits for the same switch. `live` (mid-conversation): she
         says the notice now; at start it waits in `notice` until her voice is up (`take_notice`)."""
+        if self._closed:
+            return None  # the request is being dropped with her voice: no banner, no notice
         task = self._switch_task
         if task is None or task.cancelled():  # cancelled only when her voice closed mid-switch
             task = self._switch_task = asyncio.get_running_loop().create_task(self._leave_server(error, live))
@@ -135,6 +139,21 @@ class _Fallback(Generic[Engine]):
     def take_notice(self) -> str | None:
         notice, self.notice = self.notice, None
         return notice
+
+    async def close(self) -> None:
+        """Her voice is closing: a switch still under way ends here, unsaid, with nothing shown.
+
+        Its request was a sentence or a transcript nobody waits for any more (her voice closes
+        once the conversation is over, or when she quits or restarts her voice); finished, the
+        switch would show its banner and say its notice after she closed, to nobody, into a
+        closed conversation store. The server is tried again when her voice next opens, and a
+        dead one says so then. A notice not yet said (her hearing's, held for quiet) is dropped."""
+        self._closed = True
+        self.notice = None
+        task = self._switch_task
+        if task is not None and not task.done():
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
 
 
 class RemoteHearing(_Fallback[Transcriber]):

@@ -14,7 +14,7 @@ from companion.voice.addressing.heard import NameHearing
 from companion.voice.addressing.learning import RELIABLE_SHARE, NameLearning
 from companion.voice.brain_port import CompanionBrain
 from companion.voice.factory import VoiceParts, make_vad
-from companion.voice.fallback import RemoteHearing, server_lines
+from companion.voice.fallback import RemoteHearing, RemoteVoice, server_lines
 from companion.voice.hearing.stt import Transcriber
 from companion.voice.hearing.vad import SpeechDetector
 from companion.voice.loop import BrainPort, LoopSettings, VoiceLoop
@@ -206,6 +206,10 @@ class VoiceSession:
             await self.loop.close()
             await self.speaker.close()
             await self.cache.close()
+            # A switch to her own engine begun by a request just dropped ends with her voice.
+            for engine in (self.loop.transcriber, self.synthesizer):
+                if isinstance(engine, RemoteHearing | RemoteVoice):
+                    await engine.close()
             await self.sink.close()
         finally:
             if self.echo is not None:

@@ -29,12 +29,17 @@ def two_questions(tmp_path_factory, piper_voice):
 
 @pytest.fixture(scope="module")
 def awaits(tmp_path_factory, whisper_tiny, piper_voice, two_questions) -> list[str]:
-    """The awaits a conversation with nothing broken passes, in order (once for both tests)."""
-    baseline = FaultPoints()
+    """The awaits a conversation with nothing broken passes, in order (once for both tests).
+
+    Taken from a second conversation, as warm as the ones the faults are put in: the first of a
+    test session makes requests no later one repeats (seven more to her hearing server), so run
+    alone (not after other voice tests) the faults put there were never reached."""
     with ScriptedBrain() as brain:
-        outcome = asyncio.run(run_conversation(tmp_path_factory.mktemp("base"), brain, whisper_tiny, piper_voice,
-                                               two_questions, baseline))
-    assert check_conversation(outcome, None) == []
+        for _ in range(2):
+            baseline = FaultPoints()
+            outcome = asyncio.run(run_conversation(tmp_path_factory.mktemp("base"), brain, whisper_tiny,
+                                                   piper_voice, two_questions, baseline))
+            assert check_conversation(outcome, None) == []
     return baseline.passed
 
 
