@@ -82,8 +82,6 @@ class CompanionWindow(QMainWindow):
         self._brain_failed = False
         self.presence = Presence()
         self._core_expression = "neutral"
-        self._thinking_of_turn = False
-        """The "thinking" face is the turn's own (from its start), not one the core chose."""
         self.face = FaceWidget()
         self.captions = TranscriptView()
         self.captions.stop_requested.connect(self.stop_requested.emit)
@@ -157,7 +155,7 @@ class CompanionWindow(QMainWindow):
         bridge.speak.connect(self.captions.add_speech)
         bridge.tool_started.connect(self.captions.tool_started)
         bridge.tool_finished.connect(self.captions.tool_finished)
-        bridge.expression.connect(self._core_expression_changed)
+        bridge.expression.connect(lambda name, _reason: self._show_expression(name))
         bridge.state.connect(self.show_state)
         bridge.reply_delta.connect(lambda _text: self._update(replying=True))
         bridge.tool_started.connect(lambda name, _call_id: self._update(tool=name))
@@ -182,12 +180,6 @@ class CompanionWindow(QMainWindow):
         if state == "thinking" and not was_busy:
             # A new turn: the last reply's face (happy, sad…) is over.
             self._show_expression("thinking")
-            self._thinking_of_turn = True
-        if state == "speaking" and self._core_expression == "thinking" and self._thinking_of_turn:
-            # Her answer (or a job's result) is being said: the thinking is over, even when no
-            # reply tag came to give her face its mood. A tool's focus (also "thinking" by
-            # default) stays while she narrates the tool.
-            self._core_expression = "neutral"
         changes: dict = {"core": state}
         # Waiting for an OK is inside the tool's run: its name must still be there after the yes.
         if state not in (*BUSY, "waiting"):
@@ -243,11 +235,6 @@ class CompanionWindow(QMainWindow):
     def _show_expression(self, name: str) -> None:
         self._core_expression = name
         self._render()
-
-    def _core_expression_changed(self, name: str, _reason: str) -> None:
-        """A face the core chose (a tool's focus or fail, a reply's mood): hers until the next."""
-        self._thinking_of_turn = False
-        self._show_expression(name)
 
     @Slot(str, str, str)
     def show_error(self, stage: str, code: str, sentence: str) -> None:

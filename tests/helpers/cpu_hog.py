@@ -1,10 +1,11 @@
 """The real-audio tests under load, two rooms at a time.
 
-With COMPANION_TEST_HOG=1 another process keeps a core busy for the whole run (`make test` sets
-it for the real-audio pass), so a test that only passes on a quiet machine fails here rather than
+With COMPANION_TEST_HOG=1 another process keeps a core busy for the whole run (`make
+test-under-load` sets it), so a test that only passes on a quiet machine fails there rather than
 on a user's busy laptop or a shared CI runner. One hog per run, started by the process that
 leads it (pytest-xdist's controller, or pytest alone): under `-n 2` each real-audio test runs
-beside the busy core and another real-audio test, as on a laptop playing music while she talks.
+beside the busy core and another real-audio test. `make test` runs the two rooms side by side
+without it: each test already has another real-time conversation beside it.
 
 Every test that uses the private PulseAudio (`pulse_audio`) is marked `real_audio` (a test that
 talks in real time without it marks itself); select them with `-m real_audio`. Each is put in

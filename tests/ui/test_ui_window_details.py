@@ -156,22 +156,3 @@ def test_in_the_smallest_window_an_open_cards_answer_buttons_are_in_sight_and_th
     qtbot.waitUntil(lambda: card.isVisible() and all(in_sight(button) for button in buttons), timeout=3000)
     assert in_sight(card.command_label)  # what she asks to run, above them
     assert window.size().toTuple() == (298, 542)  # room came from the transcript, not the screen
-
-
-def test_her_face_shows_no_thinking_bubbles_while_she_speaks_her_answer_and_keeps_a_replys_mood(qtbot):
-    window, bridge, bus = _window(qtbot, 460)
-    window.set_voice("ready")
-
-    def say(*events) -> None:
-        for event in events:
-            signal = {ev.StateChanged: bridge.state, ev.Speak: bridge.speak, ev.ExpressionChanged: bridge.expression}
-            with qtbot.waitSignal(signal[type(event)], timeout=2000):
-                bus.emit(event)
-
-    # A job's result, or an answer with no mood tag: no reply expression comes to end the thinking.
-    say(ev.StateChanged("thinking"), ev.Speak(ev.SpeechKind.SAY, "Here is your answer."), ev.StateChanged("speaking"))
-    assert window.state_label.text() == "Speaking"
-    assert window.face.expression != "thinking"
-    say(ev.StateChanged("idle"), ev.StateChanged("thinking"), ev.ExpressionChanged("happy", "reply"),
-        ev.StateChanged("speaking"))
-    assert window.face.expression == "happy"  # a reply's mood stays while she says it
