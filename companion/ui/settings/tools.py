@@ -249,7 +249,7 @@ def _sandbox_note() -> str:
     return (f"{reason} So she doesn't offer to run commands or code. Switching this on lets her, "
             "WITHOUT a sandbox: a command you approve then runs as you and can read, change or "
             "delete any of your files and use the internet. The approval cards are then the only "
-            f"protection. {sandbox.FIX}")
+            f"protection. {sandbox.unavailable_fix()}")
 
 
 def _wrapped(text: str) -> QLabel:
