@@ -135,6 +135,8 @@ class VoiceSettings:
     """How much piper varies her tone (0 flat to 1.5); negative: her personality's `variation:`, else the voice's own."""
     noise_w_scale: float = -1.0
     """How much piper varies her rhythm (0 to 1.5); negative, as for noise_scale."""
+    pitch: float = 0.0
+    """Semitones above her voice's own (-12 to 12, negative: lower); 0 lets her personality's `pitch:` decide."""
     barge_in: bool = True
     echo_cancellation: bool = True
     """Remove her own voice from the microphone, so she can be interrupted on open speakers
@@ -171,15 +173,18 @@ class VoiceSettings:
         return replace(self, muted=False, listening=mode)
 
     def with_personality_voice(self, wanted: str, speed: float | None = None,
-                               variation: tuple[float, float] | None = None) -> VoiceSettings:
-        """A personality's `voice:`, `speed:` and `variation:` fill in where Settings has no choice
-        of its own (no voice, speed 1.0, negative noise scales): Settings wins, it is the user's
-        explicit choice. The pack's own voice is the installed one, already in use."""
+                               variation: tuple[float, float] | None = None,
+                               pitch: float | None = None) -> VoiceSettings:
+        """A personality's `voice:`, `speed:`, `variation:` and `pitch:` fill in where Settings has
+        no choice of its own (no voice, speed 1.0, negative noise scales, pitch 0): Settings wins,
+        it is the user's explicit choice. The pack's own voice is the installed one, already in use."""
         changes: dict[str, Any] = {}
         if not self.voice and wanted and wanted != PACK_VOICE:
             changes["voice"] = wanted
         if speed is not None and self.speed == 1.0:
             changes["speed"] = speed
+        if pitch is not None and self.pitch == 0.0:
+            changes["pitch"] = pitch
         if variation is not None:
             if self.noise_scale < 0:
                 changes["noise_scale"] = variation[0]
@@ -209,6 +214,8 @@ class VoiceSettings:
             raise ValueError('voice.called_cue must be "none", "chime" or "yes"')
         if not 0.5 <= self.speed <= 2.0:
             raise ValueError("voice.speed must be between 0.5 and 2.0")
+        if not -12 <= self.pitch <= 12:
+            raise ValueError("voice.pitch must be between -12 and 12 semitones")
         if self.noise_scale > 1.5 or self.noise_w_scale > 1.5:
             raise ValueError("voice.noise_scale and voice.noise_w_scale must be at most 1.5 (negative: the voice's own)")
         if not 100 <= self.end_of_turn_silence_ms <= 3000:

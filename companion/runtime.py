@@ -332,9 +332,10 @@ class Companion:
             self.personality.refresh()
 
     def voice_settings(self, voice: VoiceSettings | None = None) -> VoiceSettings:
-        """The voice settings with her personality's `voice:`, `speed:` and `variation:` filled in."""
+        """The voice settings with her personality's `voice:`, `speed:`, `variation:` and `pitch:` filled in."""
         voice, her = voice or self.settings.voice, self.personality and self.personality.current
-        return voice if her is None else voice.with_personality_voice(her.voice, her.speed, her.variation)
+        return voice if her is None else voice.with_personality_voice(her.voice, her.speed, her.variation,
+                                                                      her.pitch)
 
     def saved_grants(self) -> tuple[Grants, str | None]:
         """The saved "always" answers (exact lines, command families) and any notice about the file."""

@@ -74,8 +74,6 @@ async def _listen(args: argparse.Namespace, config: RunConfig) -> int:
 
     try:
         source = WavSource(args.input, realtime=args.realtime)
-        parts = await build_voice(config.settings.voice, config.paths.models_dir, progress=progress_bar(),
-                                  source=source, make_sink=make_sink, bus=bus)
     except CompanionError as exc:
         print(f"companion: {exc.sentence}", file=sys.stderr, flush=True)
         return 1
@@ -85,8 +83,16 @@ async def _listen(args: argparse.Namespace, config: RunConfig) -> int:
     except Exception as exc:
         print(f"companion: I couldn't start: {exc}", file=sys.stderr, flush=True)
         return 1
+    # Her personality's voice, pace, variation and pitch, unless Settings names its own (as `voice`).
+    voice = companion.voice_settings(config.settings.voice)
+    try:
+        parts = await build_voice(voice, config.paths.models_dir, progress=progress_bar(),
+                                  source=source, make_sink=make_sink, bus=bus)
+    except CompanionError as exc:
+        print(f"companion: {exc.sentence}", file=sys.stderr, flush=True)
+        await companion.close()
+        return 1
     [sink] = sinks
-    voice = config.settings.voice
     if getattr(args, "listening", None):
         voice = voice.with_mode(args.listening)
     session = VoiceSession.from_parts(parts, brain=CompanionBrain(companion), bus=bus, voice=voice)

@@ -104,14 +104,14 @@ def check_models(settings: Settings, paths: Paths) -> list[Check]:
     from companion.errors import CompanionError
     from companion.voice.hearing.local import local_transcriber
     from companion.voice.models.files import missing_models, resolve_hearing_model, resolve_voice
-    from companion.voice.speaking.tts import PiperSynthesizer
+    from companion.voice.speaking.local import local_synthesizer
 
     cache = paths.models_dir
     missing = {m.what: m.name for m in missing_models(settings.voice, cache)}
     checks = []
     for what, resolve, load, engine in (
         ("hearing model", resolve_hearing_model, lambda model: local_transcriber(model, cache), settings.voice.hearing),
-        ("voice", resolve_voice, PiperSynthesizer, settings.voice.speaking),
+        ("voice", resolve_voice, local_synthesizer, settings.voice.speaking),
     ):
         title = what.capitalize()
         if what in missing:
@@ -133,6 +133,43 @@ def check_models(settings: Settings, paths: Paths) -> list[Check]:
         where = getattr(model, "path", None) or getattr(model, "onnx", "")
         engine_name = f" ({model.engine.capitalize()})" if what == "hearing model" else ""
         checks.append(Check(title, True, f"{model.name}{engine_name} at {where}, verified, loaded in {seconds:.2f} s"))
+    return checks
+
+
+def check_personality_voices(settings: Settings, paths: Paths) -> list[Check]:
+    """Each personality (hers and the shipped ones): the voice she speaks with, its pace and
+    pitch, and whether that voice is installed (a missing hibari voice: Joe stands in)."""
+    from companion.errors import CompanionError
+    from companion.persona.document import parse_personality
+    from companion.persona.store import shipped_templates
+    from companion.voice.models.files import is_hibari, missing_models, resolve_hibari
+
+    chosen = Path(settings.personality) if settings.personality else paths.personality_file
+    checks, seen = [], set()
+    for path in (chosen, *shipped_templates().values()):
+        try:
+            her, _problems = parse_personality(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError):
+            continue  # the personality check says what is wrong with it
+        if her.name in seen:
+            continue
+        seen.add(her.name)
+        voice = settings.voice.with_personality_voice(her.voice, her.speed, her.variation, her.pitch)
+        name = voice.voice or "en_US-joe-medium (installed pack)"
+        sound = f"speed {voice.speed:g}, pitch {voice.pitch:+g} semitones"
+        if is_hibari(voice.voice):
+            try:
+                resolve_hibari(voice.voice)
+            except CompanionError as exc:
+                checks.append(Check(f"Voice of {her.name}", False, f"{name}, {sound}: {exc.sentence} She speaks "
+                                    "with Joe's voice until then.", "Run `make run`, or: pip install "
+                                    "hibari-tts==0.2.1", essential=False))
+                continue
+        elif any(m.what == "voice" for m in missing_models(voice, paths.models_dir)):
+            checks.append(Check(f"Voice of {her.name}", False, f"{name}, {sound}: not installed nor downloaded",
+                                "Start `companion` and accept the download.", essential=False))
+            continue
+        checks.append(Check(f"Voice of {her.name}", True, f"{name}, {sound}: installed", essential=False))
     return checks
 
 
@@ -271,14 +308,13 @@ def check_heard_names(settings: Settings, paths: Paths, names: tuple[str, ...]) 
         unheard_advice,
     )
     from companion.voice.hearing.local import local_transcriber
-    from companion.voice.models.files import resolve_hearing_model, resolve_voice
-    from companion.voice.speaking.tts import PiperSynthesizer
+    from companion.voice.models.files import resolve_hearing_model
+    from companion.voice.speaking.local import load_voice
 
     try:
         transcriber = local_transcriber(resolve_hearing_model(voice.hearing_model, paths.models_dir), paths.models_dir)
         transcriber.load()
-        synthesizer = PiperSynthesizer(resolve_voice(voice.voice, paths.models_dir))
-        synthesizer.load()
+        synthesizer = load_voice(voice, paths.models_dir)
     except Exception as exc:  # the model checks say what is missing
         return [Check("Her name", False, f"could not check how her name is heard ({exc})",
                       "See the hearing model and voice checks above.", essential=False)]

@@ -9,13 +9,15 @@ from typing import Any
 
 import yaml
 
-FRONT_MATTER_KEYS = ("name", "aliases", "language", "voice", "face", "speed", "variation")
+FRONT_MATTER_KEYS = ("name", "aliases", "language", "voice", "face", "speed", "variation", "pitch")
 FACES = ("mira", "jeeves", "pip")
 """The characters her face can be drawn as (front matter `face:`); the window draws each."""
 SPEEDS = (0.5, 2.0)
 """The slowest and fastest `speed:` (1.0 is the voice's own pace)."""
 VARIATIONS = (0.0, 1.5)
 """The range of each `variation:` number (piper's noise_scale and noise_w_scale)."""
+PITCHES = (-12.0, 12.0)
+"""The lowest and highest `pitch:`, in semitones (0 is the voice's own)."""
 REQUIRED_SECTIONS = (
     "Personality", "How to address the user", "Emotional rules", "Tool voice patterns", "Quirks",
 )
@@ -46,14 +48,16 @@ class Personality:
     aliases: tuple[str, ...] = ()
     """Other names she answers to when called (front matter `aliases: [Mimi, Mirabel]`)."""
     voice: str = ""
-    """A piper voice name or .onnx path; used when Settings names no voice."""
+    """`hibari/heart`, a piper voice name or an .onnx path; used when Settings names no voice."""
     face: str = "mira"
     """Which character the window draws (one of FACES)."""
     speed: float | None = None
     """How fast she talks (`speed:`, 2.0 twice as fast); None: as Settings says."""
     variation: tuple[float, float] | None = None
     """How much her voice varies in tone and in rhythm (`variation: 0.667, 0.8`: piper's
-    noise_scale and noise_w_scale); None: the voice's own."""
+    noise_scale and noise_w_scale; hibari's voices have none); None: the voice's own."""
+    pitch: float | None = None
+    """Semitones above her voice's own (`pitch: -2` is lower); None: as Settings says."""
     sections: dict[str, str] = field(default_factory=dict)
     """Section title (as written) → its text, in file order; includes extra sections."""
     patterns: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -92,6 +96,7 @@ def parse_personality(
         face = "mira"
     speed = _speed(meta.get("speed"), _key_line(lines, "speed"), problems)
     variation = _variation(meta.get("variation"), _key_line(lines, "variation"), problems)
+    pitch = _pitch(meta.get("pitch"), _key_line(lines, "pitch"), problems)
     personality = Personality(
         name=str(meta.get("name") or "Companion"),
         aliases=_aliases(meta.get("aliases")),
@@ -100,6 +105,7 @@ def parse_personality(
         face=face,
         speed=speed,
         variation=variation,
+        pitch=pitch,
         sections={t: b.strip() for t, b in sections.items() if t.lower() != "tool voice patterns"},
         patterns=patterns,
     )
@@ -130,6 +136,19 @@ def _speed(value: Any, line: int, problems: list[Problem]) -> float | None:
                                 fatal=False))
         return None
     return speed
+
+
+def _pitch(value: Any, line: int, problems: list[Problem]) -> float | None:
+    """`pitch:` in semitones within PITCHES; anything else is a harmless problem (Settings' pitch is used)."""
+    if value is None:
+        return None
+    pitch = _number(value)
+    if pitch is None or not PITCHES[0] <= pitch <= PITCHES[1]:
+        problems.append(Problem(line, f"pitch: '{value}' is not a pitch I can use; give semitones from "
+                                      f"{PITCHES[0]:g} (lower) to {PITCHES[1]:g} (higher), 0 is the voice's own",
+                                fatal=False))
+        return None
+    return pitch
 
 
 def _variation(value: Any, line: int, problems: list[Problem]) -> tuple[float, float] | None:

@@ -21,15 +21,12 @@ from companion.voice.fallback import open_hearing, open_voice
 from companion.voice.hearing.local import local_transcriber
 from companion.voice.hearing.stt import Transcriber
 from companion.voice.hearing.vad import SileroVad, SkipQuiet, SpeechDetector
-from companion.voice.models.files import (
-    Progress,
-    resolve_hearing_model,
-    resolve_voice,
-)
+from companion.voice.models.files import Progress, resolve_hearing_model
 from companion.voice.sound.audio import AudioSink, AudioSource, NullSink, NullSource
 from companion.voice.sound.echo_canceller import EchoSettings
 from companion.voice.sound.echo_worker import EchoWorker
-from companion.voice.speaking.tts import PiperSynthesizer, Synthesizer
+from companion.voice.speaking.local import load_voice
+from companion.voice.speaking.tts import Synthesizer
 from companion.voice.turns.smart_turn import SmartTurn, load_turn_model
 
 __all__ = ["VoiceParts", "build_voice", "load_engines", "load_turn_model_or_none", "make_synthesizer", "make_transcriber", "make_vad", "open_devices"]
@@ -37,7 +34,7 @@ __all__ = ["VoiceParts", "build_voice", "load_engines", "load_turn_model_or_none
 log = logging.getLogger(__name__)
 
 LOCAL = "local"
-"""The engine on this computer (Whisper, piper); anything else is a tcp://host:port server."""
+"""The engine on this computer (Whisper; piper or hibari); anything else is a tcp://host:port server."""
 
 
 @dataclass
@@ -86,12 +83,10 @@ def make_transcriber(voice: VoiceSettings, cache_dir: Path, *, progress: Progres
 
 
 def make_synthesizer(voice: VoiceSettings, cache_dir: Path, *, progress: Progress | None = None) -> Synthesizer:
-    """Her speaking engine, loaded (blocking: call from a worker thread)."""
+    """Her speaking engine, loaded (blocking: call from a worker thread); a hibari voice that
+    can't be had is Joe's, with a notice (voice.speaking.local)."""
     if voice.speaking == LOCAL:
-        synthesizer = PiperSynthesizer(resolve_voice(voice.voice, cache_dir, progress=progress), speed=voice.speed,
-                                       variation=voice.variation)
-        synthesizer.load()
-        return synthesizer
+        return load_voice(voice, cache_dir, progress=progress)
     raise CompanionError("engine_unknown", f"I don't know how to speak through {voice.speaking}.",
                          stage=Stage.SPEAKING)
 

@@ -279,7 +279,8 @@ def _local_loader(voice: VoiceSettings, cache_dir: Path, what: str) -> LocalLoad
     from companion.voice.hearing.local import local_transcriber
     from companion.voice.hearing.stt import WhisperTranscriber
     from companion.voice.models.files import missing_models, resolve_hearing_model, resolve_voice
-    from companion.voice.speaking.tts import PiperSynthesizer
+    from companion.voice.speaking.local import local_synthesizer, voice_options
+    from companion.voice.speaking.tts import LocalSynthesizer
 
     field = "hearing_model" if what == "hearing model" else "voice"
     for candidate in (voice, replace(voice, **{field: ""})):  # as set, else the installed pack
@@ -292,8 +293,8 @@ def _local_loader(voice: VoiceSettings, cache_dir: Path, what: str) -> LocalLoad
                 return engine
             return load_hearing
 
-        def load_voice(setting: str = candidate.voice) -> PiperSynthesizer:
-            engine = PiperSynthesizer(resolve_voice(setting, cache_dir), speed=voice.speed, variation=voice.variation)
+        def load_voice(setting: str = candidate.voice) -> LocalSynthesizer:
+            engine = local_synthesizer(resolve_voice(setting, cache_dir), **voice_options(voice))
             engine.load()
             return engine
         return load_voice

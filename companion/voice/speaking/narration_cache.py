@@ -17,11 +17,11 @@ log = logging.getLogger(__name__)
 
 
 class NarrationCache:
-    """Audio for known lines, keyed by their speakable text and the speaking speed."""
+    """Audio for known lines, keyed by their speakable text, the speaking speed and pitch."""
 
     def __init__(self, synthesizer: Synthesizer) -> None:
         self._synth = synthesizer
-        self._audio: dict[tuple[str, float], np.ndarray] = {}
+        self._audio: dict[tuple[str, float, float], np.ndarray] = {}
         self._task: asyncio.Task | None = None
         self.ready = asyncio.Event()
         """Set once the latest set of lines is all synthesized."""
@@ -35,8 +35,8 @@ class NarrationCache:
         else:
             self._quiet.set()
 
-    def _key(self, text: str) -> tuple[str, float]:
-        return speakable(text), float(getattr(self._synth, "speed", 1.0))
+    def _key(self, text: str) -> tuple[str, float, float]:
+        return speakable(text), float(getattr(self._synth, "speed", 1.0)), float(getattr(self._synth, "pitch", 0.0))
 
     def get(self, text: str) -> np.ndarray | None:
         return self._audio.get(self._key(text))
