@@ -7,9 +7,10 @@ out of reach, so before the command runs, its network namespace gets a `prohibit
 every address of this computer and for the private, link-local, shared and multicast
 ranges; a connection there fails with "Permission denied". slirp's own 10.0.2.0/24 (its
 gateway, which `--disable-host-loopback` already refuses, and its DNS forwarder) keeps its
-more specific route. Every network this computer is connected to (each interface's subnet, a
-route with no gateway) is fenced too, whatever its range: a LAN on public or test addresses is
-still the local network. The command can't remove the routes: it has no capabilities in its
+more specific route. Every network this computer is connected to is fenced too, whatever its
+range: a LAN on public or test addresses is still the local network. Each interface's own
+network counts whatever its width (a /7 LAN is a LAN); a route with no gateway counts from /8
+down (a VPN's 0/1 and 128/1 halves of the internet, routed onto its tunnel, are the internet). The command can't remove the routes: it has no capabilities in its
 namespaces and may not make new ones.
 
 Run as a program (`python -I -S fence.py NETNS [USERNS_FD] < prefixes`), stdlib only, because
@@ -26,7 +27,7 @@ import socket
 import struct
 import sys
 
-__all__ = ["FENCED_RANGES", "connected_subnets", "fenced_prefixes", "host_addresses", "main"]
+__all__ = ["FENCED_RANGES", "connected_subnets", "fenced_prefixes", "host_addresses", "interface_networks", "main"]
 
 FENCED_RANGES = ("0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16",
                  "172.16.0.0/12", "192.168.0.0/16", "224.0.0.0/3")
@@ -38,9 +39,10 @@ _SLIRP_NETWORK = ipaddress.IPv4Network("10.0.2.0/24")
 _RTF_GATEWAY = 0x2
 _CLONE_NEWUSER = 0x10000000
 _CLONE_NEWNET = 0x40000000
-_RTM_NEWROUTE = 24
-_NLM_F_REQUEST, _NLM_F_ACK, _NLM_F_EXCL, _NLM_F_CREATE = 0x1, 0x4, 0x200, 0x400
-_NLMSG_ERROR = 2
+_RTM_NEWROUTE, _RTM_NEWADDR, _RTM_GETADDR = 24, 20, 22
+_NLM_F_REQUEST, _NLM_F_ACK, _NLM_F_DUMP, _NLM_F_EXCL, _NLM_F_CREATE = 0x1, 0x4, 0x300, 0x200, 0x400
+_NLMSG_ERROR, _NLMSG_DONE = 2, 3
+_IFA_ADDRESS = 1
 _RT_TABLE_MAIN, _RTPROT_STATIC, _RT_SCOPE_UNIVERSE, _RTN_PROHIBIT = 254, 4, 0, 8
 _RTA_DST = 1
 
@@ -85,6 +87,43 @@ def connected_subnets(route_table: str = "/proc/net/route") -> list[str]:
     return found
 
 
+def interface_networks() -> list[str]:
+    """The network of each IPv4 address of this computer's interfaces, as the kernel has them
+    (rtnetlink), whatever its width."""
+    found: list[str] = []
+    request = struct.pack("=IHHII", 24, _RTM_GETADDR, _NLM_F_REQUEST | _NLM_F_DUMP, 1, 0)
+    request += struct.pack("=BBBBI", socket.AF_INET, 0, 0, 0, 0)  # struct ifaddrmsg: every IPv4 one
+    with socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, socket.NETLINK_ROUTE) as link:
+        link.send(request)
+        while True:
+            reply = link.recv(65536)
+            offset = 0
+            while offset + 16 <= len(reply):
+                length, kind = struct.unpack_from("=IH", reply, offset)
+                if kind in (_NLMSG_DONE, _NLMSG_ERROR) or length < 16:
+                    return found
+                if kind == _RTM_NEWADDR:
+                    network = _address_network(reply[offset + 16:offset + length])
+                    if network is not None and network not in found:
+                        found.append(network)
+                offset += (length + 3) & ~3
+
+
+def _address_network(message: bytes) -> str | None:
+    """The network of one RTM_NEWADDR message's address (IFA_ADDRESS: the peer's on a point-to-point link)."""
+    _family, prefixlen = struct.unpack_from("=BB", message)
+    offset = 8
+    while offset + 4 <= len(message):
+        length, kind = struct.unpack_from("=HH", message, offset)
+        if length < 4:
+            return None
+        if kind == _IFA_ADDRESS and length == 8:
+            address = ipaddress.IPv4Address(message[offset + 4:offset + 8])
+            return str(ipaddress.IPv4Network(f"{address}/{prefixlen}", strict=False))
+        offset += (length + 3) & ~3
+    return None
+
+
 def fenced_prefixes() -> list[str]:
     """The ranges above, every network this computer is connected to, and its own addresses,
     each as a prefix."""
@@ -92,6 +131,13 @@ def fenced_prefixes() -> list[str]:
     # 10.0.2.x network (VirtualBox's NAT gives 10.0.2.15) would otherwise fall under slirp's
     # more specific 10.0.2.0/24. slirp's own gateway and DNS forwarder stay reachable.
     prefixes = list(FENCED_RANGES)
+    # A network that holds slirp's 10.0.2.0/24 leaves it its more specific route; one inside it
+    # would cut slirp's gateway off (this computer's own addresses there are fenced below).
+    try:
+        own = interface_networks()
+    except OSError:
+        own = []
+    prefixes += [net for net in own if not ipaddress.IPv4Network(net).subnet_of(_SLIRP_NETWORK) and net not in prefixes]
     prefixes += [subnet for subnet in connected_subnets() if subnet not in prefixes]
     prefixes += [f"{address}/32" for address in host_addresses() if address not in _SLIRP_OWN]
     return prefixes

@@ -48,14 +48,20 @@ class Fetched:
 def is_public_address(address: str) -> bool:
     """True only for an address on the public internet. An IPv6 address that carries an IPv4
     one (mapped, compatible, translated, NAT64, 6to4, Teredo) is judged by that IPv4 address
-    too: `::ffff:0:7f00:1`, `64:ff9b::7f00:1` and `2002:7f00:1::` all reach 127.0.0.1."""
+    too: `::ffff:0:7f00:1`, `64:ff9b::7f00:1` and `2002:7f00:1::` all reach 127.0.0.1. The
+    local-use NAT64 prefix is never public: its network picks where the IPv4 sits."""
     ip = ipaddress.ip_address(address.split("%", 1)[0])
-    if not ip.is_global or ip.is_multicast:
+    if not ip.is_global or ip.is_multicast or ip in _LOCAL_NAT64:
         return False
     return all(inner.is_global and not inner.is_multicast for inner in _embedded_ipv4(ip))
 
 
-_NAT64 = (ipaddress.IPv6Network("64:ff9b::/96"), ipaddress.IPv6Network("64:ff9b:1::/48"))
+_NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
+# RFC 8215's local-use prefix: the network puts the IPv4 address at bit 48, 56, 64 or 96 (RFC
+# 6052) and no address says which, so 64:ff9b:1:7f00:0:100:808:808 is 127.0.0.1 to one
+# translator and 8.8.8.8 to another. IANA lists it as not globally reachable (CPython 3.11.10
+# and later say so too; this one doesn't).
+_LOCAL_NAT64 = ipaddress.IPv6Network("64:ff9b:1::/48")
 _TRANSLATED = ipaddress.IPv6Network("::ffff:0:0:0/96")  # SIIT "IPv4-translated"
 _COMPATIBLE = ipaddress.IPv6Network("::/96")  # deprecated "IPv4-compatible"
 
@@ -68,7 +74,7 @@ def _embedded_ipv4(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> list[ip
     found = [x for x in (ip.ipv4_mapped, ip.sixtofour) if x is not None]
     if ip.teredo is not None:
         found += list(ip.teredo)  # (server, client)
-    if ip in _TRANSLATED or ip in _COMPATIBLE or any(ip in net for net in _NAT64):
+    if ip in _TRANSLATED or ip in _COMPATIBLE or ip in _NAT64:
         found.append(low32)
     return found
 
