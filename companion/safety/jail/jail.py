@@ -167,10 +167,18 @@ def check_writable(root: Path, resolved: Path) -> None:
         raise JailError("path_is_program", PROGRAM_SENTENCE)
 
 
+LOGIN_PATH = ("bin", ".local/bin")
+"""Folders of the home that Debian's and Ubuntu's ~/.profile put on PATH at login once they
+exist, whatever her own PATH (started from a menu or a service) holds."""
+
+
 def path_folders(environ: dict[str, str] | None = None) -> list[Path]:
-    """The folders on the user's PATH that exist, links resolved ("" and "." left out)."""
+    """The folders the user's shell runs programs from, links resolved: those on PATH that
+    exist ("" and "." left out), and the login PATH's even before they exist (the next login
+    adds a ~/bin made now)."""
     text = (os.environ if environ is None else environ).get("PATH", "")
-    found: list[Path] = []
+    home = Path.home()
+    found: list[Path] = [Path(os.path.realpath(home / name)) for name in LOGIN_PATH] if home != Path("/") else []
     for entry in text.split(os.pathsep):
         if entry and entry != "." and os.path.isabs(entry) and os.path.isdir(entry):
             real = Path(os.path.realpath(entry))
