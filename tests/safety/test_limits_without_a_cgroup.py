@@ -2,9 +2,11 @@
 fork bomb is stopped with her sentence while the user's other programs keep forking (issue 38).
 
 As a real unprivileged user (root drops to uid 65534 for the test) no cgroup can be made, and
-RLIMIT_DATA counts only private memory: a shared anonymous mapping, a memfd and System V shared
-memory each held 512 MB under a 256 MB limit. The seccomp filter keeps them out when no cgroup
-holds the call's memory; where one does (as root), the cgroup counts them.
+RLIMIT_DATA counts only private memory: a shared anonymous mapping, a memfd, System V shared
+memory and a shared mapping of /dev/zero each held 512 MB under a 256 MB limit, System V
+message queues 500 MB and semaphore sets as much as asked (issue 50, item 6). The seccomp filter
+keeps them out when no cgroup holds the call's memory, and /dev/zero is /dev/full there (zeros
+that can't be mapped); where a cgroup holds it (as root), the cgroup counts them.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ import ctypes, mmap, os, sys
 MB = 1 << 20
 size = 512 * MB
 what = sys.argv[1]
+libc = ctypes.CDLL(None, use_errno=True)
 try:
     if what == "shared":
         m = mmap.mmap(-1, size, flags=mmap.MAP_SHARED)
@@ -39,11 +42,26 @@ try:
         fd = os.memfd_create("x")
         for _ in range(512): os.write(fd, b"x" * MB)
     elif what == "sysv":
-        libc = ctypes.CDLL(None, use_errno=True)
         libc.shmat.restype = ctypes.c_void_p
         segment = libc.shmget(0, size, 0o1000 | 0o600)
         if segment < 0: raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
         ctypes.memset(libc.shmat(segment, None, 0), 1, size)
+    elif what == "msgq":  # System V message queues: 16 KB each in the call's IPC namespace, 32000 of them
+        buffer, held, goal = ctypes.create_string_buffer(b"\x01" + b"\0" * 7 + b"x" * 8192), 0, 384 * MB
+        while held < goal:
+            queue = libc.msgget(0, 0o1000 | 0o600)
+            if queue < 0: raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
+            while held < goal and libc.msgsnd(queue, buffer, 8192, 0o4000) == 0: held += 8192
+            if ctypes.get_errno() not in (0, 11): raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
+    elif what == "sem":  # System V semaphore sets: 32000 semaphores of 64 bytes each
+        for _ in range(size // (32000 * 64)):
+            if libc.semget(0, 32000, 0o1000 | 0o600) < 0:
+                raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
+    elif what == "devzero":  # a shared mapping of /dev/zero is shared memory too
+        with open("/dev/zero", "r+b") as zero:
+            assert zero.read(4) == bytes(4)  # it still reads zeros
+            m = mmap.mmap(zero.fileno(), size, flags=mmap.MAP_SHARED)
+        for i in range(0, size, 4096): m[i] = 1
     print("HELD", what)
 except (OSError, MemoryError) as exc:
     print("STOPPED", what, exc)
@@ -60,7 +78,7 @@ from companion.safety.sandbox.limits import Limits
 async def main():
     door = ProcessDoor(lambda: Path(sys.argv[1]), lambda: None, limits=Limits(memory_bytes=256 << 20))
     said = {}
-    for what in ("shared", "memfd", "sysv"):
+    for what in ("shared", "memfd", "sysv", "msgq", "sem", "devzero"):
         argv = ("/usr/bin/python3", "-I", "-c", sys.argv[3], what)
         permit = door.issue(argv, what, "execute_code", stdin=None, network=False, how="asked", access=ACCESS_WRITE)
         result = await door.run(permit, risk="exec", timeout_s=60)

@@ -9,8 +9,12 @@ them (`ProcessCount`). As a user, RLIMIT_NPROC, counted in each call's own user 
 holds the call, and the same watcher stops a call held at that cap (a fork bomb never ends
 by itself). RLIMIT_DATA counts private memory only; where no cgroup holds the
 call's memory (a user, a container) the seccomp filter keeps shared memory out (seccomp.py:
-shared anonymous mappings, memfd, System V segments). Left open there: a shared mapping of
-/dev/zero (measured as uid 65534: 512 MB held under a 256 MB limit).
+shared anonymous mappings, memfd, System V segments, message queues and semaphores) and
+/dev/zero is /dev/full, which can't be mapped. Left open there: UNIX socket buffers (measured
+as uid 65534: 600 MB in one process under a 256 MB limit). No rlimit counts them (descriptors
+times processes only bounds how many sockets), and seccomp sees a call's arguments, not what a
+socket holds: refusing socketpair would break asyncio. Only a cgroup's memory controller can
+hold them, and a user gets one only from a systemd user session (none where this was built).
 """
 
 from __future__ import annotations

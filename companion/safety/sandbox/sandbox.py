@@ -274,8 +274,13 @@ def prepare(bwrap: str, policy: SandboxPolicy, argv: Sequence[str]) -> Prepared:
         args.append("--unshare-net")
         cap = CallCgroup.make(policy.limits.processes, policy.limits.memory_bytes) if os.geteuid() == 0 else None
         # Without a cgroup holding its memory, the filter keeps memory that RLIMIT_DATA can't count out.
-        seccomp = filter_fd(read_only=not policy.writable, memory_counted=cap is not None and cap.holds_memory)
+        counted = cap is not None and cap.holds_memory
+        seccomp = filter_fd(read_only=not policy.writable, memory_counted=counted)
         fds.append(seccomp)
+        if not counted:
+            # A shared mapping of /dev/zero is uncounted shared memory; /dev/full reads the same
+            # zeros and can't be mapped at all (ENODEV).
+            args += ["--dev-bind", "/dev/full", "/dev/zero"]
         scratch = landlock.writable_folders(str(policy.workspace))
         if not policy.writable and landlock.SCRATCH not in scratch:
             args += ["--setenv", "TMPDIR", "/dev/shm"]

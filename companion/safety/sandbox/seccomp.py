@@ -50,7 +50,9 @@ _NUMBERS = {"fchmodat2": 452, "openat2": 437, "io_uring_setup": 425, "io_uring_e
             "io_uring_register": 427, "clone3": 435, "memfd_secret": 447}
 _CLONE_NEWUSER = 0x10000000
 _SHARED_ANONYMOUS = 0x01 | 0x20  # MAP_SHARED | MAP_ANONYMOUS (MAP_SHARED_VALIDATE has the bit too)
-_SHARED_MEMORY = ("memfd_create", "memfd_secret", "shmget")
+# Memory no rlimit counts: shared memory, and System V message queues (16 KB each, 32000 in
+# the call's IPC namespace: 500 MB measured) and semaphore sets (2 MB each, 32000 of them).
+_UNCOUNTED = ("memfd_create", "memfd_secret", "shmget", "msgget", "semget")
 # Calls whose first argument holds CLONE_NEWUSER when they would make a user namespace.
 _NEW_USER_NAMESPACE = ("unshare", "clone")
 
@@ -66,8 +68,9 @@ def filter_program(read_only: bool = False, memory_counted: bool = True) -> byte
     `memory_counted`: a cgroup holds the call's memory. Without one, RLIMIT_DATA is all that
     holds it, and it counts private memory only: memory shared with nobody but itself would go
     uncounted (measured as uid 65534 under a 256 MB limit: 512 MB held each way). So then a
-    shared anonymous mapping answers ENOMEM, and memfd_create and System V shared memory
-    (shmget) answer ENOSYS; /dev/shm and /tmp are tmpfs of a fixed size.
+    shared anonymous mapping answers ENOMEM, and memfd_create and System V shared memory,
+    message queues and semaphores (shmget, msgget, semget) answer ENOSYS; /dev/shm and /tmp
+    are tmpfs of a fixed size, and /dev/zero can't be mapped (sandbox.py).
 
     `read_only`: for a command that may only read (the workspace is mounted read-only), also
     refuse to make a UNIX socket: a socket file's mode, not the mount, decides who may
@@ -103,7 +106,7 @@ def filter_program(read_only: bool = False, memory_counted: bool = True) -> byte
             rules.add_rule(refuse, call, sc.Arg(0, sc.MASKED_EQ, _CLONE_NEWUSER, _CLONE_NEWUSER))
         if not memory_counted:
             rules.add_rule(sc.ERRNO(errno.ENOMEM), "mmap", sc.Arg(3, sc.MASKED_EQ, _SHARED_ANONYMOUS, _SHARED_ANONYMOUS))
-            for call in _SHARED_MEMORY:
+            for call in _UNCOUNTED:
                 name = _number(sc, call)
                 if name is not None:
                     rules.add_rule(sc.ERRNO(errno.ENOSYS), name)
