@@ -5,8 +5,8 @@ wakes her, and talking over her still stops her."""
 from __future__ import annotations
 
 import asyncio
-import subprocess
 
+from calling_support import conversation, espeak
 from open_speaker_talk import OpenSpeakerTalk
 
 from companion.config import VoiceSettings
@@ -35,10 +35,8 @@ async def until(condition, timeout: float = 60.0) -> None:
 
 async def test_in_a_room_other_voices_and_her_own_wake_word_start_nothing(
         tmp_path, pulse_audio, scripted_brain, piper_voice, hearing):
-    dialogue = tmp_path / "room.wav"
-    text = " ... ".join(line for _, line in ROOM_TALK)
-    subprocess.run(["espeak-ng", "-v", "en-us+f3", "-s", "150", "-g", "40", "-w", str(dialogue), text],
-                   check=True, timeout=30)
+    lines = [piece for voice, line in ROOM_TALK for piece in (espeak(line, voice, tmp_path), 0.8)]
+    dialogue = conversation(tmp_path / "room.wav", *lines)
     scripted_brain.push({"text": HER_REPLY})
     async with OpenSpeakerTalk(tmp_path, pulse_audio, scripted_brain.url, piper_voice, hearing,
                                voice=CALLED) as talk:
