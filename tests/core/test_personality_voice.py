@@ -1,5 +1,6 @@
-"""A voice of her own per personality (issue 37): `speed:` and `variation:` in the front matter,
-read and checked, filling in where Settings has no choice of its own, and documented."""
+"""A voice of her own per personality (issues 37 and 54): `voice:`, `speed:`, `variation:` and
+`pitch:` in the front matter, read and checked, filling in where Settings has no choice of its
+own, and documented."""
 
 from __future__ import annotations
 
@@ -25,10 +26,10 @@ def test_the_shipped_personalities_each_have_their_own_speed_and_variation():
     for name, path in shipped_templates().items():
         personality, problems = parse_personality(path.read_text(encoding="utf-8"))
         assert problems == [], (name, problems)
-        voices[personality.name] = (personality.speed, personality.variation)
-    assert voices["Mira"] == (1.0, (0.667, 0.8))  # piper's own for the installed voice
-    assert voices["Jeeves"] == (0.9, (0.4, 0.5))  # slower, steady
-    assert voices["Pip"] == (1.15, (0.9, 1.0))  # quick, lively
+        voices[personality.name] = (personality.voice, personality.speed, personality.variation, personality.pitch)
+    assert voices["Mira"] == ("hibari/heart", 1.0, (0.667, 0.8), 0.0)  # a woman's voice
+    assert voices["Jeeves"] == ("en_US-joe-medium", 0.9, (0.4, 0.5), -2.0)  # slower, steady, lower
+    assert voices["Pip"] == ("en_US-joe-medium", 1.15, (0.9, 1.0), 4.0)  # quick, lively, higher
     assert len(set(voices.values())) == len(voices)
 
 
@@ -61,6 +62,23 @@ def test_a_bad_value_is_a_clear_sentence_on_its_line_and_the_file_keeps_working(
     assert personality.speed is None and personality.variation is None
 
 
+@pytest.mark.parametrize(("line", "pitch"), [("pitch: -2", -2.0), ("pitch: +4", 4.0), ("pitch: 1.5", 1.5),
+                                             ("pitch: 0", 0.0)])
+def test_a_pitch_in_semitones_is_read_from_the_front_matter(line, pitch):
+    personality, problems = parse_personality(_file(line))
+    assert problems == []
+    assert personality.pitch == pitch
+
+
+@pytest.mark.parametrize("line", ["pitch: high", "pitch: 13", "pitch: true"])
+def test_a_pitch_she_cant_use_is_a_harmless_problem_on_its_line(line):
+    personality, problems = parse_personality(_file("face: pip", line))
+    (problem,) = problems
+    assert problem.line == 4 and "is not a pitch I can use; give semitones from -12 (lower) to 12 (higher)" \
+        in problem.message, problem
+    assert not problem.fatal and personality.pitch is None
+
+
 def test_the_personality_fills_in_where_settings_has_no_choice_of_its_own():
     jeeves = ("en_US-joe-medium", 0.9, (0.4, 0.5))
     voice = VoiceSettings().with_personality_voice(*jeeves)
@@ -72,6 +90,13 @@ def test_the_personality_fills_in_where_settings_has_no_choice_of_its_own():
     assert VoiceSettings().with_personality_voice("", None, None).variation == (None, None)
     with pytest.raises(ValueError, match="noise_scale"):
         VoiceSettings(noise_scale=2.0)
+    # Her voice and pitch too: Settings' own (a voice named, a pitch not 0) win.
+    mira = VoiceSettings().with_personality_voice("hibari/heart", 1.0, None, -2.0)
+    assert (mira.voice, mira.pitch) == ("hibari/heart", -2.0)
+    chosen = VoiceSettings(voice="hibari/heart", pitch=3.0).with_personality_voice("x.onnx", None, None, -2.0)
+    assert (chosen.voice, chosen.pitch) == ("hibari/heart", 3.0)
+    with pytest.raises(ValueError, match="pitch"):
+        VoiceSettings(pitch=13.0)
 
 
 async def test_her_voice_settings_come_from_the_personality_in_use(tmp_path):
@@ -81,13 +106,15 @@ async def test_her_voice_settings_come_from_the_personality_in_use(tmp_path):
     companion, _events = await start_companion(config, registry_with())
     try:
         voice = companion.voice_settings()
-        assert (voice.speed, voice.variation) == (1.15, (0.9, 1.0))
+        assert (voice.speed, voice.variation, voice.pitch) == (1.15, (0.9, 1.0), 4.0)
     finally:
         await companion.close()
 
 
-def test_the_personality_guide_documents_speed_and_variation():
+def test_the_personality_guide_documents_who_sounds_like_what():
     guide = (ROOT / "docs" / "personality.md").read_text(encoding="utf-8")
-    for text in ("`speed:`", "`variation:`", "noise_scale", "noise_w_scale", "length_scale",
-                 "| Jeeves (`butler.md`) | 0.9 | 0.4, 0.5 |", "| Pip (`gremlin.md`) | 1.15 | 0.9, 1.0 |"):
+    for text in ("`speed:`", "`variation:`", "`pitch:`", "noise_scale", "noise_w_scale", "length_scale",
+                 "semitones", "| Mira (`default.md`) | `hibari/heart` | 1.0 | 0.667, 0.8 | 0 |",
+                 "| Jeeves (`butler.md`) | `en_US-joe-medium` | 0.9 | 0.4, 0.5 | -2 |",
+                 "| Pip (`gremlin.md`) | `en_US-joe-medium` | 1.15 | 0.9, 1.0 | 4 |"):
         assert text in guide, text

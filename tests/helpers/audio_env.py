@@ -221,6 +221,17 @@ def piper_voice(tmp_path_factory) -> PiperSynthesizer:
     return synthesizer
 
 
+@pytest.fixture(scope="session", name="hibari_voice")
+def hibari_voice_fixture(tmp_path_factory):
+    """hibari's heart (Mira's voice) from the installed hibari-tts, loaded once per test session,
+    its noise seeded (the same text gives the same audio). Import it where it is used."""
+    from companion.voice.speaking.local import local_synthesizer
+
+    synthesizer = local_synthesizer(resolve_voice("hibari/heart", tmp_path_factory.mktemp("models")), steady=True)
+    synthesizer.load()
+    return synthesizer
+
+
 @pytest.fixture(scope="session")
 def turn_model():
     """Smart Turn v3 from the installed pack, verified and loaded once per test session."""
