@@ -57,6 +57,7 @@ class AppDialogs:
             voice_servers=voice.session.servers() if voice is not None and voice.session else None,
             family_notes=core.family_notes() if core is not None else None,
             test_speakers=voice.check_speakers if voice is not None else None,
+            preview_voice=voice.preview_voice if voice is not None else None,
             her_name=core.personality.current.name if core is not None and core.personality else "",
             her_speed=core.personality.current.speed if core is not None and core.personality else None,
             names_heard=self.names_heard,

@@ -26,6 +26,7 @@ log = logging.getLogger(__name__)
 MIC_LEVEL_GAIN = 8.0
 """Speech RMS is ~0.02-0.15: scaled so a normal voice fills the listening ring."""
 SPEECH_LEVEL_GAIN = 5.0
+PREVIEW_LINE = "Hello! This is how I sound. Shall we get started?"
 
 
 class _MeteredSource:
@@ -138,6 +139,21 @@ class WindowVoice:
         for kind, text in lines:
             self.session.speaker.say(text, SpeechKind(kind))
         return True
+
+    async def preview_voice(self, voice: VoiceSettings) -> str:
+        """Settings' "Preview voice": her preview line in `voice` (a draft, her personality filling
+        in as it would), loaded aside from her running voice and played on her speaker."""
+        from companion.voice.speaking.local import load_voice
+
+        if self.session is None:
+            return "Her voice is not running, so there is nothing to preview with yet."
+        wanted = self.companion.voice_settings(voice)
+        engine = await asyncio.to_thread(load_voice, wanted, self.cache_dir)
+        audio = await engine.synthesize(PREVIEW_LINE)
+        await self.session.sink.play(audio, engine.sample_rate)
+        name = engine.model_info.name
+        return engine.take_notice() or (f"That was {name} at speed {wanted.speed:g}, pitch "
+                                        f"{wanted.pitch:+g} semitones.")
 
     async def self_test(self) -> None:
         """After a switch (the controller asks): her ear and mouth work, or a CompanionError says which not."""

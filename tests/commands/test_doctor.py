@@ -177,3 +177,25 @@ def test_doctor_reports_a_missing_wyoming_server_and_that_her_own_engine_stands_
     assert f"[warn] Voice server: I can't reach my voice server at {uri}" in report
     assert "fix: Until then she uses her own engine on this computer." in report
     assert "She can hold a spoken conversation." in report
+
+
+def test_doctor_names_each_personalitys_voice_and_whether_it_is_installed(tmp_path, monkeypatch):
+    import importlib.util
+
+    from companion.voice.models import files
+
+    paths = Paths.default(tmp_path / "config")
+    checks = {check.name: check for check in voice_checks.check_personality_voices(Settings(), paths)}
+    assert {name: (check.ok, check.detail) for name, check in checks.items()} == {
+        "Voice of Mira": (True, "hibari/heart, speed 1, pitch +0 semitones: installed"),
+        "Voice of Jeeves": (True, "en_US-joe-medium (installed pack), speed 0.9, pitch -2 semitones: installed"),
+        "Voice of Pip": (True, "en_US-joe-medium (installed pack), speed 1.15, pitch +4 semitones: installed"),
+    }
+    real = importlib.util.find_spec
+    monkeypatch.setattr(files.importlib.util, "find_spec",
+                        lambda name, *args: None if name == files.HIBARI_PACK else real(name, *args))
+    [mira] = [check for check in voice_checks.check_personality_voices(Settings(), paths)
+              if check.name == "Voice of Mira"]
+    assert not mira.ok and not mira.essential  # she still talks, in Joe's voice
+    assert mira.detail == ("hibari/heart, speed 1, pitch +0 semitones: The voice hibari/heart isn't installed "
+                           "(install it with: pip install hibari-tts==0.2.1). She speaks with Joe's voice until then.")

@@ -35,6 +35,7 @@ from companion.ui.settings.keeper import SettingsKeeper
 from companion.ui.settings.mcp_server_form import McpServerForm, McpTrustSwitches
 from companion.ui.settings.tabs import BrainTab, PersonalityTab, VoiceTab
 from companion.ui.settings.tools import ApprovalsTab, ToolsetsTab
+from companion.ui.settings.voice_preview import VoicePreview, VoicePreviewRow
 from companion.ui.settings.wheel import wheel_scrolls_page
 
 
@@ -46,6 +47,7 @@ class SettingsDialog(QDialog):
                  hearing_models: list[str] | None = None, voices: list[str] | None = None,
                  mic_level: SignalInstance | None = None, voice_servers: list[str] | None = None,
                  family_notes: dict[str, str] | None = None, test_speakers: SpeakerTest | None = None,
+                 preview_voice: VoicePreview | None = None,
                  her_name: str = "", her_speed: float | None = None, names_heard: NamesHeard | None = None,
                  autostart_present: bool | None = None, launcher_refusal: str | None = None,
                  parent: QWidget | None = None) -> None:
@@ -71,6 +73,8 @@ class SettingsDialog(QDialog):
                               mic_level=mic_level, servers=voice_servers, her_name=her_name,
                               her_speed=her_speed)
         self.voice.listening.show_heard(names_heard)
+        self.voice_preview = VoicePreviewRow(self.voice, preview_voice)
+        """"Preview voice": her draft voice, speed and pitch, heard before Save."""
         self.echo = EchoControls(self.voice, settings.voice, test_speakers)
         self.personality = PersonalityTab(settings, keeper.paths, templates or {}, on_edit_personality)
         self.personality.chosen.connect(self.voice.follow_personality)

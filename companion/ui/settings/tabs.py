@@ -40,7 +40,8 @@ from companion.ui.settings.shortcuts import ShortcutRows
 DEFAULT_DEVICE = "System default"
 INSTALLED_HEARING = "Whisper tiny.en (installed)"
 MOONSHINE_HEARING = "Moonshine base-en (installed)"
-INSTALLED_VOICE = "en_US-joe-medium (installed)"
+INSTALLED_VOICE = "Her personality's (installed: en_US-joe-medium unless it names another)"
+HIBARI_VOICE = "hibari/heart: a woman's voice (installed)"
 
 
 async def check_connection(brain: BrainSettings) -> tuple[bool, str, list[str]]:
@@ -159,7 +160,7 @@ class VoiceTab(QWidget):
             mic_level.connect(self.show_level)
         self.hearing = self._model_box(INSTALLED_HEARING, hearing_models, voice.hearing_model,
                                        also=hearing_engines())
-        self.voice_name = self._model_box(INSTALLED_VOICE, voices, voice.voice)
+        self.voice_name = self._model_box(INSTALLED_VOICE, voices, voice.voice, also=voice_engines())
         self.speed = QDoubleSpinBox()
         self.speed.setRange(0.5, 2.0)
         self.speed.setSingleStep(0.05)
@@ -170,6 +171,14 @@ class VoiceTab(QWidget):
         self._her = (her_name, her_speed)
         self.speed.valueChanged.connect(self._explain_speed)
         self._explain_speed()
+        self.pitch = QDoubleSpinBox()
+        self.pitch.setRange(-12.0, 12.0)
+        self.pitch.setSingleStep(0.5)
+        self.pitch.setDecimals(1)
+        self.pitch.setSuffix(" semitones")
+        self.pitch.setValue(voice.pitch)
+        self.pitch.setToolTip("Higher or lower than her voice's own; 0 keeps her personality's `pitch:` "
+                              "(Jeeves -2, Pip +4).")
         self.barge_in = QCheckBox("Stop talking when I talk over her")
         self.barge_in.setChecked(voice.barge_in)
         self.silence = QSpinBox()
@@ -204,6 +213,7 @@ class VoiceTab(QWidget):
         models.addRow("Voice", self.voice_name)
         models.addRow("Speed", self.speed)
         models.addRow("", self.speed_note)
+        models.addRow("Pitch", self.pitch)
         talk = self.add_section("Talking")
         talk.addRow("Barge-in", self.barge_in)
         talk.addRow("How long may I wait while you think?", self.silence)
@@ -303,6 +313,7 @@ class VoiceTab(QWidget):
             self.listening.values(self._voice), input_device=self._device_value(self.input),
             output_device=self._device_value(self.output), hearing_model=self._model_value(self.hearing),
             voice=self._model_value(self.voice_name), speed=round(self.speed.value(), 2),
+            pitch=round(self.pitch.value(), 1),
             barge_in=self.barge_in.isChecked(), end_of_turn_silence_ms=self.silence.value(),
             hearing=self.hearing_server.text().strip() or "local",
             speaking=self.voice_server.text().strip() or "local",
@@ -334,6 +345,13 @@ def hearing_engines() -> list[tuple[str, str]]:
     from companion.voice.models.files import MOONSHINE, moonshine_installed
 
     return [(MOONSHINE_HEARING, MOONSHINE)] if moonshine_installed() else []
+
+
+def voice_engines() -> list[tuple[str, str]]:
+    """Voices installed besides piper's, as (label, voice.voice value): hibari's heart."""
+    from companion.voice.models.files import hibari_installed
+
+    return [(HIBARI_VOICE, "hibari/heart")] if hibari_installed() else []
 
 
 def _select(box: QComboBox, current: str) -> QComboBox:
