@@ -44,7 +44,7 @@ from companion.face_state import FaceState
 from companion.foreground import ForegroundTurn
 from companion.paths import code_paths, own_paths
 from companion.persona import PersonalityStore
-from companion.safety.consent.answers import answer_aloud
+from companion.safety.consent.answers import answer_aloud, still_waiting
 from companion.safety.grants import Grants
 from companion.safety.jail.jail import OWN_PATHS_SERVICE, check_workspace
 from companion.supervisor import Supervisor
@@ -243,6 +243,10 @@ class Companion:
         through the gate (it starts no turn, so the turn waiting for the answer goes on).
         True when `text` was such an answer."""
         return answer_aloud(self.gate, text)
+
+    def card_waiting_line(self) -> str:
+        """What she says when called while a card waits: the words that answer the newest card."""
+        return still_waiting(self.gate)
 
     @property
     def busy(self) -> bool:

@@ -49,6 +49,9 @@ class CompanionBrain:
         pending = getattr(approver, "pending", None)
         return bool(pending()) if pending is not None else False
 
+    def card_waiting_line(self) -> str:
+        return self.companion.card_waiting_line()
+
     def names(self) -> tuple[str, ...]:
         """Her name and aliases from the personality's front matter (calling her by them wakes her)."""
         store = self.companion.personality

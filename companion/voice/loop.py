@@ -37,6 +37,8 @@ __all__ = ["BrainPort", "LoopSettings", "VoiceLoop"]
 log = logging.getLogger(__name__)
 
 CARD_WAITS = "The card is still waiting: say yes or no, or click it."
+"""Said when she is called while a card waits, unless the brain port's card_waiting_line() says
+the newest card needs other words (a destructive command takes no plain yes)."""
 """What she says when she is called while an approval card waits and what she heard is no answer."""
 
 LoopSettings = EarSettings
@@ -65,7 +67,8 @@ class BrainPort(Protocol):
         """Background results wait while the user speaks or she talks."""
 
     # Optional: card_open() -> bool, an approval card waits for an answer (companion.voice.brain_port
-    # has it). While one waits, what is said is read as its answer, and nothing said withdraws it.
+    # has it). While one waits, what is said is read as its answer, and nothing said withdraws it;
+    # card_waiting_line() -> str, what she says when called with no answer (else CARD_WAITS).
 
     # Optional (companion.voice.brain_port.CompanionBrain has them): a reply prepared during
     # the pause. prepare(text, front) -> PreparedTurn; ask_prepared(prepared) runs it as the turn.
@@ -310,7 +313,8 @@ class VoiceLoop:
                                            stopped_her=utterance.stopped_her)
         if verdict.turn:
             log.info("called while a card waits, with no answer: the card stays open")
-            self.bus.emit(Speak(SpeechKind.SAY, CARD_WAITS))
+            line = getattr(self.brain, "card_waiting_line", lambda: CARD_WAITS)()
+            self.bus.emit(Speak(SpeechKind.SAY, line))
 
     async def _ask(self, text: str, prepared: Preparation | None = None) -> None:
         try:

@@ -6,7 +6,8 @@ import re
 
 from companion.events import Speak, SpeechKind
 
-__all__ = ["answer_aloud", "destructive", "explicit_consent", "how_to_consent", "spoken_answer", "typed_answer"]
+__all__ = ["answer_aloud", "destructive", "explicit_consent", "how_to_consent", "spoken_answer", "still_waiting",
+           "typed_answer"]
 
 APPROVED, DECLINED = "approved", "declined"
 
@@ -58,20 +59,35 @@ def how_to_consent(*, voice: bool) -> str:
     return "Click Yes to run it, or say 'yes, run it'." if voice else "Click Yes to run it."
 
 
+def still_waiting(gate) -> str:
+    """What she says when she is called while the newest card waits and what was said answers
+    nothing: the words that can answer that card (a destructive one takes no plain yes)."""
+    newest = _newest(gate)
+    if newest is not None and newest[1] is not None and destructive(newest[1]):
+        return "The card is still waiting: say 'yes, run it' or no, or click it."
+    return "The card is still waiting: say yes or no, or click it."
+
+
+def _newest(gate) -> tuple[str, object] | None:
+    """(id, request) of the newest open card, or None when no card waits."""
+    approver = getattr(gate, "approver", None)
+    pending = getattr(approver, "pending", None)
+    if gate is None or pending is None or not pending():
+        return None
+    request_id = pending()[-1]
+    return request_id, getattr(approver, "request", lambda _id: None)(request_id)
+
+
 def answer_aloud(gate, text: str) -> bool:
     """A spoken "yes" or "no" while an approval request is open answers the newest one through
     the gate; True when `text` was such an answer (so it must start no turn). A plain yes to a
     destructive command approves nothing: she says how to approve it instead."""
-    approver = getattr(gate, "approver", None)
-    pending = getattr(approver, "pending", None)
-    if gate is None or pending is None or not pending():
-        return False
+    newest = _newest(gate)
     reply = spoken_answer(text)
-    if reply is None:
+    if newest is None or reply is None:
         return False
     decision, always = reply
-    request_id = pending()[-1]
-    request = getattr(approver, "request", lambda _id: None)(request_id)
+    request_id, request = newest
     if decision == APPROVED and request is not None and destructive(request) and not explicit_consent(text):
         bus = getattr(gate, "bus", None)
         if bus is not None:

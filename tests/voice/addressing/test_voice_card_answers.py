@@ -19,20 +19,21 @@ from companion.tools.registry import Registry
 from companion.voice.loop import CARD_WAITS
 
 
-def touching_registry() -> Registry:
+def touching_registry(command: str = "touch notes.txt") -> Registry:
     async def execute(args: dict, ctx) -> str:
-        verdict = await ctx.services["gate"].review("touch notes.txt", channel=str(ctx.channel), timeout_s=60)
-        return "Touched notes.txt." if verdict.allowed else ctx.fail(verdict.sentence)
+        verdict = await ctx.services["gate"].review(command, channel=str(ctx.channel), timeout_s=60)
+        return "Done." if verdict.allowed else ctx.fail(verdict.sentence)
 
     registry = Registry()
     registry.register(replace(tool("touch_notes", execute), risk="exec"))
     return registry
 
 
-async def with_a_card_open(tmp_path, brain):
-    """A typed question whose tool waits on a card; returns (companion, the typed turn, said lines)."""
+async def with_a_card_open(tmp_path, brain, command: str = "touch notes.txt"):
+    """A typed question whose tool waits on a card for `command`; returns (companion, the typed
+    turn, said lines)."""
     brain.push({"tool_calls": [{"name": "touch_notes", "arguments": {}}]}, {"text": "[happy] Done."})
-    companion = await started(tmp_path, brain, registry=touching_registry())
+    companion = await started(tmp_path, brain, registry=touching_registry(command))
     companion.gate.approver = CardApprover()
     card = asyncio.Event()
     spoken: list[str] = []
@@ -88,3 +89,23 @@ async def test_her_name_and_a_question_while_a_card_waits_never_withdraw_it(
     assert session.loop.heard == [] and CARD_WAITS in spoken
     assert decisions == ["declined"]
     assert len(scripted_brain.requests) == 2  # the question reached no brain while the card waited
+
+
+async def test_called_while_a_destructive_card_waits_she_says_the_words_that_answer_it(
+        tmp_path, scripted_brain, piper_voice, hearing):
+    (tmp_path / "workspace" / "old").mkdir(parents=True, exist_ok=True)
+    companion, typed, spoken = await with_a_card_open(tmp_path, scripted_brain, "rm -r old")
+    try:
+        wav = conversation(tmp_path / "talk.wav", said(piper_voice, "Mira, what is the capital of France?"), 2.0)
+        await run_over(companion, wav, piper_voice, hearing)
+        still_open = companion.gate.approver.pending()
+        wav = conversation(tmp_path / "no.wav", said(piper_voice, "No."), 1.0)
+        await run_over(companion, wav, piper_voice, hearing)
+        await asyncio.wait_for(typed, 30)
+    finally:
+        await companion.close()
+
+    assert still_open
+    # A plain yes would approve nothing here, so she never tells the user to say one.
+    assert CARD_WAITS not in spoken
+    assert "The card is still waiting: say 'yes, run it' or no, or click it." in spoken
