@@ -34,7 +34,8 @@ from companion.events import ApprovalNeeded, ApprovalResolved, EventBus
 from companion.paths import own_paths
 from companion.safety.command_line import git_settings
 from companion.safety.command_line.always import program_of
-from companion.safety.command_line.pins import Taken, fingerprint, take
+from companion.safety.command_line.git_pins import fingerprint, take
+from companion.safety.command_line.pins import Taken
 from companion.safety.consent.approval import (
     ACCESS_WRITE,
     TEXT_EXPIRY_S,
@@ -292,7 +293,8 @@ class Gate:
                 elif grant is not None:
                     self.grants.add_line(grant)
                 else:  # tied to the content of the workspace files the line runs, as shown
-                    self.grants.add_line(command, pins=pins)
+                    kept = taken.settings if taken is not None else frozenset()
+                    self.grants.add_line(command, pins={k: v for k, v in pins.items() if k not in kept})
                 note = " (saved)"
             except GrantError:
                 note = " (not saveable)"

@@ -27,9 +27,10 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from companion.safety.jail.repositories import find
 
 __all__ = ["SAFE_KEYS", "Inspection", "inspect", "neutraliser"]
 
@@ -64,8 +65,6 @@ _NEUTRAL = (
 )
 _SECTION = re.compile(r'^\s*\[\s*([A-Za-z0-9.-]+)(?:\s+"((?:[^"\\]|\\.)*)")?\s*\]\s*(.*)$')
 _KEY = re.compile(r"^\s*([A-Za-z][A-Za-z0-9-]*)\s*(?:=|$|[;#])")
-# Inside a repository only these hold other repositories (submodules, linked work trees).
-_NESTED = ("modules", "worktrees")
 
 
 @dataclass(frozen=True)
@@ -88,10 +87,15 @@ def inspect(workspace: Path) -> Inspection:
     if (dot_git / "commondir").exists():
         return Inspection("The repository's .git takes its settings from another folder (commondir), "
                           "so I need your OK.")
-    found = _repositories(workspace)
-    if found is None:
+    walked = find(workspace, WALK_FOLDERS, WALK_TIME_S)
+    if not walked.complete:
         return Inspection("The workspace has too many folders for me to check every git repository in "
                           "it, so I need your OK.")
+    if walked.unfinished:
+        # git init (or a writer) midway: what it will hold can't be checked yet.
+        shown = walked.unfinished[0].relative_to(workspace).as_posix()
+        return Inspection(f"The repository folder {shown} has no settings file yet, so I need your OK.")
+    found = walked.repositories
     pins: dict[str, str] = {}
     contents: dict[str, tuple[bytes, int]] = {}
     for folder in found:
@@ -130,39 +134,6 @@ def _shown(relative: str) -> str:
     if relative == "config":
         return "config (the workspace itself is laid out as a git repository)"
     return relative
-
-
-def _repositories(workspace: Path) -> list[Path] | None:
-    """Every folder holding a `HEAD` and a `config` (a repository's own folder), or None
-    past the bound."""
-    found: list[Path] = []
-    pending = [str(workspace)]
-    visited = 0
-    deadline = time.monotonic() + WALK_TIME_S
-    while pending:
-        folder = pending.pop()
-        visited += 1
-        if visited > WALK_FOLDERS or time.monotonic() > deadline:
-            return None
-        try:
-            with os.scandir(folder) as listing:
-                entries = list(listing)
-        except OSError:
-            continue
-        names = {entry.name for entry in entries}
-        repository = "HEAD" in names and "config" in names
-        if repository:
-            found.append(Path(folder))
-        for entry in entries:
-            try:
-                if not entry.is_dir(follow_symlinks=False):
-                    continue
-            except OSError:
-                continue
-            if repository and entry.name not in _NESTED:
-                continue  # objects/, refs/, logs/: no repository lives there
-            pending.append(entry.path)
-    return sorted(found)
 
 
 def _config_refusal(text: str, shown: str, allowed: frozenset[tuple[str, str]]) -> str | None:

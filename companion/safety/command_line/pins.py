@@ -82,6 +82,8 @@ class Taken:
     """{relative file: sha256} of every file found ("" for one that couldn't be read)."""
     unknown: tuple[str, ...]
     """Why the set can't be known; empty when it can."""
+    settings: frozenset[str] = frozenset()
+    """Those of the files that are git's settings (git_pins.py): held to the run, never saved with a grant."""
 
 
 def files_run_by(line: str, workspace: Path, _depth: int = 0) -> list[PurePath]:

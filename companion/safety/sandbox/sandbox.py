@@ -49,6 +49,7 @@ from companion.safety.jail.own_files import mounted_copies
 from companion.safety.network.outbound import RESOLV_CONF, Outbound, find_slirp
 from companion.safety.sandbox import identity, landlock
 from companion.safety.sandbox.cgroup import CallCgroup
+from companion.safety.sandbox.git_insides import read_only_insides
 from companion.safety.sandbox.layout import writable_layout
 from companion.safety.sandbox.limits import Limits, ProcessCount, prlimit_argv
 from companion.safety.sandbox.seccomp import SeccompUnavailable, filter_fd
@@ -363,9 +364,10 @@ def _mounts(policy: SandboxPolicy, fds: list[int], who: identity.Identity, *, si
         args += ["--bind" if policy.writable else "--ro-bind", workspace, workspace]
     if policy.writable and workspace != "/":
         args += writable_layout(workspace, home, policy.hidden)
-    for extra in [*policy.read_only, *(path_folders() if policy.writable else [])]:
+    for extra in [*policy.read_only, *(path_folders() + read_only_insides(workspace) if policy.writable else [])]:
         # Her own code inside the workspace: what a command changed there would run in her next
-        # start; a folder on the user's PATH (~/bin): what the user runs later.
+        # start; a folder on the user's PATH (~/bin), a repository's settings and hooks: what
+        # the user runs later.
         text = os.path.realpath(extra)
         if text != workspace and _under(text, [workspace]) and os.path.exists(text):
             args += ["--ro-bind", text, text]
