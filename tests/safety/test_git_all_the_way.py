@@ -140,10 +140,12 @@ async def test_always_for_a_git_line_is_not_tied_to_its_repository_settings(gate
 async def test_a_git_folder_caught_without_its_settings_asks_under_a_grant(gate: Gate) -> None:
     # git init midway (or a folder laid by hand): nothing to check yet, and nothing pinned.
     (gate.workspace / ".git").mkdir()
-    (gate.workspace / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
     gate.grant_family("git")
-    pre = gate.precheck("git status")
-    assert pre.how == "ask" and "no settings file yet" in pre.reason, pre
+    for name, content in (("HEAD", "ref: refs/heads/main\n"), ("config", "[core]\n")):
+        (gate.workspace / ".git" / name).write_text(content)
+        pre = gate.precheck("git status")
+        assert pre.how == "ask" and "not finished" in pre.reason, pre
+        (gate.workspace / ".git" / name).unlink()
 
 
 async def test_an_approved_command_cannot_change_what_the_user_s_git_runs_later(gate: Gate) -> None:

@@ -94,7 +94,8 @@ def inspect(workspace: Path) -> Inspection:
     if walked.unfinished:
         # git init (or a writer) midway: what it will hold can't be checked yet.
         shown = walked.unfinished[0].relative_to(workspace).as_posix()
-        return Inspection(f"The repository folder {shown} has no settings file yet, so I need your OK.")
+        return Inspection(f"The repository folder {shown} is not finished (no settings file or HEAD yet), "
+                          "so I need your OK.")
     found = walked.repositories
     pins: dict[str, str] = {}
     contents: dict[str, tuple[bytes, int]] = {}

@@ -23,7 +23,7 @@ class Found:
     pointers: list[Path] = field(default_factory=list)
     """Every `.git` that is a file (`gitdir: …`, a submodule's or a linked work tree's) or a link."""
     unfinished: list[Path] = field(default_factory=list)
-    """Every `.git` folder with no `config` in it (being made, or laid by hand)."""
+    """Every `.git` folder without its `HEAD` or its `config` (being made, or laid by hand)."""
     complete: bool = True
     """False when the walk stopped at its bound: there may be more."""
 
@@ -59,7 +59,8 @@ def find(workspace: Path, folders: int, seconds: float) -> Found:
                 continue
             if repository and entry.name not in _NESTED:
                 continue  # objects/, refs/, logs/: no repository lives there
-            if entry.name == ".git" and not os.path.lexists(os.path.join(entry.path, "config")):
+            if entry.name == ".git" and not all(os.path.lexists(os.path.join(entry.path, name))
+                                                 for name in ("HEAD", "config")):
                 found.unfinished.append(Path(entry.path))
             pending.append(entry.path)
     found.repositories.sort()

@@ -6,7 +6,9 @@ hook or a `core.fsmonitor` for the user's next git. In a writable run each repos
 `config`, `config.worktree`, `commondir`, `hooks/` and `info/`, each linked work tree's
 `config.worktree`, `commondir` and `gitdir`, and every `.git` file (`gitdir: …`) are bound
 read-only where they exist; objects, refs, the index and HEAD stay writable, so git still
-commits. What isn't there can't be bound: a repository made without `hooks/` could be given one.
+commits. What isn't there can't be bound, and git's own files must be made in `.git` itself:
+a new `commondir` there (which points git at another folder's settings), a `hooks/` a
+repository was made without, a new repository. An unasked git line asks for each (git_settings.py).
 """
 
 from __future__ import annotations

@@ -18,7 +18,9 @@ as root, a cgroup of its own per call, cgroup.py).
 
 In a workspace that holds the home, a writable command sees the home read-only but for its
 visible entries (the user's startup files stay as they are), and every folder above one of
-hers is a mount point, so hers can't be moved aside and replaced.
+hers is a mount point, so hers can't be moved aside and replaced. A writable command sees the
+folders the user's shell runs programs from (jail.path_folders) and each repository's
+settings, hooks and attributes (git_insides.py) read-only too: what the user runs later.
 
 No network unless a decision grants it, and then the internet only: a network namespace of
 its own behind slirp4netns (outbound.py), never hers, with this computer's addresses and the
