@@ -8,7 +8,9 @@ hook or a `core.fsmonitor` for the user's next git. In a writable run each repos
 read-only where they exist; objects, refs, the index and HEAD stay writable, so git still
 commits. What isn't there can't be bound, and git's own files must be made in `.git` itself:
 a new `commondir` there (which points git at another folder's settings), a `hooks/` a
-repository was made without, a new repository. An unasked git line asks for each (git_settings.py).
+repository was made without, a new repository. Her own unasked git isn't led by them (it asks
+for a `commondir`, checks every repository's settings and runs no hook: git_settings.py); the
+user's own git would be.
 """
 
 from __future__ import annotations
