@@ -178,3 +178,15 @@ async def test_an_approved_command_cannot_change_what_the_user_s_git_runs_later(
     text = await run(gate, "git add b.txt && git -c user.name=t -c user.email=t@e commit -qm third && echo COMMITTED")
     assert "COMMITTED" in text, text
     assert git("log", "--format=%s", cwd=ws).split() == ["third", "second", "first"]
+
+
+async def test_a_git_card_whose_settings_include_other_files_says_it_cannot_tell_everything(gate: Gate) -> None:
+    git("init", "-q", cwd=gate.workspace)
+    with (gate.workspace / ".git" / "config").open("a") as config:
+        config.write("[include]\n\tpath = ../team.gitconfig\n")
+    (gate.workspace / "team.gitconfig").write_text("[user]\n\tname = t\n")
+    gate.approver = Yes()
+    await run(gate, "git status")
+    reason = gate.approver.asked[0].reason
+    assert "I can't tell everything this runs" in reason and "takes more settings from other files" in reason, reason
+    assert not gate.approver.asked[0].saveable
