@@ -46,6 +46,8 @@ class FaceState:
         self._queued = False
         self._spoke = False
         """Her voice played in this turn: between its sentences she is still speaking."""
+        self._telling = False
+        """The turn is hers (a reminder, a job's result): its words on the way are no thought."""
         self._listening = False
         self._offline = False
         self._failed_this_turn = False
@@ -57,6 +59,7 @@ class FaceState:
                 self._turn = turn
                 # Her own announcements (a reminder, a result) have nothing to think about.
                 self._thinking = source in (TurnSource.SPOKEN, TurnSource.TYPED)
+                self._telling = not self._thinking
                 self._tools.clear()
                 self._spoke = False
                 self._failed_this_turn = False
@@ -93,7 +96,7 @@ class FaceState:
             return State.WAITING
         if self._tools and self._thinking:
             return State.WORKING
-        if self._playing or (self._queued and self._spoke):
+        if self._playing or (self._queued and (self._spoke or self._telling)):
             return State.SPEAKING
         if self._thinking or self._queued:
             return State.THINKING  # words on the way

@@ -88,6 +88,8 @@ class Conversation:
         """Called with the messages each turn adds to the history (the conversation store saves them)."""
         self._no_tools_model: str | None = None
         self._partial = ""
+        self._mood_shown: str | None = None
+        """The mood her face was given by the words of the round being said (None before them)."""
         self._learnt_context: tuple[ChatModel, int] | None = None
         """A context size learnt from a context-exceeded error, for that client (it wins over
         the server's word until the client is swapped)."""
@@ -109,6 +111,7 @@ class Conversation:
             patterns=personality.patterns, make_context=lambda spec: self._context(spec, channel),
         )
         self._partial = ""
+        self._mood_shown = None
         try:
             result = await self._rounds(system, note, added, runner, channel)
         except asyncio.CancelledError:
@@ -120,7 +123,7 @@ class Conversation:
             raise
         if result.error is None or result.error.code != "context":
             self._remember(added)  # a turn too large for the context would fail every next turn
-        if result.error is None:
+        if result.error is None and result.emotion != self._mood_shown:
             self.bus.emit(ExpressionChanged(result.emotion, "reply"))
         self.bus.emit(TurnFinished(result.text, result.emotion))
         return result
@@ -183,6 +186,7 @@ class Conversation:
                     self.bus.emit(Speak(SpeechKind.SAY, LIMIT_LINE if cut == "limit" else REPEATING_LINE))
                 emotion = stream.emotion or guess_emotion(visible)
                 return TurnResult(visible, emotion, calls=tuple(runner.records), cut=cut)
+            self._mood_shown = None  # a tool's focus face comes next
             for call in calls:
                 content = await runner.run(call)
                 added.append({"role": "tool", "tool_call_id": call.id, "content": content})
@@ -229,6 +233,11 @@ class Conversation:
 
     def _stream(self, stream: ReplyStream, piece: str) -> bool:
         visible, stop = stream.feed(piece)
+        if visible.strip() and self._mood_shown is None:
+            # Her face leaves its thinking as her words come (the tag, if any, leads them),
+            # not when the whole reply has been said.
+            self._mood_shown = stream.emotion or "neutral"
+            self.bus.emit(ExpressionChanged(self._mood_shown, "reply"))
         if visible:
             self._partial += visible
             self.bus.emit(ReplyDelta(visible))

@@ -67,3 +67,23 @@ async def test_a_reply_without_a_tag_leaves_a_neutral_face(tmp_path, scripted_br
     await companion.ask("hi")
     assert rec.of(ExpressionChanged) == [ExpressionChanged("neutral", "reply", turn=1)]
     await companion.close()
+
+
+async def test_her_face_takes_the_reply_s_mood_with_its_first_words_not_after_the_whole_reply(
+        tmp_path, scripted_brain):
+    scripted_brain.push(
+        {"text": "Let me look.", "tool_calls": [{"name": "echo", "arguments": {"text": "x"}}]},
+        {"text": "[happy] Found it, and it was right where you left it.", "chunks": 6},
+    )
+    companion, rec = await start_companion(make_config(tmp_path, scripted_brain.url), registry_with(tool("echo")))
+    await companion.ask("Where are my keys?")
+    await companion.close()
+
+    faces = [(i, e) for i, e in enumerate(rec.events) if isinstance(e, ExpressionChanged)]
+    deltas = [i for i, e in enumerate(rec.events) if isinstance(e, ReplyDelta)]
+    # The first round's plain words, then the tool's focus, then the answer's mood as it begins.
+    assert [(e.name, e.reason) for _, e in faces] == [
+        ("neutral", "reply"), ("thinking", "focus: echo"), ("happy", "reply")]
+    assert faces[0][0] < deltas[0]
+    answer_starts = next(i for i in deltas if i > faces[1][0])
+    assert faces[-1][0] < answer_starts

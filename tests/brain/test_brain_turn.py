@@ -51,8 +51,8 @@ async def test_a_successful_tool_is_announced_then_completed_and_the_reply_sets_
     companion, rec = await start_companion(make_config(tmp_path, scripted_brain.url), registry_with(tool("echo")))
     result = await companion.ask("check it")
     assert timeline(rec) == [
-        "reply:Checking.", "announce:Running echo.", "start:echo", "face:thinking:focus: echo",
-        "end:echo:ok", "complete:echo done.", "reply:All good.", "face:happy:reply",
+        "face:thinking:reply", "reply:Checking.", "announce:Running echo.", "start:echo",
+        "face:thinking:focus: echo", "end:echo:ok", "complete:echo done.", "face:happy:reply", "reply:All good.",
     ]
     assert (result.text, result.emotion) == ("All good.", "happy")
     assert scripted_brain.bodies[0]["tools"] == [{"type": "function", "function": {
@@ -75,7 +75,7 @@ async def test_a_failing_tool_says_its_fail_line_shows_the_fail_face_and_the_mod
     result = await companion.ask("burn it")
     assert timeline(rec) == [
         "announce:Running burn.", "start:burn", "face:determined:focus: burn", "end:burn:failed",
-        "fail:burn failed.", "face:crying:fail: burn", "reply:It failed.", "face:sad:reply",
+        "fail:burn failed.", "face:crying:fail: burn", "face:sad:reply", "reply:It failed.",
     ]
     [message] = tool_messages(scripted_brain.bodies[1])
     assert "The disk is on fire." in message and "Do not repeat this identical call" in message
