@@ -100,7 +100,7 @@ async def test_time_the_user_takes_to_answer_does_not_count_against_the_tool_bud
 
     class SlowUser:
         async def ask(self, request):
-            await asyncio.sleep(1.2)  # the user reads the card for longer than the whole budget
+            await asyncio.sleep(3.0)  # the user reads the card for twice the whole budget
             return Answer(Decision.APPROVED)
 
     make_workspace(tmp_path)
@@ -109,7 +109,7 @@ async def test_time_the_user_takes_to_answer_does_not_count_against_the_tool_bud
     bus = EventBus()
     events: list = []
     bus.subscribe(events.append)
-    companion = Companion(make_config(tmp_path, scripted_brain.url, tools={"text_budget_s": 0.3}), bus)
+    companion = Companion(make_config(tmp_path, scripted_brain.url, tools={"text_budget_s": 1.5}), bus)
     await companion.start()
     try:
         companion.gate.approver = SlowUser()

@@ -62,8 +62,9 @@ async def test_a_wildcard_over_a_link_farm_answers_in_bounded_time_while_the_loo
         asked = gate.approver.asked[-1]
         assert asked.reason == TOO_MANY_FILES and not asked.saveable
         assert not verdict.allowed
-        # The old gate froze the app ~5 s on the first line and 45-67 s on the second.
-        assert stall < 0.25, f"the loop stalled {stall * 1000:.0f} ms"
+        # The old gate froze the app ~5 s on the first line and 45-67 s on the second; a
+        # busy machine may hold the loop's thread a few hundred ms on its own.
+        assert stall < 1.0, f"the loop stalled {stall * 1000:.0f} ms"
         assert seconds < GLOB_TIME_S + 5.0
 
 
