@@ -1,6 +1,7 @@
 """Her launcher: a freedesktop .desktop entry in the applications menu, her icon at the standard
-sizes, and (when chosen) the same entry in autostart, one per profile (config folder) so that
-two profiles never remove each other's. No Qt here: the icons are drawn by a
+sizes, and (when chosen) the same entry in autostart, one of each per profile (config folder) so
+that two profiles never rewrite or remove each other's; the icons are shared and go with the last
+entry. No Qt here: the icons are drawn by a
 `render(size, path)` the caller passes (the command renders her face). Menus watch the
 applications folder themselves, so no cache tool is run: she starts no program outside the
 sandbox's door."""
@@ -31,7 +32,9 @@ class Places:
     icons: Path
     """The hicolor theme folder (icons/hicolor)."""
     profile: str = ""
-    """Whose autostart entry this is: "" for the default config folder, else profile_id(folder)."""
+    """Whose entries these are: "" for the default config folder, else profile_id(folder)."""
+    label: str = ""
+    """The profile's folder name, which tells its menu entry from the default one's."""
 
     @classmethod
     def for_user(cls, environ: dict[str, str] | None = None, config_dir: Path | None = None) -> Places:
@@ -40,16 +43,33 @@ class Places:
         home = Path(env.get("HOME") or Path.home())
         data = Path(env.get("XDG_DATA_HOME") or home / ".local" / "share")
         config = Path(env.get("XDG_CONFIG_HOME") or home / ".config")
-        return cls(data / "applications", config / "autostart", data / "icons" / "hicolor", profile_id(config_dir))
+        profile = profile_id(config_dir)
+        label = Path(config_dir).expanduser().resolve().name if profile else ""
+        return cls(data / "applications", config / "autostart", data / "icons" / "hicolor", profile, label)
+
+    @property
+    def _file_name(self) -> str:
+        """companion.desktop for the default profile, companion-<profile>.desktop for another."""
+        return f"{APP_ID}-{self.profile}.desktop" if self.profile else f"{APP_ID}.desktop"
 
     @property
     def entry(self) -> Path:
-        return self.applications / f"{APP_ID}.desktop"
+        return self.applications / self._file_name
 
     @property
     def autostart_entry(self) -> Path:
-        """companion.desktop for the default profile, companion-<profile>.desktop for another."""
-        return self.autostart / (f"{APP_ID}-{self.profile}.desktop" if self.profile else f"{APP_ID}.desktop")
+        return self.autostart / self._file_name
+
+    @property
+    def name(self) -> str:
+        """The menu's name for her: "Companion", or "Companion (work)" for another profile."""
+        return f"Companion ({self.label or self.profile})" if self.profile else "Companion"
+
+    def other_entries(self) -> list[Path]:
+        """Other profiles' menu entries (they still use the shared icons)."""
+        mine = {f"{APP_ID}.desktop", *(p.name for p in self.applications.glob(f"{APP_ID}-*.desktop"))}
+        return [self.applications / name for name in sorted(mine)
+                if (self.applications / name).exists() and self.applications / name != self.entry]
 
     def icon(self, size: int) -> Path:
         return self.icons / f"{size}x{size}" / "apps" / f"{APP_ID}.png"
@@ -90,14 +110,14 @@ def launcher_refusal(command: list[str]) -> str | None:
     return None
 
 
-def entry_text(command: list[str], *, autostart: bool = False) -> str:
+def entry_text(command: list[str], *, autostart: bool = False, name: str = "Companion") -> str:
     """The .desktop file (Desktop Entry Specification 1.4, which desktop-file-validate knows)."""
     exec_line = " ".join(_quote(arg) for arg in command)
     lines = [
         "[Desktop Entry]",
         "Type=Application",
         "Version=1.4",
-        "Name=Companion",
+        f"Name={name}",
         "GenericName=Voice companion",
         "Comment=Talk to her: she listens, answers out loud and uses tools",
         f"Exec={exec_line}",
@@ -133,7 +153,7 @@ def install(places: Places, command: list[str], render: Callable[[int, Path], No
         path.parent.mkdir(parents=True, exist_ok=True)
         render(size, path)
         written.append(path)
-    atomic_write_text(places.entry, entry_text(command))
+    atomic_write_text(places.entry, entry_text(command, name=places.name))
     written.append(places.entry)
     set_autostart(places, command, autostart)
     if autostart:
@@ -144,15 +164,17 @@ def install(places: Places, command: list[str], render: Callable[[int, Path], No
 def set_autostart(places: Places, command: list[str], on: bool) -> None:
     """Start her at login (an entry in the autostart folder), or not."""
     if on:
-        atomic_write_text(places.autostart_entry, entry_text(command, autostart=True))
+        atomic_write_text(places.autostart_entry, entry_text(command, autostart=True, name=places.name))
     else:
         places.autostart_entry.unlink(missing_ok=True)
 
 
 def uninstall(places: Places) -> list[Path]:
-    """Remove everything install wrote (of autostart, this profile's entry only); the files removed."""
+    """Remove this profile's entries, and the icons unless another profile's entry still uses
+    them; the files removed."""
     removed = []
-    for path in (places.entry, places.autostart_entry, *(places.icon(size) for size in ICON_SIZES)):
+    shared = () if places.other_entries() else tuple(places.icon(size) for size in ICON_SIZES)
+    for path in (places.entry, places.autostart_entry, *shared):
         if path.exists():
             path.unlink()
             removed.append(path)

@@ -21,7 +21,7 @@ def run(args: argparse.Namespace, config) -> int:
     if args.uninstall:
         removed = desktop_entry.uninstall(places)
         _save_start_at_login(config, False)  # Settings' box is unticked
-        print(f"Removed {len(removed)} files: the launcher, its icons and autostart." if removed
+        print(_removed_sentence(removed, icons_kept=bool(places.other_entries())) if removed
               else "There was no launcher to remove.")
         return 0
     settings = config.settings
@@ -44,6 +44,13 @@ def run(args: argparse.Namespace, config) -> int:
     print(f"Icons: {len(desktop_entry.ICON_SIZES)} sizes under {places.icons}")
     print(f"Start at login: {'yes, ' + str(places.autostart_entry) if autostart else 'no'}")
     return 0 if written else 1
+
+
+def _removed_sentence(removed: list[Path], *, icons_kept: bool) -> str:
+    count = f"{len(removed)} file" + ("" if len(removed) == 1 else "s")
+    if icons_kept:
+        return f"Removed {count}: this profile's launcher and autostart (her icons stay for your other profiles)."
+    return f"Removed {count}: the launcher, its icons and autostart."
 
 
 def _save_start_at_login(config, on: bool) -> None:

@@ -34,7 +34,7 @@ def test_install_desktop_writes_a_valid_entry_and_her_icon_at_every_standard_siz
     valid = subprocess.run(["desktop-file-validate", str(places.entry)], capture_output=True, text=True)
     assert valid.returncode == 0 and valid.stdout == "", valid.stdout
     text = places.entry.read_text()
-    assert "Icon=companion\n" in text and "Name=Companion\n" in text
+    assert "Icon=companion\n" in text and "Name=Companion (config)\n" in text  # not the default profile
     exec_line = next(line for line in text.splitlines() if line.startswith("Exec="))
     program, *args = exec_line.removeprefix("Exec=").split(" ")
     assert Path(program).is_file() and os.access(program, os.X_OK)
@@ -74,6 +74,21 @@ def test_each_profile_has_its_own_autostart_entry_and_uninstall_removes_only_its
     assert _cli(tmp_path, "--uninstall", profile="home").returncode == 0
     assert first.autostart_entry.is_file() and not second.autostart_entry.exists()
     assert load_settings(Paths.default(tmp_path / "work")).settings.ui.start_at_login is True
+
+
+def test_each_profile_has_its_own_menu_entry_and_the_shared_icons_go_with_the_last_one(tmp_path):
+    work, home = _places(tmp_path, "work"), _places(tmp_path, "home")
+    assert _cli(tmp_path, profile="work").returncode == 0
+    assert _cli(tmp_path, profile="home").returncode == 0  # was: rewrote work's launcher
+    assert work.entry != home.entry and work.entry.is_file() and home.entry.is_file()
+    assert "Name=Companion (work)\n" in work.entry.read_text()
+    assert "--config-dir " + str((tmp_path / "work").resolve()) in work.entry.read_text()
+    assert "--config-dir " + str((tmp_path / "home").resolve()) in home.entry.read_text()
+    done = _cli(tmp_path, "--uninstall", profile="home")
+    assert done.returncode == 0 and "Removed 1 file: this profile's launcher" in done.stdout, done.stdout
+    assert work.entry.is_file() and all(work.icon(size).is_file() for size in ICON_SIZES)
+    assert _cli(tmp_path, "--uninstall", profile="work").returncode == 0
+    assert not work.entry.exists() and not any(work.icon(size).exists() for size in ICON_SIZES)
 
 
 def test_the_default_profile_keeps_the_plain_autostart_name(tmp_path):
