@@ -127,6 +127,12 @@ class WindowVoice:
         if self.session is not None:
             self.session.apply(replace(voice, muted=self._muted_by_user))
 
+    def use_voice(self, engine, voice: VoiceSettings) -> None:
+        """Another personality's voice (`engine`, loaded) for her running session; `voice` its settings."""
+        if self.session is not None:
+            self.session.use_voice(engine)
+        self.apply(voice)
+
     def refresh_narration(self) -> None:
         """Synthesize changed narration lines now (in the background), not when first said."""
         if self.session is not None:

@@ -40,6 +40,8 @@ class HerVoice:
         self._wanted = False
         """Her voice was started (or offered a download that was accepted)."""
         self._applied = keeper.settings.voice
+        self.switching: asyncio.Task | None = None
+        """The last switch of her running voice to another personality's (see take_voice)."""
 
     @property
     def session(self):
@@ -83,7 +85,7 @@ class HerVoice:
         if self.session is None:
             return
         if wanted.voice != self._in_use:
-            self.restart_later()
+            self.take_voice(wanted)
         else:
             self.session.apply(wanted)
 
@@ -94,11 +96,35 @@ class HerVoice:
             return
         wanted = self._core().voice_settings(settings.voice)
         restarting = not self.controller.settled.is_set()
-        if restarting or self.session is None or wanted.voice != self._in_use or any(
+        if restarting or self.session is None or any(
                 getattr(old_voice, f) != getattr(settings.voice, f) for f in RESTART_VOICE_FIELDS):
             self.restart_later()
+        elif wanted.voice != self._in_use:
+            self.take_voice(wanted)  # another personality, another voice
         else:
             self.session.apply(wanted)
+
+    def take_voice(self, wanted) -> None:
+        """Another personality's `voice:`: her running session speaks with it without a restart
+        of her hearing (Whisper, the microphone and the echo canceller stay); a voice server, or
+        a session still starting, restarts instead."""
+        if wanted.speaking != "local" or self.session is None or not self.controller.settled.is_set():
+            self.restart_later()
+            return
+        self._in_use = wanted.voice
+        self.switching = self._spawn(self._switch_voice(self.session, wanted))
+
+    async def _switch_voice(self, session, wanted) -> None:
+        from companion.voice.speaking.local import load_voice
+
+        try:
+            engine = await asyncio.to_thread(load_voice, wanted, self.models_dir)
+        except Exception:
+            log.warning("her voice could not switch in place; restarting it", exc_info=True)
+            self.restart_later()
+            return
+        if session is self.session and self._in_use == wanted.voice:  # not overtaken meanwhile
+            session.use_voice(engine, wanted)
 
     def download_progress(self, name: str, done: int, total: int) -> None:
         banner = self.window.banners.banner("download")

@@ -26,6 +26,7 @@ from companion.voice.sound.echo_worker import EchoWorker
 from companion.voice.sound.watch import SoundWatch
 from companion.voice.speaker_check import SpeakerCheck, check_speakers
 from companion.voice.speaking.narration_cache import NarrationCache
+from companion.voice.speaking.resampled import ResampledVoice
 from companion.voice.speaking.speaker import Speaker
 from companion.voice.speaking.tts import Synthesizer
 from companion.voice.turns.smart_turn import SmartTurn
@@ -64,6 +65,8 @@ class VoiceSession:
         """What did not work, in sentences, for the front-end to show once her voice is up."""
         self.cache = NarrationCache(synthesizer)
         self.speaker = Speaker(synthesizer, sink, self.cache)
+        self._rate = synthesizer.sample_rate
+        """The rate her speaker, her cached lines and her echo reference run at (use_voice keeps it)."""
         self.loop = VoiceLoop(
             source=source, speaker=self.speaker, vad=vad or make_vad(), transcriber=transcriber,
             brain=brain, bus=bus, settings=self._loop_settings(voice),
@@ -138,6 +141,22 @@ class VoiceSession:
                            zip(("speed", "variation", "pitch"), wanted, strict=True)):
             synthesizer.speed, synthesizer.variation, synthesizer.pitch = wanted
             self.refresh_narration()  # her cached lines were made at the old pace or pitch
+
+    def use_voice(self, synthesizer: Synthesizer) -> None:
+        """Speak with another voice (another personality's) from her next sentence on, without
+        restarting her hearing: the microphone, Whisper, the echo canceller and the speaker stay.
+        A voice at another rate is resampled to hers; its notice (Joe standing in) is said."""
+        if synthesizer.sample_rate != self._rate:
+            synthesizer = ResampledVoice(synthesizer, self._rate)
+        self.synthesizer = synthesizer
+        self.speaker.use_voice(synthesizer)
+        self.cache.use_voice(synthesizer)
+        self.loop.calling.learning.synthesizer = synthesizer
+        self.refresh_narration()  # her tool lines, in the new voice
+        take_notice = getattr(synthesizer, "take_notice", None)
+        notice = take_notice() if take_notice is not None else None
+        if notice:
+            self.bus.emit(Speak(SpeechKind.SAY, notice))
 
     async def run(self) -> None:
         """Until the source ends (a file) or close() is called (devices)."""

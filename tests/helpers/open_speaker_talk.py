@@ -65,11 +65,13 @@ class OpenSpeakerTalk:
     """Her voice session in a Room; each ask() is one exchange recorded on the witness."""
 
     def __init__(self, folder: Path, pulse_audio, brain_url: str, piper_voice, hearing, *,
-                 echo_db: int = -6, voice: VoiceSettings | None = None) -> None:
+                 echo_db: int = -6, voice: VoiceSettings | None = None, her_voice=None) -> None:
+        """`piper_voice` speaks the user's lines; she speaks with `her_voice` (piper_voice when None)."""
         self.folder = folder
         self.pulse = pulse_audio
         self.brain_url = brain_url
         self.synthesizer = piper_voice
+        self.her_voice = her_voice or piper_voice
         self.transcriber = hearing
         self.voice = voice or VoiceSettings(listening="always")  # the user speaks without her name
         self.room = Room(pulse_audio, echo_db=echo_db)
@@ -84,7 +86,7 @@ class OpenSpeakerTalk:
         self.room.start()
         self.companion = Companion(make_config(self.folder, self.brain_url), self.bus)
         await self.companion.start()
-        self.session = await open_session(self.companion, self.bus, self.voice, self.synthesizer,
+        self.session = await open_session(self.companion, self.bus, self.voice, self.her_voice,
                                           self.transcriber)
         self._running = asyncio.create_task(self.session.run())
         return self
@@ -152,11 +154,12 @@ class OpenSpeakerTalk:
 
 async def talk(tmp_path: Path, pulse_audio, scripted_brain, piper_voice, hearing, *,
                voice: VoiceSettings | None = None, interrupt_after_s: float | None = None,
-               echo_db: int = -6) -> Round:
-    """One exchange in a fresh session: QUESTION, answered with LONG_REPLY."""
+               echo_db: int = -6, her_voice=None) -> Round:
+    """One exchange in a fresh session: QUESTION, answered with LONG_REPLY (in `her_voice`, piper's
+    when None; the user always speaks with piper's)."""
     scripted_brain.push({"text": LONG_REPLY}, {"text": "Okay, I will stop."})
     async with OpenSpeakerTalk(tmp_path, pulse_audio, scripted_brain.url, piper_voice, hearing,
-                               voice=voice, echo_db=echo_db) as conversation:
+                               voice=voice, echo_db=echo_db, her_voice=her_voice) as conversation:
         return await conversation.ask(interrupt_after_s=interrupt_after_s)
 
 

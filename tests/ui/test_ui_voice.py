@@ -285,8 +285,10 @@ def test_the_window_hears_through_a_wyoming_server_and_a_missing_voice_server_is
     assert len(heard) == 1 and "weather" in heard[0].lower()
 
 
-def test_choosing_another_personality_gives_her_running_voice_that_personalitys_pace_and_variation(
+def test_choosing_another_personality_gives_her_running_voice_that_personalitys_voice_pace_and_pitch(
         qtbot, tmp_path, scripted_brain, pulse_audio, qt_loop):
+    """Mira (hibari's heart) to Pip (Joe, quicker and higher): her voice changes in place, her
+    hearing is not restarted (issue 54)."""
     from dataclasses import replace
 
     from companion.persona.store import shipped_templates
@@ -299,15 +301,20 @@ def test_choosing_another_personality_gives_her_running_voice_that_personalitys_
         await app.start()
         await app.voice_started.wait()
         first = app.voice
-        synthesizer = first.session.synthesizer
-        assert (synthesizer.speed, synthesizer.variation) == (1.0, (0.667, 0.8))  # Mira
+        mira = first.session.synthesizer
+        assert (mira.model_info.name, mira.speed, mira.pitch) == ("hibari/heart", 1.0, 0.0)
+        hearing = first.session.loop.transcriber
         current = app.keeper.settings
         app.keeper.apply(replace(current, personality=str(shipped_templates()["gremlin"])))
-        return first, synthesizer
+        assert app.her_voice.switching is not None
+        await app.her_voice.switching
+        return first, hearing
 
     try:
-        first, synthesizer = qt_loop(scenario(), timeout=60)
-        assert app.voice is first  # the same voice, at Pip's pace: no restart
-        assert (synthesizer.speed, synthesizer.variation) == (1.15, (0.9, 1.0))
+        first, hearing = qt_loop(scenario(), timeout=60)
+        assert app.voice is first and first.session.loop.transcriber is hearing  # no restart of her hearing
+        pip = first.session.synthesizer
+        assert (pip.model_info.name, pip.speed, pip.variation, pip.pitch) == ("en_US-joe-medium", 1.15, (0.9, 1.0), 4.0)
+        assert pip.sample_rate == 24_000  # Joe resampled to the rate her speaker opened with for Mira
     finally:
         qt_loop(app.close())

@@ -38,6 +38,11 @@ class NarrationCache:
     def _key(self, text: str) -> tuple[str, float, float]:
         return speakable(text), float(getattr(self._synth, "speed", 1.0)), float(getattr(self._synth, "pitch", 0.0))
 
+    def use_voice(self, synthesizer: Synthesizer) -> None:
+        """Lines in another voice from now on: what was made in the old one is forgotten."""
+        self._synth = synthesizer
+        self._audio.clear()
+
     def get(self, text: str) -> np.ndarray | None:
         return self._audio.get(self._key(text))
 

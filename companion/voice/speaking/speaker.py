@@ -119,6 +119,10 @@ class Speaker:
         not talking yet)."""
         return self.playing or (not self._idle.is_set() and not self.holding)
 
+    def use_voice(self, synthesizer: Synthesizer) -> None:
+        """Her next lines in another voice at the same sample rate (lines already made play as they are)."""
+        self._synth = synthesizer
+
     def say(self, text: str, kind: SpeechKind = SpeechKind.SAY, turn: int = 0, *, prepared: bool = False,
             notice: bool = False) -> None:
         """Queue a line; `prepared`: a line of the reply prepared under the current hold();

@@ -9,8 +9,10 @@ import asyncio
 import json
 
 import pytest
+from audio_env import hibari_voice_fixture  # noqa: F401 (the hibari_voice fixture)
 from e2e_support import words
 from open_speaker_talk import HER_WORDS, INTERRUPTION, she_finished, stop_latency_s, talk
+from voice_pitch import median_pitch_hz
 
 from companion.config import VoiceSettings
 
@@ -64,4 +66,24 @@ async def test_talking_over_her_two_seconds_in_stops_her_quickly_and_the_user_is
     record_property("open_speakers_stop_s", round(stop_s, 3))
     print(json.dumps({"open_speakers_stop_s": round(stop_s, 3), "bound_s": STOP_BOUND_S, "echo_db": echo_db,
                       "heard": result.heard_lines, "interruption": INTERRUPTION}))
+    assert 0 < stop_s <= STOP_BOUND_S
+
+
+async def test_mira_in_her_own_voice_on_open_speakers_never_hears_herself_and_stops_when_talked_over(
+        tmp_path, pulse_audio, scripted_brain, piper_voice, hibari_voice, hearing):
+    """Issue 54: Mira speaks with hibari's heart (a woman's voice, 24 kHz), the user with Joe's. Her
+    echo canceller, echo filter and barge-in work on her voice as on piper's."""
+    result = await asyncio.wait_for(talk(tmp_path, pulse_audio, scripted_brain, piper_voice, hearing,
+                                         voice=VoiceSettings(listening="always"), her_voice=hibari_voice,
+                                         interrupt_after_s=2.0), TALK_BOUND_S)
+
+    assert median_pitch_hz(result.hers, 16_000) > 160  # her voice in the room was hibari's, not Joe's (~90 Hz)
+    assert result.barge_ins == 1
+    assert len(result.heard_lines) == 2, result.heard_lines
+    assert words(result.heard_lines[0]) == words("Tell me about Canberra.")
+    interruption = words(result.heard_lines[1])
+    assert len(set(words(INTERRUPTION)) & set(interruption)) >= 2, result.heard_lines
+    assert not HER_WORDS & set().union(*(words(line) for line in result.heard_lines)), result.heard_lines
+    stop_s = stop_latency_s(result)
+    print(json.dumps({"mira_open_speakers_stop_s": round(stop_s, 3), "heard": result.heard_lines}))
     assert 0 < stop_s <= STOP_BOUND_S
