@@ -111,3 +111,29 @@ def test_the_packaged_heart_is_verified_and_found_without_importing_hibari(tmp_p
     model = files.resolve_voice("hibari/heart", tmp_path)
     assert (model.engine, model.name, model.onnx.name) == ("hibari", "hibari/heart", "hibari.onnx")
     assert Path(model.onnx).is_file()
+
+
+async def test_another_voice_taken_in_place_speaks_the_next_line_at_the_speakers_own_rate(piper_voice, hibari_voice):
+    """A personality with another voice: her running speaker and cached lines take it (no restart of
+    her hearing); hibari's 24 kHz audio comes resampled to the rate the speaker opened with."""
+    from companion.voice.speaking.narration_cache import NarrationCache
+    from companion.voice.speaking.resampled import ResampledVoice
+
+    sink = WavSink(lambda: 0.0, rate=piper_voice.sample_rate)
+    cache = NarrationCache(piper_voice)
+    await cache.refresh(["Let me look."])
+    speaker = Speaker(piper_voice, sink, cache)
+    speaker.say("Hello there.")
+    await speaker.idle.wait()
+    joe = sink.audio().size
+    hers = ResampledVoice(hibari_voice, piper_voice.sample_rate)
+    speaker.use_voice(hers)
+    cache.use_voice(hers)
+    assert len(cache) == 0  # Joe's lines are not said in her voice
+    speaker.say("Nice to meet you.")
+    await speaker.idle.wait()
+    await speaker.close()
+    mira = sink.audio()[joe:]
+    assert median_pitch_hz(mira, sink.rate) > 160  # her voice, at the speaker's rate
+    expected = hibari_voice.synthesize_sync("Nice to meet you.").size * sink.rate / hibari_voice.sample_rate
+    assert abs(mira.size - expected) < 0.05 * sink.rate
