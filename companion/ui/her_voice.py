@@ -107,8 +107,12 @@ class HerVoice:
     def take_voice(self, wanted) -> None:
         """Another personality's `voice:`: her running session speaks with it without a restart
         of her hearing (Whisper, the microphone and the echo canceller stay); a voice server, or
-        a session still starting, restarts instead."""
-        if wanted.speaking != "local" or self.session is None or not self.controller.settled.is_set():
+        a session still starting, restarts instead (as does a voice to download: the restart shows
+        its progress)."""
+        from companion.voice.models.files import missing_models
+
+        if (wanted.speaking != "local" or self.session is None or not self.controller.settled.is_set()
+                or missing_models(wanted, self.models_dir)):
             self.restart_later()
             return
         self._in_use = wanted.voice
