@@ -160,6 +160,9 @@ class VoiceSettings:
     """After she answers, a turn starting within this many seconds needs no call."""
     called_cue: str = "none"
     """What she does the moment she is called: "none", "chime" or "yes" (she says "Yes?")."""
+    thinking_line_s: float = 1.2
+    """When no sentence of a spoken answer is ready this many seconds after you stop, she says
+    a short line from her personality ("Hmm, let me think."), once; 0: never."""
 
     @property
     def mode(self) -> str:
@@ -210,6 +213,8 @@ class VoiceSettings:
             raise ValueError("voice.wake_word must be okay_nabu, hey_jarvis, hey_mycroft or alexa")
         if not 0 <= self.follow_up_s <= 60:
             raise ValueError("voice.follow_up_s must be between 0 and 60")
+        if not 0 <= self.thinking_line_s <= 30:
+            raise ValueError("voice.thinking_line_s must be between 0 and 30 (0: never)")
         if self.called_cue not in ("none", "chime", "yes"):
             raise ValueError('voice.called_cue must be "none", "chime" or "yes"')
         if not 0.5 <= self.speed <= 2.0:

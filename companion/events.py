@@ -24,6 +24,8 @@ class SpeechKind(StrEnum):
     HEARTBEAT = "heartbeat"
     COMPLETE = "complete"
     FAIL = "fail"
+    THINKING = "thinking"
+    """Her line while no sentence of a spoken answer is ready yet ("Hmm, let me think."): never reply text."""
 
 
 class State(StrEnum):

@@ -229,6 +229,11 @@ class Companion:
             self.bus.emit(Speak(SpeechKind.SAY, text))
         self.turns.thought(owned.id)
 
+    def brain_waking(self) -> bool:
+        """Her brain is still starting: the start-up warm-up request has not been answered yet
+        (a local server loading its model answers nothing until it has)."""
+        return self._warm_up is not None and not self._warm_up.done()
+
     def interrupt(self, reason: str = "stop") -> bool:
         """Esc, barge-in, push-to-talk, "stop", quit: end the current turn now (its model
         stream, tool, queued speech and playback). True when a turn was live."""

@@ -9,6 +9,9 @@ from typing import Any
 
 import yaml
 
+from companion.persona.thinking_lines import SECTION as THINKING_SECTION
+from companion.persona.thinking_lines import ThinkingLines, parse_thinking_lines
+
 FRONT_MATTER_KEYS = ("name", "aliases", "language", "voice", "face", "speed", "variation", "pitch")
 FACES = ("mira", "jeeves", "pip")
 """The characters her face can be drawn as (front matter `face:`); the window draws each."""
@@ -62,6 +65,8 @@ class Personality:
     """Section title (as written) → its text, in file order; includes extra sections."""
     patterns: dict[str, dict[str, Any]] = field(default_factory=dict)
     """Tool name → partial {"announce", "heartbeat" (tuple), "complete", "fail"}."""
+    thinking: ThinkingLines = field(default_factory=ThinkingLines)
+    """What she says when her answer is slow to come (`## Thinking lines`, optional)."""
 
     def section(self, title: str) -> str:
         for name, text in self.sections.items():
@@ -86,9 +91,13 @@ def parse_personality(
         if title.lower() not in found:
             problems.append(Problem(len(lines) or 1, f"missing section '## {title}'"))
     patterns: dict[str, dict[str, Any]] = {}
+    thinking, thinking_problems = ThinkingLines(), []
     for title, body in sections.items():
         if title.lower() == "tool voice patterns":
             patterns = _patterns(body, section_lines[title], known_tools, problems)
+        elif title.lower() == THINKING_SECTION.lower():
+            thinking = parse_thinking_lines(body, section_lines[title], thinking_problems)
+    problems += [Problem(line, message, fatal=False) for line, message in thinking_problems]
     face = str(meta.get("face") or "mira").strip().lower()
     if face not in FACES:
         line = _key_line(lines, "face")
@@ -106,8 +115,11 @@ def parse_personality(
         speed=speed,
         variation=variation,
         pitch=pitch,
-        sections={t: b.strip() for t, b in sections.items() if t.lower() != "tool voice patterns"},
+        # Her spoken lines are no part of the system prompt.
+        sections={t: b.strip() for t, b in sections.items()
+                  if t.lower() not in ("tool voice patterns", THINKING_SECTION.lower())},
         patterns=patterns,
+        thinking=thinking,
     )
     return personality, sorted(problems, key=lambda p: p.line)
 

@@ -59,9 +59,19 @@ class CompanionBrain:
             return ()
         return (store.current.name, *store.current.aliases)
 
+    def thinking_line(self, count: int) -> str:
+        """Her line when a spoken answer is slow: the personality's `waking` line while her
+        brain is still starting, else its `thinking` line (`count`: lines said before)."""
+        store = self.companion.personality
+        if store is None:
+            return ""
+        return store.current.thinking.pick(self.companion.brain_waking(), count)
+
     def narration_lines(self) -> list[str]:
-        """Every tool's resolved ANNOUNCE, HEARTBEAT, COMPLETE and FAIL lines (for the cache)."""
-        lines: list[str] = []
+        """Every tool's resolved ANNOUNCE, HEARTBEAT, COMPLETE and FAIL lines, and her thinking
+        lines (for the cache: each plays at once)."""
+        store = self.companion.personality
+        lines: list[str] = store.current.thinking.all() if store is not None else []
         for voice in self.companion.narration_lines().values():
             lines += [voice.announce, *voice.heartbeat, voice.complete, voice.fail]
         return [line for line in lines if line]

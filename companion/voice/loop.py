@@ -25,6 +25,7 @@ from companion.voice.hearing.vad import SpeechDetector
 from companion.voice.sound.audio import AudioSink, AudioSource
 from companion.voice.speaking.mouth import Mouth
 from companion.voice.speaking.speaker import Line, Speaker
+from companion.voice.speaking.thinking_aloud import ThinkingAloud
 from companion.voice.turns.barge_in import FALSE_STOP_S, only_backchannel
 from companion.voice.turns.ear import Ear, Utterance
 from companion.voice.turns.ear_settings import EarSettings
@@ -72,6 +73,7 @@ class BrainPort(Protocol):
 
     # Optional (companion.voice.brain_port.CompanionBrain has them): a reply prepared during
     # the pause. prepare(text, front) -> PreparedTurn; ask_prepared(prepared) runs it as the turn.
+    # thinking_line(count) -> str: her line when a spoken answer is slow (none without it).
 
 
 class VoiceLoop:
@@ -90,6 +92,9 @@ class VoiceLoop:
         """The reply prepared during the current pause, if any (a tentative turn, held back)."""
         self.mouth = Mouth(bus=bus, speaker=speaker, turns=brain.turns, keep_heard=brain.keep_heard,
                            already_said=self.preparer.shown)
+        self.thinking = ThinkingAloud(bus=bus, turns=brain.turns, mouth=self.mouth, line=self._thinking_line,
+                                      after_s=lambda: self.ear.settings.thinking_line_s)
+        """Her one short line when a spoken answer is slow to come."""
         self.ear = Ear(source=source, vad=vad, transcriber=transcriber, her_voice=self.mouth,
                        heard=self._heard, barged_in=self._barged_in, settings=settings, sink=sink,
                        turn_model=turn_model, pauses=self)
@@ -297,6 +302,7 @@ class VoiceLoop:
         # A new turn: the one before is interrupted.
         self._answer_open = True
         self.calling.answering()
+        self.thinking.arm(latency.speech_end)
         self._turn = asyncio.create_task(self._ask(text, prepared))
         self._update_hold()
         if not self.source.realtime:
@@ -360,7 +366,12 @@ class VoiceLoop:
             latency.first_fragment = line.text
             latency.first_fragment_synth_ms = round(self.speaker.last_synthesis_ms, 1)
 
+    def _thinking_line(self, count: int) -> str:
+        line = getattr(self.brain, "thinking_line", None)
+        return line(count) if line is not None else ""
+
     async def close(self) -> None:
+        self.thinking.close()
         self.calling.close()
         self.ear.close()
         self.preparer.drop()

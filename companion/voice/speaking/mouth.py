@@ -133,6 +133,12 @@ class Mouth:
         reply goes on from the sentence the preparation was in the middle of."""
         self._adopted = splitter
 
+    def think_aloud(self, text: str, turn: int) -> None:
+        """Her thinking line for `turn` (speaking.thinking_aloud): queued as the turn's, so its
+        interruption stops it and her answer plays right after it, but never taken for reply
+        text (the history keeps only SAY lines as heard)."""
+        self._say(text, SpeechKind.THINKING, turn)
+
     def _say(self, text: str, kind: SpeechKind, turn: int) -> None:
         self.speaker.say(text, kind, turn)
         self._report()

@@ -33,12 +33,15 @@ class EarSettings:
     endpoint: EndpointSettings = field(default_factory=EndpointSettings)
     turn_rule: TurnRule = field(default_factory=TurnRule)
     """How the words and the turn model's probability decide the end of a turn (turn_rule.py)."""
+    thinking_line_s: float = 1.2
+    """Her thinking line comes when no sentence of a spoken answer is ready this long after the
+    user stopped (0: never; VoiceSettings.thinking_line_s)."""
 
     @classmethod
     def from_voice(cls, voice: VoiceSettings, *, turn_model: bool = False, echo_cancelled: bool = False) -> EarSettings:
         """`echo_cancelled`: the microphone reaches the ear through a working echo canceller,
         so her echo is tens of dB down and the floor need not rise as high with her voice
         (at 0.3, a user no louder than her echo could not stop her on open speakers)."""
-        return cls(barge_in=voice.barge_in, muted=voice.muted,
+        return cls(barge_in=voice.barge_in, muted=voice.muted, thinking_line_s=voice.thinking_line_s,
                    echo_ratio=CANCELLED_ECHO_RATIO if echo_cancelled else cls.echo_ratio,
                    endpoint=EndpointSettings.for_patience(voice.end_of_turn_silence_ms, turn_model=turn_model))
