@@ -30,12 +30,16 @@ A reply is a JSON-friendly dict (so the same script works from a file):
                                                              for byte (SSE streams event by event);
                                                              see `recorded()` for the fixtures
 
+`pace` (brain_pace.Pace, e.g. LAPTOP_3B; off by default) answers at a real local server's
+pace: one request at a time, the prompt's tokens past the cached prefix evaluated at
+`prompt_tps`, the reply written at `write_tps`; `slot.timings` holds each request's counts.
+
 `props` (llama.cpp's GET /props) and `show` (Ollama's POST /api/show) answer those routes when
 given, so a test can be a llama.cpp or an Ollama server; without them both routes are 404.
 
 Standalone (for the voice, UI and end-to-end tests and benches):
 
-    python tests/helpers/scripted_brain.py --port 0 --script script.json [--record requests.jsonl]
+    python tests/helpers/scripted_brain.py --port 0 --script script.json [--record requests.jsonl] [--pace laptop-3b]
 
 prints `ready http://127.0.0.1:PORT/v1` on stdout once listening. The script file holds a
 list of replies, or {"replies": [...], "fallback": {...}, "models": [...], "api_key": "..."}.
@@ -57,6 +61,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from brain_pace import PROFILES, Pace, Slot, pieces
+
 Reply = dict[str, Any]
 
 EXHAUSTED: Reply = {"error": 500, "message": "the scripted brain has no more replies"}
@@ -75,6 +81,7 @@ class ScriptedBrain:
         record_file: Path | None = None,
         props: dict[str, Any] | None = None,
         show: dict[str, Any] | None = None,
+        pace: Pace | None = None,
     ) -> None:
         self._replies: deque[Reply] = deque(replies or [])
         self.fallback = fallback or EXHAUSTED
@@ -82,6 +89,8 @@ class ScriptedBrain:
         self.api_key = api_key
         self.props = props
         self.show = show
+        self.slot = Slot(pace) if pace is not None else None
+        """The modelled server's one slot and prompt cache (None: answers at once)."""
         self.requests: list[dict[str, Any]] = []
         """Every chat request: {"path", "body", "headers" (lower-case names)} in arrival order."""
         self.warm_ups: list[dict[str, Any]] = []
@@ -254,6 +263,15 @@ class _Handler(BaseHTTPRequestHandler):
         if self.path.rstrip("/") not in ("/v1/chat/completions", "/chat/completions"):
             self._json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
             return
+        slot = self.scripted.slot
+        if slot is None:
+            self._answer(body)
+            return
+        with slot.lock:  # one request at a time, as a one-slot server
+            if not slot.prompt(body, self.scripted._wait):
+                self._answer(body)
+
+    def _answer(self, body: dict[str, Any]) -> None:
         headers = {k.lower(): v for k, v in self.headers.items()}
         if body.get("max_tokens") == 1:
             with self.scripted._lock:
@@ -326,6 +344,9 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         model = body.get("model", "scripted")
         pause = float(reply.get("chunk_delay", 0))
+        slot = self.scripted.slot
+        if slot is not None:
+            pause = max(pause, 1 / slot.pace.write_tps)  # about a token per piece
 
         def event(delta: dict[str, Any], finish: str | None = None) -> None:
             chunk = {
@@ -338,18 +359,24 @@ class _Handler(BaseHTTPRequestHandler):
 
         try:
             event({"role": "assistant", "content": ""})
-            pieces = _split(reply.get("text") or "", int(reply.get("chunks", 4)))
+            text = reply.get("text") or ""
+            parts = pieces(text) if slot is not None else _split(text, int(reply.get("chunks", 4)))
             if reply.get("cut"):
-                for piece in pieces[: max(1, len(pieces) // 2)]:
+                for piece in parts[: max(1, len(parts) // 2)]:
                     event({"content": piece})
                 # Drop the connection mid-body: no terminating chunk, no [DONE].
                 self.wfile.flush()
                 self.connection.shutdown(socket.SHUT_RDWR)
                 self.close_connection = True
                 return
-            for piece in pieces:
+            for piece in parts:
                 event({"content": piece})
             calls = _tool_calls(reply)
+            if slot is not None:
+                slot.wrote(text)
+                written = "".join(call["name"] + call["arguments"] for call in calls)
+                if written and self.scripted._wait(slot.write_s(written)):
+                    raise ConnectionAbortedError("server stopping")
             for index, call in enumerate(calls):
                 event({"tool_calls": [{
                     "index": index, "id": call["id"], "type": "function",
@@ -456,11 +483,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--script", type=Path, help="JSON list of replies (or an object)")
     parser.add_argument("--record", type=Path, help="append every request body to this JSONL file")
+    parser.add_argument("--pace", choices=sorted(PROFILES), help="answer at a local model server's pace")
     args = parser.parse_args(argv)
     script = load_script(args.script) if args.script else {}
     brain = ScriptedBrain(
         script.get("replies", []), fallback=script.get("fallback"), models=script.get("models"),
         api_key=script.get("api_key"), record_file=args.record,
+        pace=PROFILES[args.pace] if args.pace else None,
     ).start(args.port)
     print(f"ready {brain.url}", flush=True)
     try:

@@ -1,0 +1,121 @@
+"""A scripted brain's pace: how long a real local model server would take over each request.
+
+Modelled on llama.cpp's server (and Ollama, which runs it) with one slot: requests are served
+one at a time; the prompt is rendered through a chat template and only the tokens after the
+longest common prefix with the slot's cache (the previous prompt plus what it wrote) are
+evaluated, at `prompt_tps`; the reply is written at `write_tps`. The first request may also
+pay for loading the model (`load_s`). Tokens are counted as UTF-8 bytes / 4 (near what a BPE
+tokenizer gives for English and JSON).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+BYTES_PER_TOKEN = 4
+
+
+@dataclass(frozen=True)
+class Pace:
+    prompt_tps: float
+    """Prompt tokens evaluated per second (those not in the cached prefix)."""
+    write_tps: float
+    """Tokens written per second."""
+    load_s: float = 0.0
+    """Loading the model before the first request is answered (a cold server)."""
+    name: str = ""
+
+
+LAPTOP_3B = Pace(prompt_tps=60.0, write_tps=8.0, load_s=3.0, name="3B model on a laptop CPU")
+"""qwen2.5:3b (Q4_K_M, ~1.9 GB) on a 4-core laptop CPU without a GPU, through Ollama/llama.cpp.
+An assumption, not measured here: issue #53 gives "tens of tokens a second" of prompt and
+~5-15 tokens a second written for such a laptop; llama.cpp's CPU llama-bench results for 7-8 B
+Q4 models on 4-8 core laptop CPUs are ~20-40 t/s prompt and ~4-8 t/s written, and a 3 B model
+is ~2.3x smaller, so ~60 t/s prompt and ~8 t/s written sit at the cautious end. Loading
+~1.9 GB from an SSD into RAM: ~3 s."""
+
+PROFILES = {"laptop-3b": LAPTOP_3B}
+
+
+def render(body: dict[str, Any]) -> str:
+    """The prompt as a ChatML template (Qwen2.5's) lays it out: the system message with the
+    tools' JSON inside it, then each message, then the assistant's opening."""
+    messages = list(body.get("messages") or [])
+    system = ""
+    if messages and messages[0].get("role") == "system":
+        system = str(messages.pop(0).get("content") or "")
+    tools = body.get("tools") or []
+    if tools:
+        system += "\n\n# Tools\n<tools>\n" + "\n".join(json.dumps(t, sort_keys=False) for t in tools) + "\n</tools>"
+    parts = [f"<|im_start|>system\n{system}<|im_end|>\n"] if system else []
+    for message in messages:
+        content = message.get("content") or ""
+        if message.get("tool_calls"):
+            content += "".join("\n<tool_call>\n" + json.dumps(call.get("function", {})) + "\n</tool_call>"
+                               for call in message["tool_calls"])
+        role = "user" if message.get("role") == "tool" else message.get("role")
+        if message.get("role") == "tool":
+            content = f"<tool_response>\n{content}\n</tool_response>"
+        parts.append(f"<|im_start|>{role}\n{content}<|im_end|>\n")
+    parts.append("<|im_start|>assistant\n")
+    return "".join(parts)
+
+
+def tokens(text: str) -> int:
+    return -(-len(text.encode()) // BYTES_PER_TOKEN)
+
+
+def common_prefix(a: str, b: str) -> int:
+    """Characters a and b share from their start."""
+    n = min(len(a), len(b))
+    i = 0
+    while i < n and a[i] == b[i]:
+        i += 1
+    return i
+
+
+@dataclass
+class Slot:
+    """The server's one slot: its cache and what each request cost (as llama.cpp's timings)."""
+
+    pace: Pace
+    cached: str = ""
+    loaded: bool = False
+    timings: list[dict[str, Any]] = field(default_factory=list)
+    """Per request: prompt_n (evaluated), cache_n (from the cache), prompt_ms, wait_ms."""
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def prompt(self, body: dict[str, Any], wait: Callable[[float], bool]) -> bool:
+        """Evaluate `body`'s prompt (holding the slot: call inside `with slot.lock`); `wait(s)`
+        sleeps, True when the server is stopping. True when it is."""
+        prompt = render(body)
+        started = time.monotonic()
+        load = 0.0 if self.loaded else self.pace.load_s
+        self.loaded = True
+        shared = common_prefix(prompt, self.cached)
+        cache_n = tokens(prompt[:shared]) if shared else 0
+        # llama.cpp evaluates at least the prompt's last token again.
+        prompt_n = max(1, tokens(prompt) - cache_n)
+        self.cached = prompt
+        stopping = wait(load + prompt_n / self.pace.prompt_tps)
+        self.timings.append({"prompt_n": prompt_n, "cache_n": cache_n, "load_ms": round(load * 1000),
+                             "prompt_ms": round((time.monotonic() - started - load) * 1000)})
+        return stopping
+
+    def wrote(self, text: str) -> None:
+        """What the reply wrote joins the cache (the next request's history starts with it)."""
+        self.cached += text
+
+    def write_s(self, text: str) -> float:
+        """How long writing `text` takes."""
+        return tokens(text) / self.pace.write_tps
+
+
+def pieces(text: str) -> list[str]:
+    """`text` as a server streams it: about one token per piece."""
+    return [text[i:i + BYTES_PER_TOKEN] for i in range(0, len(text), BYTES_PER_TOKEN)]
