@@ -32,8 +32,9 @@ log = logging.getLogger(__name__)
 LEARN_WAIT_S = 20.0
 """How long an utterance read from a file waits for her names to be learned (only at a name's
 first start: then they are cached): judged before, "Jeeves" heard as "Geeves" would not call
-her. A live microphone never waits (the ear would fall behind the room): until the spellings
-are known, her name and names that sound like it call her."""
+her. Live, only words that call her by no name she can read yet wait, and for less."""
+LEARN_WAIT_LIVE_S = 10.0
+"""How long live words that may be a call by a name still being learned wait for it."""
 
 
 class Calling:
@@ -130,8 +131,16 @@ class Calling:
             else:
                 self.learning.start(names)
             heard = self.learning.forms(names)
-        if (names, heard) != (self.settings.names, self.settings.heard):
-            self.policy.apply(replace(self.settings, names=names, heard=heard))
+            if self.learning.pending(names):
+                self._apply_names(names, heard)
+                if not self.policy.judge(text, start_s, end_s, peek=True).turn:
+                    # Her names just changed (another personality) and a spelling of theirs is
+                    # still being learned: these words may be a call she can't read yet ("Pip"
+                    # written "Tep"), so they wait for it rather than being ignored. The ear
+                    # reads on meanwhile; only the judging of what follows waits.
+                    await self.learning.wait(names, LEARN_WAIT_LIVE_S)
+                    heard = self.learning.forms(names)
+        self._apply_names(names, heard)
         was = self.policy.attention(start_s)
         verdict = self.policy.judge(text, start_s, end_s, stopped_her=stopped_her)
         self.verdicts.append(verdict)
@@ -150,6 +159,10 @@ class Calling:
         if self.wake is not None:
             await asyncio.to_thread(self.wake.wait_until, end_s)
         return self.policy.needs_words(start_s, end_s)
+
+    def _apply_names(self, names: tuple[str, ...], heard: tuple[str, ...]) -> None:
+        if (names, heard) != (self.settings.names, self.settings.heard):
+            self.policy.apply(replace(self.settings, names=names, heard=heard))
 
     def without_call(self, text: str) -> str:
         """`text` without her name or the wake word in front ("Mira, yes, run it" -> "yes, run it")."""

@@ -153,6 +153,9 @@ class NameLearning:
         self.on_heard: list[Callable[[tuple[NameHearing, ...]], None]] = []
         """Told the hearings of her current names once they are all known (see the class)."""
         self._tasks: dict[str, asyncio.Task[NameHearing]] = {}
+        self._waiters = 0
+        """Judges waiting for a name: learning then goes on even while live hearing is busy
+        (the utterance being judged is what keeps it busy)."""
         self._wanted: tuple[str, ...] = ()
         self._told: tuple[NameHearing, ...] | None = None
         self._read_cache()
@@ -198,7 +201,15 @@ class NameLearning:
         self.start(names)
         pending = [self._tasks[n.lower()] for n in names if n.lower() in self._tasks]
         if pending:
-            await asyncio.wait(pending, timeout=timeout)
+            self._waiters += 1
+            try:
+                await asyncio.wait(pending, timeout=timeout)
+            finally:
+                self._waiters -= 1
+
+    def pending(self, names: tuple[str, ...]) -> bool:
+        """A name of `names` is still being learned."""
+        return any(n.lower() in self._tasks for n in names)
 
     def forms(self, names: tuple[str, ...]) -> tuple[str, ...]:
         """The learned spellings of `names` (those still being learned add none yet)."""
@@ -210,7 +221,8 @@ class NameLearning:
 
     async def _learn(self, name: str) -> NameHearing:
         try:
-            hearing = await learn_name(name, self.transcriber, self.synthesizer, self.yield_to)
+            hearing = await learn_name(name, self.transcriber, self.synthesizer,
+                                       lambda: self._waiters == 0 and self.yield_to())
         except asyncio.CancelledError:
             raise
         except Exception:
