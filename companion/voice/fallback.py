@@ -278,8 +278,8 @@ def _local_loader(voice: VoiceSettings, cache_dir: Path, what: str) -> LocalLoad
     """How to load her own engine to stand in for a server, or None when it would need a download."""
     from companion.voice.hearing.local import local_transcriber
     from companion.voice.hearing.stt import WhisperTranscriber
-    from companion.voice.models.files import missing_models, resolve_hearing_model, resolve_voice
-    from companion.voice.speaking.local import local_synthesizer, voice_options
+    from companion.voice.models.files import missing_models, resolve_hearing_model
+    from companion.voice.speaking.local import load_voice
     from companion.voice.speaking.tts import LocalSynthesizer
 
     field = "hearing_model" if what == "hearing model" else "voice"
@@ -293,11 +293,9 @@ def _local_loader(voice: VoiceSettings, cache_dir: Path, what: str) -> LocalLoad
                 return engine
             return load_hearing
 
-        def load_voice(setting: str = candidate.voice) -> LocalSynthesizer:
-            engine = local_synthesizer(resolve_voice(setting, cache_dir), **voice_options(voice))
-            engine.load()
-            return engine
-        return load_voice
+        def load_own_voice(setting: str = candidate.voice) -> LocalSynthesizer:
+            return load_voice(replace(voice, voice=setting), cache_dir)  # Joe stands in for a missing hibari
+        return load_own_voice
     return None
 
 
