@@ -141,12 +141,12 @@ def check_personality_voices(settings: Settings, paths: Paths) -> list[Check]:
     pitch, and whether that voice is installed (a missing hibari voice: Joe stands in)."""
     from companion.errors import CompanionError
     from companion.persona.document import parse_personality
-    from companion.persona.store import shipped_templates
+    from companion.persona.store import shipped_default, shipped_templates
     from companion.voice.models.files import is_hibari, missing_models, resolve_hibari
 
     chosen = Path(settings.personality) if settings.personality else paths.personality_file
     checks, seen = [], set()
-    for path in (chosen, *shipped_templates().values()):
+    for path in (chosen, shipped_default(), *shipped_templates().values()):  # hers first, then Mira
         try:
             her, _problems = parse_personality(path.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, ValueError):
