@@ -210,6 +210,7 @@ class Companion:
         hold = HeldBus(self.bus, front)
         scratch = self._conversation(hold, Mode.COMPANION)  # type: ignore[arg-type]
         scratch.history = list(self.conversation.history)
+        scratch.sent_notes = self.conversation.sent_notes  # its note stays with its words once confirmed
         return PreparedTurn(scratch, hold, text, channel)
 
     async def ask_prepared(self, prepared: PreparedTurn) -> TurnResult:

@@ -84,6 +84,11 @@ class Conversation:
         self.session = session or Session()
         self.services = services if services is not None else {}
         self.history: list[dict[str, Any]] = []
+        self.sent_notes: dict[int, str] = {}
+        """The turn note each user message in the history was sent with (by the message's id):
+        later requests repeat it, so every request starts with the one before it, byte for
+        byte, and a server's prompt cache covers all but the newest words. The history itself
+        keeps the plain words."""
         self.remembered: Callable[[list[dict[str, Any]]], None] | None = None
         """Called with the messages each turn adds to the history (the conversation store saves them)."""
         self._no_tools_model: str | None = None
@@ -106,6 +111,10 @@ class Conversation:
         system = build_system_prompt(personality)
         note = build_turn_note(voice=channel == Channel.VOICE, work=self.mode == Mode.WORK)
         added: list[dict[str, Any]] = [{"role": "user", "content": text}]
+        live = {id(message) for message in self.history}
+        for gone in [key for key in self.sent_notes if key not in live]:
+            del self.sent_notes[gone]
+        self.sent_notes[id(added[0])] = note
         runner = ToolRunner(
             registry=self.registry, bus=self.bus, mode=self.mode, narration=self.settings.narration,
             patterns=personality.patterns, make_context=lambda spec: self._context(spec, channel),
@@ -200,11 +209,19 @@ class Conversation:
         the context, then this turn, its user message carrying the turn note."""
         current = [dict(m) for m in added]
         current[0]["content"] = with_turn_note(str(current[0]["content"]), note)
-        fitted = fit_messages([{"role": "system", "content": system}], self.history, current,
+        history = [self._as_sent(m) for m in self.history]
+        fitted = fit_messages([{"role": "system", "content": system}], history, current,
                               tools=tools, context_tokens=self._context_size(), reply_tokens=reply_tokens)
         if fitted.dropped:
             log.info("left %d older messages out to fit the context", fitted.dropped)
         return fitted.messages
+
+    def _as_sent(self, message: dict[str, Any]) -> dict[str, Any]:
+        """A history message as its request sent it (a user message with its turn note)."""
+        note = self.sent_notes.get(id(message))
+        if note is None or message.get("role") != "user":
+            return message
+        return {**message, "content": with_turn_note(str(message["content"]), note)}
 
     def _context_size(self) -> int:
         if self._learnt_context is not None and self._learnt_context[0] is self.model:

@@ -54,7 +54,7 @@ async def test_a_typed_then_a_spoken_turn_send_the_same_system_message_and_tool_
     assert "Typed reply" in first["messages"][-1]["content"]
     assert "Spoken reply" in second["messages"][-1]["content"]
     assert user_texts(second) == ["remind me at noon", "and what else?"]
-    assert second["messages"][1]["content"] == "remind me at noon"  # history keeps the plain words
+    assert companion.conversation.history[0]["content"] == "remind me at noon"  # history keeps the plain words
     # The compact list keeps names, types, enums and required fields; prose is shortened.
     [offered] = [t["function"] for t in first["tools"] if t["function"]["name"] == "reminder"]
     assert offered["parameters"]["properties"]["action"] == {"type": "string", "enum": ["add", "list"]}
