@@ -11,6 +11,7 @@ says now), the whole of it in the tooltip.
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 
 from PySide6.QtCore import QPoint, QRect, QRectF, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import (
@@ -30,6 +31,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QLabel, QMenu, QWidget
 
+from companion.ui.face.animation import BOB, SWAY_DEG
 from companion.ui.face.painter import paint_face
 from companion.ui.face.widget import FaceWidget
 
@@ -46,6 +48,10 @@ CAPTION_GAP = 2
 """Pixels between her face and the caption."""
 CAPTION_PADDING = (8, 2)
 """The caption's inner padding, horizontal and vertical (its style sheet says the same)."""
+ENVELOPE_FRAMES, ENVELOPE_STEP_S, ENVELOPE_GRACE_PX = 24, 0.125, 2
+"""Frames painted for her mask, this far apart in her life (~3 s, a cycle of the slowest
+decoration, the Zz, with the tears' and sparkles' quicker ones inside it), and the pixels of
+grace around their paint."""
 NO_TRANSLUCENCY = ("This desktop can't show see-through windows (no compositor is running), so her "
                    "small face sits on a square backdrop and clicks next to her don't pass through. "
                    "Start a compositor (e.g. picom or xcompmgr) for the see-through face.")
@@ -72,17 +78,45 @@ class CompactFace(FaceWidget):
         pixmap.fill(Qt.GlobalColor.transparent)
         return pixmap
 
+    def look(self) -> tuple:
+        """What decides where she can have paint: her state, character and the expression she
+        is settling to (a change of one calls for a new mask)."""
+        frame = self.last_frame
+        if frame is None:
+            return ()
+        shape = frame.settling[1] if frame.settling is not None else frame.shape
+        return frame.state, frame.character.name, shape
+
     def opaque_region(self) -> QRegion:
-        """Where her face has paint, in this widget's coordinates (from a frame drawn on alpha)."""
+        """Everywhere her face can have paint in its current look, in this widget's coordinates.
+
+        One frame's paint left out what moves: the Zz drifting up while she dozes, a horn tip
+        swaying, the mouth wide open, the listening ring swelling. So the frames of a few seconds
+        of her life (each decoration's cycle, the sway and the breath at their extremes, mouth and
+        ring at their widest) are painted over each other, and every pixel with any paint is in:
+        a soft edge pixel cut off by a threshold showed the desktop's colour as a fringe."""
         image = QImage(self.size(), QImage.Format.Format_ARGB32_Premultiplied)
         image.fill(QColor(0, 0, 0, 0))
         painter = QPainter(image)
         frame = self.last_frame or self.animator.frame(self._clock())
-        paint_face(painter, QRectF(self.rect()), frame, background=False)
+        if frame.settling is not None:
+            frame = replace(frame, shape=frame.settling[1], settling=None)
+        for step in range(ENVELOPE_FRAMES):
+            tilt = 1 if step % 2 else -1
+            breath = 1 if step % 4 < 2 else -1
+            level = float(step // 4 % 2)  # mouth and ring at rest and at their widest
+            paint_face(painter, QRectF(self.rect()), replace(
+                frame, phase=step * ENVELOPE_STEP_S, sway=tilt * SWAY_DEG, bob=breath * BOB, blink=0.0,
+                speech_level=level, listen_level=level), background=False)
         painter.end()
-        # Thresholded, not dithered: a soft edge pixel is wholly in or out.
-        mask = image.createAlphaMask(Qt.ImageConversionFlag.ThresholdAlphaDither)
-        return QRegion(QBitmap.fromImage(mask))
+        # Pixels equal to the untouched transparent fill are out, any paint is in (MaskInColor
+        # marks the matching pixels white, which a QBitmap reads as outside the region).
+        mask = image.createMaskFromColor(QColor(0, 0, 0, 0).rgba(), Qt.MaskMode.MaskInColor)
+        region = QRegion(QBitmap.fromImage(mask))
+        for _ in range(ENVELOPE_GRACE_PX):  # what drifts between two of those frames
+            region = region.united(region.translated(1, 0)).united(region.translated(-1, 0)) \
+                .united(region.translated(0, 1)).united(region.translated(0, -1))
+        return region
 
 
 class CompactWindow(QWidget):
@@ -114,6 +148,8 @@ class CompactWindow(QWidget):
         self.caption.setStyleSheet("QLabel#compactCaption { background: rgba(24, 20, 40, 215); color: #f3eefe;"
                                    f" border-radius: 8px; padding: {down}px {across}px; }}")
         self._caption_text = ""
+        self._masked_look: tuple = ()
+        self.face.painted.connect(lambda _now: self._painted())
         self._settle = QTimer(self)
         self._settle.setSingleShot(True)
         self._settle.setInterval(SETTLE_MS)
@@ -135,6 +171,10 @@ class CompactWindow(QWidget):
         """Show what `face` shows (one animator: the same expression, state and lip sync)."""
         self.face.animator = face.animator
         self.update_mask()
+
+    def _painted(self) -> None:
+        if self.face.look() != self._masked_look:
+            self.update_mask()  # dozing, another expression or character: her outline changed
 
     @property
     def caption_text(self) -> str:
@@ -162,6 +202,7 @@ class CompactWindow(QWidget):
         if not self.translucent:
             self.clearMask()
             return
+        self._masked_look = self.face.look()
         region = self.face.opaque_region().translated(self.face.pos())
         if self.caption.isVisible() and self._caption_text:
             region = region.united(QRegion(self.caption.geometry()))
