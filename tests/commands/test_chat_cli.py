@@ -33,8 +33,8 @@ def test_a_turn_calling_search_files_shows_announce_focus_face_complete_and_repl
         lines[announce],
         "[face] thinking (focus: search_files)",
         lines[announce + 2],
+        "[face] happy (reply)",  # her face takes the reply's mood as its words come
         "[say] It's in notes.txt.",
-        "[face] happy (reply)",
     ]
     assert lines[announce + 2].startswith("[complete] ")
     tool_result = scripted_brain.bodies[1]["messages"][-1]

@@ -60,7 +60,8 @@ def test_when_the_disk_fills_mid_conversation_chat_says_so_once_and_keeps_answer
     try:
         child.stdin.write(b"one\n")
         child.stdin.flush()
-        assert child.stdout.readline() == b"[say] Answer 1.\n"  # saved while there was room
+        first = [child.stdout.readline(), child.stdout.readline()]
+        assert first == [b"[face] happy (reply)\n", b"[say] Answer 1.\n"]  # saved while there was room
         fill(tiny_disk)
         child.stdin.write(b"two\nthree\nfour\n")
         child.stdin.close()

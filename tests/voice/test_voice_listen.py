@@ -32,8 +32,9 @@ def test_listen_writes_her_spoken_answer_and_prints_the_transcript(tmp_path, scr
     answer = tmp_path / "answer.wav"
     done = listen(tmp_path, scripted_brain.url, "--in", str(question), "--out", str(answer))
     assert done.returncode == 0, done.stderr
-    heard, said = done.stdout.splitlines()[:2]
+    heard, face, said = done.stdout.splitlines()[:3]
     assert heard.lower() == "[heard] when does the library open?"
+    assert face == "[face] happy (reply)"  # her face takes the reply's mood as its words come
     assert said == f"[say] {reply}"
     audio, rate = read_wav(answer)
     assert words(hearing.transcribe_sync(resample(audio, rate, 16_000))) == words(reply)
