@@ -14,6 +14,7 @@ from brain_harness import make_config, tool
 
 from companion.config import VoiceSettings
 from companion.events import EventBus, StateChanged
+from companion.persona.thinking_lines import ThinkingLines
 from companion.runtime import Companion
 from companion.tools.registry import Registry
 from companion.voice.brain_port import CompanionBrain
@@ -83,7 +84,8 @@ async def test_a_narration_line_plays_from_the_cache_without_synthesis(tmp_path,
     session, sink = session_for(companion, wav, hearing, piper_voice, realtime=False)
     session.refresh_narration()
     await session.cache.ready.wait()
-    assert len(session.cache) == 4
+    # The tool's four lines and her thinking lines (the defaults: this personality has none).
+    assert len(session.cache) == 4 + len(ThinkingLines().all())
     # How her name is heard is learned once (her voice says it too), before she listens to a file.
     await session.loop.calling.learning.wait(session.loop.calling.names(), 60)
     before = piper_voice.synth_count
