@@ -3,6 +3,8 @@ covers all but the newest words (what changes from turn to turn goes last)."""
 
 from __future__ import annotations
 
+import asyncio
+
 from brain_harness import make_config, registry_with, start_companion, tool
 from brain_pace import Pace, render
 from scripted_brain import ScriptedBrain
@@ -19,6 +21,7 @@ async def test_each_request_begins_with_everything_the_one_before_it_sent_typed_
     # A fast pace, so the modelled server counts what it had to evaluate of each request.
     with ScriptedBrain(replies, pace=Pace(prompt_tps=50_000, write_tps=5_000)) as brain:
         companion, _ = await start_companion(make_config(tmp_path, brain.url), registry_with(tool("echo")))
+        await asyncio.to_thread(brain.wait_for_warm_ups, 1)  # the start-up warm-up goes first
         await companion.ask("remind me at noon", Channel.TEXT)
         await companion.ask("echo tea for me", Channel.VOICE)
         await companion.ask("what did you echo?", Channel.TEXT)
