@@ -137,3 +137,27 @@ async def test_another_voice_taken_in_place_speaks_the_next_line_at_the_speakers
     assert median_pitch_hz(mira, sink.rate) > 160  # her voice, at the speaker's rate
     expected = hibari_voice.synthesize_sync("Nice to meet you.").size * sink.rate / hibari_voice.sample_rate
     assert abs(mira.size - expected) < 0.05 * sink.rate
+
+
+async def test_her_voice_session_says_once_that_joe_stands_in_for_a_missing_hibari(monkeypatch, tmp_path, hearing):
+    from types import SimpleNamespace
+
+    from companion.events import EventBus, Speak
+    from companion.turns import TurnOwner
+    from companion.voice.session import VoiceSession
+    from companion.voice.sound.audio import NullSource
+
+    _without_hibari(monkeypatch)
+    voice = make_synthesizer(VoiceSettings(voice="hibari/heart"), tmp_path)
+    bus = EventBus()
+    said: list[str] = []
+    bus.subscribe(lambda event: said.append(event.text) if isinstance(event, Speak) else None)
+    brain = SimpleNamespace(turns=TurnOwner(bus), keep_heard=lambda _turn, _heard: None,
+                            hold_notices=lambda _hold: None)  # never asked anything here
+    session = VoiceSession(brain=brain, bus=bus, source=NullSource(), sink=WavSink(lambda: 0.0),
+                           transcriber=hearing, synthesizer=voice, voice=VoiceSettings())
+    try:
+        assert said == ["The voice hibari/heart isn't installed (install it with: pip install hibari-tts==0.2.1). "
+                        "Until then I'm speaking with Joe's voice."]
+    finally:
+        await session.close()
