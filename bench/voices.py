@@ -6,7 +6,8 @@ and Pip as the runtime builds them from their front matter (voice, speed, variat
 pitch shift's resampling is in their numbers). First audio is the time from asking for a sentence
 to having its audio (her synthesizers hand over one sentence at a time), median of 10, for a short
 and a longer first sentence; the real-time factor is synthesis time over audio time for a
-five-sentence reply, sentence by sentence. Target: first audio <= 100 ms. Prints one JSON object.
+five-sentence reply, sentence by sentence. Target: first audio of "Of course." <= 100 ms.
+Prints one JSON object.
 """
 
 from __future__ import annotations
@@ -99,8 +100,10 @@ def main() -> None:
                       reply_s=round(audio.size / engine.sample_rate, 2),
                       wer=round(word_error_rate(_words(HEARD_BACK), _words(heard)), 3), heard=heard)
         out["personalities"][name] = result
+    # The target as issue 54 measured it: "Of course." (piper makes a whole sentence before its
+    # first sample, so a long first sentence takes longer on Joe's voices: first_sentence says how much).
     out["all_first_audio_within_target"] = all(
-        v["first_audio_ms"]["first_sentence"]["median"] <= 100
+        v["first_audio_ms"]["short"]["median"] <= 100
         for v in (*out["voices"].values(), *out["personalities"].values()))
     print(json.dumps(out))
 
