@@ -139,28 +139,28 @@ def _number(value: Any) -> float | None:
 
 def _speed(value: Any, line: int, problems: list[Problem]) -> float | None:
     """`speed:` as a number in SPEEDS; anything else is a harmless problem (Settings' speed is used)."""
-    if value is None:
-        return None
-    speed = _number(value)
-    if speed is None or not SPEEDS[0] <= speed <= SPEEDS[1]:
-        problems.append(Problem(line, f"speed: '{value}' is not a speed I can use; give a number from "
-                                      f"{SPEEDS[0]} (slow) to {SPEEDS[1]} (fast), 1.0 is the voice's own pace",
-                                fatal=False))
-        return None
-    return speed
+    return _in_range(value, SPEEDS, line, problems,
+                     f"speed: '{value}' is not a speed I can use; give a number from {SPEEDS[0]} (slow) to "
+                     f"{SPEEDS[1]} (fast), 1.0 is the voice's own pace")
 
 
 def _pitch(value: Any, line: int, problems: list[Problem]) -> float | None:
     """`pitch:` in semitones within PITCHES; anything else is a harmless problem (Settings' pitch is used)."""
+    return _in_range(value, PITCHES, line, problems,
+                     f"pitch: '{value}' is not a pitch I can use; give semitones from {PITCHES[0]:g} (lower) "
+                     f"to {PITCHES[1]:g} (higher), 0 is the voice's own")
+
+
+def _in_range(value: Any, bounds: tuple[float, float], line: int, problems: list[Problem],
+              complaint: str) -> float | None:
+    """`value` as a number within `bounds`; else None, and `complaint` as a harmless problem."""
     if value is None:
         return None
-    pitch = _number(value)
-    if pitch is None or not PITCHES[0] <= pitch <= PITCHES[1]:
-        problems.append(Problem(line, f"pitch: '{value}' is not a pitch I can use; give semitones from "
-                                      f"{PITCHES[0]:g} (lower) to {PITCHES[1]:g} (higher), 0 is the voice's own",
-                                fatal=False))
+    number = _number(value)
+    if number is None or not bounds[0] <= number <= bounds[1]:
+        problems.append(Problem(line, complaint, fatal=False))
         return None
-    return pitch
+    return number
 
 
 def _variation(value: Any, line: int, problems: list[Problem]) -> tuple[float, float] | None:
