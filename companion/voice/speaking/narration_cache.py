@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import weakref
 from collections.abc import Iterable
 
 import numpy as np
@@ -15,13 +16,19 @@ from companion.voice.speaking.tts import Synthesizer
 
 log = logging.getLogger(__name__)
 
+_MADE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+"""Each live synthesizer's latest full set of lines: a voice session opened again on the same
+engine (Settings applied, the sound device back) takes them at once instead of spending ~12 s
+of processor making her ~80 lines again. Held only as long as the engine lives."""
+
 
 class NarrationCache:
-    """Audio for known lines, keyed by their speakable text, the speaking speed and pitch."""
+    """Audio for known lines, keyed by their speakable text and how she speaks (speed, pitch,
+    variation)."""
 
     def __init__(self, synthesizer: Synthesizer) -> None:
         self._synth = synthesizer
-        self._audio: dict[tuple[str, float, float], np.ndarray] = {}
+        self._audio: dict[tuple, np.ndarray] = {}
         self._task: asyncio.Task | None = None
         self.ready = asyncio.Event()
         """Set once the latest set of lines is all synthesized."""
@@ -35,8 +42,10 @@ class NarrationCache:
         else:
             self._quiet.set()
 
-    def _key(self, text: str) -> tuple[str, float, float]:
-        return speakable(text), float(getattr(self._synth, "speed", 1.0)), float(getattr(self._synth, "pitch", 0.0))
+    def _key(self, text: str) -> tuple:
+        synth = self._synth
+        return (speakable(text), float(getattr(synth, "speed", 1.0)), float(getattr(synth, "pitch", 0.0)),
+                tuple(getattr(synth, "variation", ())))
 
     def use_voice(self, synthesizer: Synthesizer) -> None:
         """Lines in another voice from now on: what was made in the old one is forgotten."""
@@ -69,15 +78,24 @@ class NarrationCache:
         keys = {self._key(line): line for line in lines}
         for key in [k for k in self._audio if k not in keys]:
             del self._audio[key]
+        made = _made_by(self._synth)
+        synthesized = False
         for key, line in keys.items():
             if key in self._audio:
+                continue
+            if key in made:
+                self._audio[key] = made[key]
                 continue
             await self._quiet.wait()
             try:
                 self._audio[key] = await self._synth.synthesize(key[0])
+                synthesized = True
             except Exception:
                 log.exception("could not pre-synthesize narration line %r", line)
-        await asyncio.to_thread(release_free_memory)  # what synthesizing them all allocated
+        with contextlib.suppress(TypeError):  # an engine that can't be weakly referenced keeps its own
+            _MADE[self._synth] = dict(self._audio)
+        if synthesized:
+            await asyncio.to_thread(release_free_memory)  # what synthesizing them all allocated
         self.ready.set()
 
     async def close(self) -> None:
@@ -85,3 +103,10 @@ class NarrationCache:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
+
+
+def _made_by(synthesizer: Synthesizer) -> dict:
+    try:
+        return _MADE.get(synthesizer, {})
+    except TypeError:
+        return {}
