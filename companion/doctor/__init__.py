@@ -1,8 +1,9 @@
 """`companion doctor`: check each thing she needs and say how to fix what is missing.
 
 report.py holds what a check returns and prints the report; machine.py, voice.py and brain.py
-hold the checks, grouped by what they look at. This package may import anything of the core
-(it loads her models and probes the brain), never the window.
+hold the checks, grouped by what they look at, and speed.py times the brain once those pass.
+This package may import anything of the core (it loads her models and probes the brain), never
+the window.
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from companion.doctor.machine import (
     check_settings,
     check_workspace,
 )
-from companion.doctor.report import CheckFn
+from companion.doctor.report import Check, CheckFn
+from companion.doctor.speed import check_brain_speed
 from companion.doctor.voice import (
     check_audio_devices,
     check_echo_cancellation,
@@ -58,5 +60,11 @@ def all_checks(config, *, include_brain: bool = True) -> list[CheckFn]:
         lambda: check_listening_mode(settings, paths),
     ]
     if include_brain:
-        checks.append(lambda: check_brain(settings))
+        checks.append(lambda: _brain_and_speed(settings, paths))
     return checks
+
+
+def _brain_and_speed(settings, paths) -> list[Check]:
+    """The speed is timed only after the brain checks, so a brain that is down is told once."""
+    found = check_brain(settings)
+    return [*found, check_brain_speed(settings, paths, found)]

@@ -1,0 +1,77 @@
+"""`companion doctor` times her brain on her real spoken-turn prompt, says what a spoken turn
+waits for it, and what would help when that is slow; over real HTTP to the scripted brain."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from brain_pace import LAPTOP_3B, Pace
+from scripted_brain import ScriptedBrain
+
+from companion.config import Paths, Settings, with_overrides
+from companion.doctor import brain as brain_checks
+from companion.doctor import speed
+from companion.doctor.report import Check, format_report
+
+TOOL_CALL = {"tool_calls": [{"name": "get_time", "arguments": {}}]}
+ANSWER = {"text": "[neutral] Nine o'clock."}
+LAPTOP = Pace(prompt_tps=LAPTOP_3B.prompt_tps * 25, write_tps=6.0, name="laptop, prompt read 25x faster")
+"""The laptop profile with its prompt read 25 times faster, so the cold request takes ~0.7 s
+not ~17 s: the spoken turn is still slow, for the words are written at a laptop's pace."""
+
+
+def doctor_brain(brain: ScriptedBrain, tmp_path: Path, **bound: float) -> list[Check]:
+    """The brain lines of the doctor, as `companion doctor` runs them."""
+    settings = with_overrides(Settings(), brain={"base_url": brain.url})
+    found = brain_checks.check_brain(settings)
+    return [*found, speed.check_brain_speed(settings, Paths.default(tmp_path / "config"), found, **bound)]
+
+
+def test_a_brain_at_a_laptops_pace_is_reported_slow_with_a_smaller_model_and_a_warm_server_as_the_fix(tmp_path):
+    with ScriptedBrain([TOOL_CALL], fallback=ANSWER, pace=LAPTOP) as brain:
+        *_, check = doctor_brain(brain, tmp_path)
+        timings = list(brain.slot.timings)
+    report = format_report([check])
+    assert not check.ok and not check.essential  # a warning: she still talks, slowly
+    assert "[warn] Brain speed: Her brain answers in ~" in report and "on a spoken turn (first words after" in report
+    assert "that is slow for talking" in check.detail
+    assert "qwen2.5:1.5b" in check.fix and "keeping the server running" in check.fix
+    # Her real prompt was timed: read whole once (cold), then with only the new question's words left.
+    assert timings[1]["prompt_n"] > 800 and timings[2]["prompt_n"] < 64
+    assert "tokens/s (estimated), replies written at ~6 tokens/s" in check.detail
+
+
+def test_a_fast_brain_is_a_plain_ok(tmp_path):
+    with ScriptedBrain([TOOL_CALL], fallback=ANSWER) as brain:
+        *_, check = doctor_brain(brain, tmp_path)
+        [_probe, cold, warm] = brain.bodies[:1] + brain.warm_ups[:1] + brain.bodies[1:]
+    assert check.ok, check
+    assert check.detail.startswith("Her brain answers in ~0.")
+    # her spoken turn: system prompt, her tools, the question with its spoken turn note
+    assert cold["messages"][0]["role"] == "system" and len(cold["messages"][0]["content"]) > 1000
+    assert any(tool["function"]["name"] == "get_time" for tool in cold["tools"])
+    assert "Spoken reply" in cold["messages"][1]["content"]
+    assert warm["messages"][0] == cold["messages"][0] and warm["tools"] == cold["tools"]
+    assert warm["messages"][1] != cold["messages"][1]
+
+
+def test_a_brain_that_stalls_is_given_up_on_within_the_bound_and_the_doctor_says_so(tmp_path):
+    stalling = Pace(prompt_tps=1.0, write_tps=1.0)  # her prompt would take a quarter of an hour
+    with ScriptedBrain(fallback=ANSWER, pace=stalling) as brain:
+        settings = with_overrides(Settings(), brain={"base_url": brain.url})
+        reached = [Check("Brain", True, "answers"), Check("Brain model", True, "is there")]
+        started = time.monotonic()
+        check = speed.check_brain_speed(settings, Paths.default(tmp_path / "config"), reached, timeout_s=1.0)
+        took = time.monotonic() - started
+    assert took < 3.0
+    assert not check.ok and not check.essential
+    assert check.detail.startswith("her brain wrote no first word within 1 s of her spoken-turn prompt") and "qwen2.5:1.5b" in check.fix
+
+
+def test_an_unreachable_brain_is_told_once_and_its_speed_is_not_measured(tmp_path, unused_port):
+    settings = with_overrides(Settings(), brain={"base_url": f"http://127.0.0.1:{unused_port}/v1"})
+    found = brain_checks.check_brain(settings)
+    check = speed.check_brain_speed(settings, Paths.default(tmp_path / "config"), found)
+    assert [c.name for c in found] == ["Brain"] and not found[0].ok
+    assert check.detail == "not measured: her brain did not answer (see above)" and not check.fix
