@@ -11,6 +11,7 @@ from typing import Any
 
 import httpx
 
+from companion.brain.server import ServerKind
 from companion.config import Paths, Settings
 from companion.doctor.report import Check
 from companion.doctor.stream_timing import StreamFailed, Timing, timed_request
@@ -69,12 +70,19 @@ def _turn(system: str, question: str) -> list[dict[str, Any]]:
 
 async def _measure(settings: Settings, system: str, tools: list[dict[str, Any]] | None,
                    timeout_s: float) -> Check:
+    from companion.brain.client import NO_KEY, resolve_api_key
+    from companion.brain.server import PROBE_TIMEOUT_S, probe_server
+
     deadline = time.monotonic() + timeout_s
+    key = resolve_api_key(settings.brain)
+    kind = (await probe_server(settings.brain.base_url, settings.brain.model, api_key="" if key == NO_KEY else key,
+                               timeout_s=min(PROBE_TIMEOUT_S, timeout_s))).kind
 
     async def timed(question: str, max_tokens: int) -> Timing:
         left = max(0.1, deadline - time.monotonic())
-        return await asyncio.wait_for(timed_request(settings.brain, _turn(system, question), tools,
-                                                    max_tokens=max_tokens, timeout_s=left), left)
+        request = timed_request(settings.brain, _turn(system, question), tools, max_tokens=max_tokens,
+                                timeout_s=left, ollama=kind == ServerKind.OLLAMA)
+        return await asyncio.wait_for(request, left)
 
     cold = None
     try:
@@ -84,14 +92,14 @@ async def _measure(settings: Settings, system: str, tools: list[dict[str, Any]] 
         waited = "first word" if cold is None else f"first word warm (cold: {_s(cold.first_token_s)})"
         return Check(NAME, False, f"her brain wrote no {waited} within {timeout_s:g} s of her spoken-turn "
                                   "prompt, so a spoken turn would keep you waiting; measured no further",
-                     _fix(settings), essential=False)
+                     _fix(kind), essential=False)
     except (httpx.HTTPError, StreamFailed) as exc:
         return Check(NAME, False, f"not measured: the timing request failed ({exc})", essential=False)
     tokens = cold.prompt_tokens or _estimate(_turn(system, COLD_QUESTION), tools)
     turn_s, detail = _describe(cold, warm, tokens)
     if turn_s > SLOW_TURN_S:
         return Check(NAME, False, detail + f"; that is slow for talking (over {SLOW_TURN_S:g} s)",
-                     _fix(settings), essential=False)
+                     _fix(kind), essential=False)
     return Check(NAME, True, detail)
 
 
@@ -117,7 +125,7 @@ def _s(seconds: float) -> str:
 
 
 def _prompt_speed(cold: Timing, warm: Timing, tokens: int) -> tuple[float, bool]:
-    """Prompt tokens read a second, and whether the server counted them (llama.cpp's timings)."""
+    """Prompt tokens read a second, and whether the server counted them (llama.cpp, Ollama)."""
     prompt_n, prompt_ms = cold.server.get("prompt_n"), cold.server.get("prompt_ms")
     if isinstance(prompt_n, int | float) and isinstance(prompt_ms, int | float) and prompt_n > 1 and prompt_ms > 0:
         return prompt_n / prompt_ms * 1000, True
@@ -141,10 +149,7 @@ def _estimate(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None
     return sum(message_tokens(m) for m in messages) + tools_tokens(tools)
 
 
-def _fix(settings: Settings) -> str:
-    from companion.brain.server import ServerKind, guess_kind
-
-    kind = guess_kind(settings.brain.base_url)
+def _fix(kind: ServerKind) -> str:
     if kind == ServerKind.OLLAMA:
         return (f"A smaller model answers sooner ('ollama pull {SMALLER_MODEL}', then pick it in Settings → "
                 "Brain), and keeping the server warm spares the load: Ollama's keep_alive "

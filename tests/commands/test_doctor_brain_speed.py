@@ -3,7 +3,10 @@ waits for it, and what would help when that is slow; over real HTTP to the scrip
 
 from __future__ import annotations
 
+import json
+import threading
 import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from brain_pace import LAPTOP_3B, Pace
@@ -75,3 +78,66 @@ def test_an_unreachable_brain_is_told_once_and_its_speed_is_not_measured(tmp_pat
     check = speed.check_brain_speed(settings, Paths.default(tmp_path / "config"), found)
     assert [c.name for c in found] == ["Brain"] and not found[0].ok
     assert check.detail == "not measured: her brain did not answer (see above)" and not check.fix
+
+
+class FakeOllama(ThreadingHTTPServer):
+    """Ollama's own API as far as the doctor uses it: /api/show says it is Ollama, /api/chat
+    streams lines whose last one carries Ollama's counts and durations (nanoseconds)."""
+
+    def __init__(self) -> None:
+        self.chats: list[dict] = []
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args) -> None:
+                pass
+
+            def do_GET(self) -> None:  # no llama.cpp /props here
+                self.send_response(404)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                if self.path == "/api/show":
+                    lines = [{"model_info": {"qwen2.context_length": 32768}, "parameters": "",
+                              "capabilities": ["completion", "tools"]}]
+                else:
+                    server.chats.append(body)
+                    cold = len(server.chats) == 1
+                    done = {"message": {"role": "assistant", "content": ""}, "done": True,
+                            "prompt_eval_count": 1200 if cold else 40,
+                            "prompt_eval_duration": 20_000_000_000 if cold else 700_000_000,
+                            "eval_count": 16, "eval_duration": 4_000_000_000}
+                    lines = [{"message": {"role": "assistant", "content": "[neutral]"}, "done": False}, done]
+                data = b"".join(json.dumps(line).encode() + b"\n" for line in lines)
+                self.send_response(200)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        super().__init__(("127.0.0.1", 0), Handler)
+        self.daemon_threads = True
+        threading.Thread(target=self.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}/v1"
+
+
+def test_with_ollama_the_doctor_reads_its_own_counts_and_suggests_keep_alive(tmp_path):
+    ollama = FakeOllama()
+    try:
+        settings = with_overrides(Settings(), brain={"base_url": ollama.url})
+        reached = [Check("Brain", True, "answers"), Check("Brain model", True, "is there")]
+        check = speed.check_brain_speed(settings, Paths.default(tmp_path / "config"), reached)
+    finally:
+        ollama.shutdown()
+        ollama.server_close()
+    cold, warm = ollama.chats
+    assert cold["options"]["num_predict"] == 1 and warm["options"]["num_predict"] == speed.WRITE_TOKENS
+    assert cold["tools"] and cold["messages"][0]["role"] == "system"
+    # 1,200 tokens in 20 s; 16 written in 4 s: a spoken turn waits ~11/4 s for its first sentence
+    assert "her prompt of 1,200 tokens is read at ~60 tokens/s (the server's count)" in check.detail
+    assert "replies written at ~4 tokens/s" in check.detail
+    assert not check.ok and "Ollama's keep_alive" in check.fix and "ollama pull qwen2.5:1.5b" in check.fix
