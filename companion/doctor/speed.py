@@ -90,7 +90,7 @@ async def _measure(settings: Settings, system: str, tools: list[dict[str, Any]] 
         warm = await timed(WARM_QUESTION, WRITE_TOKENS)
     except (TimeoutError, httpx.TimeoutException):
         waited = "first word" if cold is None else f"first word warm (cold: {_s(cold.first_token_s)})"
-        return Check(NAME, False, f"her brain wrote no {waited} within {timeout_s:g} s of her spoken-turn "
+        return Check(NAME, False, f"her brain wrote no {waited} within {timeout_s:g} s on her spoken-turn "
                                   "prompt, so a spoken turn would keep you waiting; measured no further",
                      _fix(kind), essential=False)
     except (httpx.HTTPError, StreamFailed) as exc:

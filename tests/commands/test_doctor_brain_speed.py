@@ -69,7 +69,7 @@ def test_a_brain_that_stalls_is_given_up_on_within_the_bound_and_the_doctor_says
         took = time.monotonic() - started
     assert took < 3.0
     assert not check.ok and not check.essential
-    assert check.detail.startswith("her brain wrote no first word within 1 s of her spoken-turn prompt") and "qwen2.5:1.5b" in check.fix
+    assert check.detail.startswith("her brain wrote no first word within 1 s on her spoken-turn prompt") and "qwen2.5:1.5b" in check.fix
 
 
 def test_an_unreachable_brain_is_told_once_and_its_speed_is_not_measured(tmp_path, unused_port):
