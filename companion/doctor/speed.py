@@ -35,9 +35,11 @@ WARM_QUESTION = "And what's the weather like tomorrow?"
 def check_brain_speed(settings: Settings, paths: Paths, found: list[Check], *,
                       timeout_s: float = SPEED_TIMEOUT_S) -> Check:
     """Measured only when the brain checks in `found` say it answers with the model there."""
-    reached = [check for check in found if check.name in ("Brain", "Brain model")]
-    if not reached or not all(check.ok for check in reached):
+    answers = [check.ok for check in found if check.name == "Brain"]
+    if not answers or not answers[0]:
         return Check(NAME, False, "not measured: her brain did not answer (see above)", essential=False)
+    if not all(check.ok for check in found if check.name == "Brain model"):
+        return Check(NAME, False, "not measured: her brain lacks the model (see above)", essential=False)
     tools_work = all(check.ok for check in found if check.name == "Brain tools")
     try:
         system, tools = _her_prefix(settings, paths)

@@ -141,3 +141,11 @@ def test_with_ollama_the_doctor_reads_its_own_counts_and_suggests_keep_alive(tmp
     assert "her prompt of 1,200 tokens is read at ~60 tokens/s (the server's count)" in check.detail
     assert "replies written at ~4 tokens/s" in check.detail
     assert not check.ok and "Ollama's keep_alive" in check.fix and "ollama pull qwen2.5:1.5b" in check.fix
+
+
+def test_a_brain_without_the_model_is_not_timed(tmp_path, scripted_brain):
+    settings = with_overrides(Settings(), brain={"base_url": scripted_brain.url, "model": "tinyllama"})
+    found = brain_checks.check_brain(settings)
+    check = speed.check_brain_speed(settings, Paths.default(tmp_path / "config"), found)
+    assert check.detail == "not measured: her brain lacks the model (see above)"
+    assert not scripted_brain.warm_ups  # no timing request was sent
