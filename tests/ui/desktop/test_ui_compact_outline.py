@@ -59,11 +59,11 @@ def test_every_pixel_she_paints_in_her_look_is_inside_her_window_s_shape(
     face.set_state(state)
     # The shape follows the new look by itself, once her face has painted it.
     qtbot.waitUntil(lambda: compact.face.look()[:2] == (state, character)
-                    and compact.face.look()[2] == compact.face.last_frame.shape, timeout=5000)
-    qtbot.waitUntil(lambda: compact._masked_look == compact.face.look(), timeout=5000)
+                    and compact.face.look()[2] == compact.face.last_frame.shape, timeout=15000)
+    qtbot.waitUntil(lambda: compact._masked_look == compact.face.look(), timeout=15000)
 
     settled = compact.face.last_frame
-    moments = [replace(settled, phase=t / 10, sway=sway, bob=bob, speech_level=level, blink=0.0)
+    moments = [replace(settled, phase=t / 10, sway=sway, bob=bob, speech_level=level, listen_level=level, blink=0.0)
                for t in range(0, 40, 3) for sway, bob, level in ((SWAY_DEG, BOB, 1.0), (-SWAY_DEG, -BOB, 0.0))]
     left_out = {i: count for i, frame in enumerate(moments) if (count := painted_outside(compact, frame))}
     assert left_out == {}
