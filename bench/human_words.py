@@ -1,0 +1,223 @@
+"""How many of a real person's words she loses: the human-speech set through her voice session,
+beside the same clips straight through Whisper.
+
+Each clip of bench/human_speech's manifest (built by bench/human_speech/fetch.py from registry
+packages) is played to a fresh voice session as one stream: the real VAD, Smart Turn, Whisper
+tiny.en and piper, *Always answer*, the scripted brain on loopback answering at once. By default
+the clip is paced in real time and her reply plays in real time beside it, as in a room: the
+person goes on while she answers (no echo path: the microphone holds only the person). With
+`--fast` the file is read in its own time and the reader waits while she speaks (her loop's
+file mode), which leaves out talking over her.
+
+Per clip and per split ("tune" / "check"), from a word alignment (edit distance, words lower
+cased, punctuation and hyphens dropped):
+- `floor`: the whole clip through Whisper at once (her transcriber, no turn-taking): what
+  hearing alone loses (deleted words) or mishears (substituted);
+- `session`: every turn's words that reached the brain, joined: what hearing and turn-taking
+  lose together; `lost_by_turn_taking` = session deletions - floor deletions;
+- `mid_sentence_turn_ends_per_min`: turn ends whose last heard reference word is not a
+  sentence end (. ? ! in the hand-punctuated reference) while more words follow, per minute.
+
+    .venv/bin/python bench/human_words.py [--fast] [--split tune|check] [--clips N ...]
+
+Prints one JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import re
+import sys
+import tempfile
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests" / "helpers"))
+sys.path.insert(0, str(ROOT / "bench"))
+sys.path.insert(0, str(ROOT))
+
+from brain_harness import make_config  # noqa: E402
+from human_speech.fetch import CACHE, build  # noqa: E402
+from scripted_brain import ScriptedBrain  # noqa: E402
+
+from companion.config import VoiceSettings  # noqa: E402
+from companion.events import EventBus  # noqa: E402
+from companion.runtime import Companion  # noqa: E402
+from companion.voice.brain_port import CompanionBrain  # noqa: E402
+from companion.voice.factory import load_engines, load_turn_model_or_none  # noqa: E402
+from companion.voice.session import VoiceSession  # noqa: E402
+from companion.voice.sound.audio import WavSink, WavSource, read_wav, write_wav  # noqa: E402
+
+REPLY = "Sure, I can help with that."
+TAIL_S = 3.0
+"""Silence after the clip so her last turn can end (her patience is 2 s)."""
+NUMBERS = {"10": "ten", "5": "five", "4": "four", "7": "seven", "8": "eight"}
+SAME = {"mr": "mister", "metres": "meters", "okay": "ok"}
+
+
+def tokens(text: str) -> list[tuple[str, bool]]:
+    """(word, ends a sentence) for each word; hyphens split words so "ill-disposed" is "ill disposed"."""
+    out: list[tuple[str, bool]] = []
+    for raw in text.split():
+        found = re.sub(r"[^a-z0-9' ]+", " ", raw.lower().replace("-", " ")).split()
+        found = [SAME.get(w, NUMBERS.get(w, w)) for w in found]
+        out += [(w, i == len(found) - 1 and raw.rstrip("\"')").endswith((".", "?", "!"))) for i, w in enumerate(found)]
+    return out
+
+
+def align(ref: list[str], hyp: list[str]) -> list[tuple[int | None, int | None]]:
+    """Levenshtein alignment as (ref index, hyp index) pairs; None on one side is a deletion/insertion."""
+    n, m = len(ref), len(hyp)
+    cost = np.zeros((n + 1, m + 1), np.int32)
+    cost[:, 0], cost[0, :] = np.arange(n + 1), np.arange(m + 1)
+    for i in range(1, n + 1):
+        for j in range(1, m + 1):
+            cost[i, j] = min(cost[i - 1, j] + 1, cost[i, j - 1] + 1, cost[i - 1, j - 1] + (ref[i - 1] != hyp[j - 1]))
+    pairs, i, j = [], n, m
+    while i or j:
+        if i and j and cost[i, j] == cost[i - 1, j - 1] + (ref[i - 1] != hyp[j - 1]):
+            pairs.append((i - 1, j - 1))
+            i, j = i - 1, j - 1
+        elif i and cost[i, j] == cost[i - 1, j] + 1:
+            pairs.append((i - 1, None))
+            i -= 1
+        else:
+            pairs.append((None, j - 1))
+            j -= 1
+    return pairs[::-1]
+
+
+def score(reference: str, turns: list[str]) -> dict:
+    ref = tokens(reference)
+    hyp, ends, joined, start = [], [], 0, 0
+    for turn in turns:
+        words = [w for w, _ in tokens(turn)]
+        before = hyp[start:]
+        if before and _goes_on(before, words):
+            # Going on after her answer: the new turn repeats the one before and replaces it;
+            # the earlier turn end still counts, where its words ended.
+            joined += 1
+            hyp = hyp[:start]
+            ends[-1] = start + min(len(before), len(words))
+        start = len(hyp)
+        hyp += words
+        ends.append(len(hyp))  # a turn ended after hyp word len(hyp) - 1
+    pairs = align([w for w, _ in ref], hyp)
+    deleted = sum(h is None for _, h in pairs)
+    inserted = sum(r is None for r, _ in pairs)
+    substituted = sum(r is not None and h is not None and ref[r][0] != hyp[h] for r, h in pairs)
+    # The reference word each hypothesis word stands on (the last one before it when inserted).
+    at, last = {}, -1
+    for r, h in pairs:
+        last = r if r is not None else last
+        if h is not None:
+            at[h] = last
+    cuts = []
+    for end in ends[:-1]:
+        r = at.get(end - 1, -1) if end else -1
+        if 0 <= r < len(ref) - 1 and not ref[r][1]:
+            cuts.append(" ".join(w for w, _ in ref[max(0, r - 3):r + 1]) + " |")
+    return {"ref_words": len(ref), "deleted": deleted, "substituted": substituted, "inserted": inserted,
+            "mid_sentence_turn_ends": len(cuts), "cut_after": cuts, "joined_turns": joined}
+
+
+def _goes_on(before: list[str], words: list[str]) -> bool:
+    """The new turn starts with the turn before's words (within a word in five)."""
+    head = words[:len(before)]
+    misses = sum(r is None or h is None or before[r] != head[h] for r, h in align(before, head))
+    return len(words) > len(before) and misses <= len(before) // 5
+
+
+async def session_turns(wav: Path, brain: ScriptedBrain, folder: Path, engines, turn_model, fast: bool) -> dict:
+    folder.mkdir(parents=True, exist_ok=True)
+    transcriber, synthesizer = engines
+    companion = Companion(make_config(folder, brain.url), EventBus())
+    await companion.start()
+    source = WavSource(wav, realtime=not fast, tail_s=TAIL_S)
+    wall = time.monotonic()
+    clock = (lambda: source.position_s) if fast else (lambda: time.monotonic() - wall)
+    sink = WavSink(clock, rate=synthesizer.sample_rate, realtime=not fast)
+    session = VoiceSession(brain=CompanionBrain(companion), bus=companion.bus, source=source, sink=sink,
+                           transcriber=transcriber, synthesizer=synthesizer, voice=VoiceSettings(listening="always"),
+                           turn_model=turn_model)
+    try:
+        await session.run()
+    finally:
+        await session.close()
+        await companion.close()
+    return {"turns": list(session.loop.heard), "barge_ins": session.loop.barge_ins,
+            "wall_s": round(time.monotonic() - wall, 1)}
+
+
+def totals(rows: list[dict], key: str) -> dict:
+    ref = sum(r["ref_words"] for r in rows)
+    got = {name: sum(r[key][name] for r in rows) for name in ("deleted", "substituted", "inserted")}
+    return {**got, "lost_pct": round(100 * got["deleted"] / ref, 1),
+            "wer_pct": round(100 * sum(got.values()) / ref, 1)}
+
+
+def summary(rows: list[dict]) -> dict:
+    minutes = sum(r["seconds"] for r in rows) / 60
+    session = totals(rows, "session")
+    floor = totals(rows, "floor")
+    cuts = sum(r["session"]["mid_sentence_turn_ends"] for r in rows)
+    return {"clips": len(rows), "minutes": round(minutes, 2), "speakers": len({s for r in rows for s in r["speakers"]}),
+            "ref_words": sum(r["ref_words"] for r in rows), "floor": floor, "session": session,
+            "lost_by_turn_taking_words": session["deleted"] - floor["deleted"],
+            "lost_by_turn_taking_pct": round(session["lost_pct"] - floor["lost_pct"], 1),
+            "turns": sum(len(r["turns"]) for r in rows), "joined_turns": sum(r["session"]["joined_turns"] for r in rows),
+            "barge_ins": sum(r["barge_ins"] for r in rows), "mid_sentence_turn_ends": cuts,
+            "mid_sentence_turn_ends_per_min": round(cuts / minutes, 2)}
+
+
+async def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cache", type=Path, default=CACHE)
+    parser.add_argument("--fast", action="store_true", help="read the files in their own time (no talking over her)")
+    parser.add_argument("--split", choices=("tune", "check"), help="only this split")
+    parser.add_argument("--clips", nargs="+", help="only these clips (by name)")
+    args = parser.parse_args()
+    manifest = args.cache / "manifest.json"
+    if not manifest.exists():
+        build(args.cache)
+    clips = json.loads(manifest.read_text())["clips"]
+    clips = [c for c in clips if (args.split in (None, c["split"])) and (not args.clips or c["clip"] in args.clips)]
+    started, load = time.monotonic(), os.getloadavg()[0]
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp, ScriptedBrain(fallback={"text": REPLY}) as brain:
+        folder = Path(tmp)
+        voice = VoiceSettings(listening="always")
+        engines = await load_engines(replace(voice), make_config(folder, brain.url).paths.models_dir)
+        turn_model = await load_turn_model_or_none()
+        for clip in clips:
+            audio, rate = read_wav(Path(clip["wav"]))
+            floor_text = engines[0].transcribe_sync(audio)
+            played = folder / f"{clip['clip']}.wav"
+            write_wav(played, audio, rate)
+            heard = await session_turns(played, brain, folder / clip["clip"], engines, turn_model, args.fast)
+            session = score(clip["text"], heard["turns"])
+            rows.append({"clip": clip["clip"], "split": clip["split"], "speakers": clip["speakers"],
+                         "seconds": clip["seconds"], "ref_words": session.pop("ref_words"),
+                         "floor": {k: v for k, v in score(clip["text"], [floor_text]).items()
+                                   if k in ("deleted", "substituted", "inserted")},
+                         "session": session, "turns": heard["turns"], "floor_text": floor_text,
+                         "barge_ins": heard["barge_ins"], "wall_s": heard["wall_s"]})
+    out = {"mode": "fast (file time, turns taken)" if args.fast else "real time, she talks beside the person",
+           "turn_model": turn_model is not None, "reply": REPLY,
+           "splits": {split: summary([r for r in rows if r["split"] == split])
+                      for split in ("tune", "check") if any(r["split"] == split for r in rows)},
+           "all": summary(rows), "clips": rows, "wall_s": round(time.monotonic() - started, 1),
+           "load_average_1min": [round(load, 2), round(os.getloadavg()[0], 2)]}
+    print(json.dumps(out, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(asyncio.run(main()))
