@@ -124,7 +124,8 @@ def score(reference: str, turns: list[str]) -> dict:
         r = at.get(end - 1, -1) if end else -1
         if 0 <= r < len(ref) - 1 and not ref[r][1]:
             cuts.append(" ".join(w for w, _ in ref[max(0, r - 3):r + 1]) + " |")
-    return {"ref_words": len(ref), "deleted": deleted, "substituted": substituted, "inserted": inserted,
+    lost = [ref[r][0] for r, h in pairs if h is None]
+    return {"ref_words": len(ref), "deleted": deleted, "lost_words": " ".join(lost), "substituted": substituted, "inserted": inserted,
             "mid_sentence_turn_ends": len(cuts), "cut_after": cuts, "joined_turns": joined}
 
 
@@ -206,7 +207,7 @@ async def main() -> int:
             rows.append({"clip": clip["clip"], "split": clip["split"], "speakers": clip["speakers"],
                          "seconds": clip["seconds"], "ref_words": session.pop("ref_words"),
                          "floor": {k: v for k, v in score(clip["text"], [floor_text]).items()
-                                   if k in ("deleted", "substituted", "inserted")},
+                                   if k in ("deleted", "substituted", "inserted", "lost_words")},
                          "session": session, "turns": heard["turns"], "floor_text": floor_text,
                          "barge_ins": heard["barge_ins"], "wall_s": heard["wall_s"]})
     out = {"mode": "fast (file time, turns taken)" if args.fast else "real time, she talks beside the person",
