@@ -273,7 +273,7 @@ class VoiceTab(QWidget):
 
     @staticmethod
     def _device_box(devices: list[dict] | None, channels: str, current: str) -> QComboBox:
-        box = QComboBox()
+        box = _narrow(QComboBox())
         box.setEditable(True)
         box.addItem(DEFAULT_DEVICE, "")
         for device in devices or []:
@@ -286,7 +286,7 @@ class VoiceTab(QWidget):
                    also: Sequence[tuple[str, str]] = ()) -> QComboBox:
         """The installed pack, other installed engines (label, value), models already
         downloaded, and any name or path typed in."""
-        box = QComboBox()
+        box = _narrow(QComboBox())
         box.setEditable(True)  # a model name to download, or a path, can still be typed
         box.addItem(installed, "")
         for label, value in also:
@@ -451,3 +451,11 @@ class PersonalityTab(QWidget):
             if not copy.exists():
                 atomic_write_text(copy, self._templates[self._pending].read_text(encoding="utf-8"))
         return self._chosen
+
+
+def _narrow(box: QComboBox) -> QComboBox:
+    """A box as wide as the form gives it, not as its longest entry: "Her personality's
+    (installed: …)" or a long device name pushed every box of the tab past the dialog's edge."""
+    box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+    box.setMinimumContentsLength(18)
+    return box
