@@ -33,7 +33,8 @@ from companion.ui.settings.desktop import DesktopTab
 from companion.ui.settings.echo import EchoControls, SpeakerTest
 from companion.ui.settings.keeper import SettingsKeeper
 from companion.ui.settings.mcp_server_form import McpServerForm, McpTrustSwitches
-from companion.ui.settings.tabs import BrainTab, PersonalityTab, VoiceTab
+from companion.ui.settings.personality_tab import PersonalityTab
+from companion.ui.settings.tabs import BrainTab, VoiceTab
 from companion.ui.settings.tools import ApprovalsTab, ToolsetsTab
 from companion.ui.settings.voice_preview import VoicePreview, VoicePreviewRow
 from companion.ui.settings.wheel import wheel_scrolls_page
