@@ -36,8 +36,23 @@ _FLOAT32LE = 5
 _CONTEXT_NOAUTOSPAWN = 1
 _CTX_READY, _CTX_FAILED, _CTX_TERMINATED = 4, 5, 6
 _STREAM_READY, _STREAM_FAILED, _STREAM_TERMINATED = 2, 3, 4
-_INTERPOLATE_TIMING, _AUTO_TIMING_UPDATE, _ADJUST_LATENCY = 0x2, 0x8, 0x2000
+_INTERPOLATE_TIMING, _NOT_MONOTONIC, _AUTO_TIMING_UPDATE, _ADJUST_LATENCY = 0x2, 0x10, 0x8, 0x2000
 _NO_VALUE = 0xFFFFFFFF  # (uint32_t) -1: "the server's choice"
+
+CLOCK_STRAY_S = 10.0
+"""A stream's clock further than this from its own count of frames is not a time: on a loaded
+machine (two busy loops beside a busy core) libpulse's interpolating smoother returned clocks
+4.7e9 and -3.8e11 s on a 24 kHz speaker. Its real clock stays within the buffer (60 ms for the
+speaker, the queued fragments for the microphone) plus any underrun."""
+
+
+def stream_clock(raw_usec: int, counted_s: float) -> float | None:
+    """pa_stream_get_time's value as seconds, or None when it cannot be the stream's time
+    (further than CLOCK_STRAY_S from `counted_s`, the frames read or written so far)."""
+    # Just after a start or an underrun the sink's latency can exceed what it has played:
+    # the time is then "negative", which the unsigned pa_usec_t wraps round.
+    clock = (raw_usec - (1 << 64) if raw_usec >= 1 << 63 else raw_usec) / 1e6
+    return clock if abs(clock - counted_s) <= CLOCK_STRAY_S else None
 
 
 class PulseError(Exception):
@@ -162,6 +177,9 @@ class PulseStream:
         self._on_record, self._on_playback, self._on_ended = on_record, on_playback, on_ended
         self.frames = 0
         self.underflows = self.overflows = self.moves = 0
+        self.wild_clocks = 0
+        """Times the server's clock was too wild to be a time (CLOCK_STRAY_S); the last sane one stood in."""
+        self._ahead: float | None = None
         self._xrun = False
         self._closed = False
         self.ended_why = ""
@@ -199,7 +217,10 @@ class PulseStream:
                 raise PulseError(self._error("the server refused a stream"))
             lib.pa_stream_set_state_callback(self._stream, stream_cb, None)
             attr = self.attr.native(self.rate * 4 / 1000, playback=self.playback)
-            flags = _INTERPOLATE_TIMING | _AUTO_TIMING_UPDATE | _ADJUST_LATENCY
+            # Not monotonic: libpulse would otherwise hold on to a wild value of its smoother
+            # (CLOCK_STRAY_S) for the rest of the stream, as its docs warn; small steps back are
+            # jitter the Timeline already tolerates.
+            flags = _INTERPOLATE_TIMING | _NOT_MONOTONIC | _AUTO_TIMING_UPDATE | _ADJUST_LATENCY
             if self.playback:
                 lib.pa_stream_set_write_callback(self._stream, request_cb, None)
                 lib.pa_stream_set_underflow_callback(self._stream, underflow_cb, None)
@@ -267,14 +288,23 @@ class PulseStream:
         self.device = (self._lib.pa_stream_get_device_name(self._stream) or b"").decode(errors="replace")
 
     def _stream_time(self) -> float | None:
-        """The stream's clock (s): the frame at the device now (playback: being heard; record: being captured)."""
+        """The stream's clock (s): the frame at the device now (playback: being heard; record:
+        being captured); None while the server has given no timing or gives a wild one."""
         usec = ctypes.c_uint64()
         if self._lib.pa_stream_get_time(self._stream, ctypes.byref(usec)) != 0:
             return None
-        # Just after a start or an underrun the sink's latency can exceed what it has played:
-        # the time is then "negative", which the unsigned pa_usec_t wraps round.
-        value = usec.value - (1 << 64) if usec.value >= 1 << 63 else usec.value
-        return value / 1e6
+        clock = stream_clock(usec.value, self.frames / self.rate)
+        if clock is None:
+            self.wild_clocks += 1
+        return clock
+
+    def _ahead_s(self) -> float | None:
+        """How far the stream's count of frames is ahead of its device (s): the queued audio for
+        playback, minus the queued audio for record. The last sane value stands in for a wild one."""
+        clock = self._stream_time()
+        if clock is not None:
+            self._ahead = self.frames / self.rate - clock
+        return self._ahead
 
     def _requested(self, _stream, nbytes: int, _data) -> None:
         try:
@@ -289,9 +319,11 @@ class PulseStream:
         lib, data, size = self._lib, ctypes.c_void_p(), ctypes.c_size_t()
         while lib.pa_stream_peek(self._stream, ctypes.byref(data), ctypes.byref(size)) == 0 and size.value:
             count = size.value // 4
-            clock, now = self._stream_time(), time.monotonic()
-            # The first frame of this fragment is `frames` into the stream; the device is at `clock`.
-            at = now - (clock - self.frames / self.rate) if clock is not None else now - count / self.rate
+            now = time.monotonic()
+            ahead = self._ahead_s()
+            # The first frame of this fragment is `frames` into the stream, `-ahead` s before the
+            # frame the device captures now.
+            at = now + ahead if ahead is not None else now - count / self.rate
             samples = np.ctypeslib.as_array(ctypes.cast(data, ctypes.POINTER(ctypes.c_float)), (count,)).copy() \
                 if data.value else None  # None: a hole, audio the server lost
             lib.pa_stream_drop(self._stream)
@@ -300,8 +332,9 @@ class PulseStream:
             self._on_record(samples, count, at, xrun)
 
     def _write(self, count: int) -> None:
-        clock, now = self._stream_time(), time.monotonic()
-        at = now + (self.frames / self.rate - clock) if clock is not None else now
+        now = time.monotonic()
+        ahead = self._ahead_s()
+        at = now + ahead if ahead is not None else now
         xrun, self._xrun = self._xrun, False
         samples = np.ascontiguousarray(self._on_playback(count, at, xrun), dtype=np.float32)
         self._lib.pa_stream_write(self._stream, samples.ctypes.data, samples.size * 4, None, 0, 0)

@@ -141,4 +141,5 @@ def stream_counts(device: _Watched) -> dict[str, int]:
     stream = device._stream
     if not isinstance(stream, PulseStream):
         return {}
-    return {"underflows": stream.underflows, "overflows": stream.overflows, "moves": stream.moves}
+    return {"underflows": stream.underflows, "overflows": stream.overflows, "moves": stream.moves,
+            "wild_clocks": stream.wild_clocks}

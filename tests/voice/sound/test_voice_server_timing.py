@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from companion.voice.sound.echo_canceller import EchoCanceller, EchoSettings, EchoStats, db
+from companion.voice.sound.pulse import stream_clock
 from companion.voice.sound.timeline import EXACT_JUMP_RUN, EXACT_RUN, Timeline
 from companion.voice.speaker_check import compare
 
@@ -89,3 +90,13 @@ def test_the_speaker_check_stutters_on_what_the_server_reports_not_on_a_straying
     assert not compare(before, strayed, True).stuttered
     reported = EchoStats(far_energy=2.0, raw_energy=0.5, clean_energy=0.002, echo_frames=600, xruns=1)
     assert compare(before, reported, True).stuttered
+
+
+def test_a_wild_clock_from_the_server_is_no_time_and_a_slightly_negative_one_is():
+    """Beside busy loops libpulse's smoother returned clocks of 4.7e9 and -3.8e11 s on her 24 kHz
+    speaker: taken as times, they restarted the speaker's timeline in another millennium and
+    her echo went uncancelled ("You're a is the key" heard from her own line)."""
+    assert stream_clock(3_000_000, counted_s=3.05) == 3.0
+    assert stream_clock((1 << 64) - 20_000, counted_s=0.01) == -0.02  # just after a start: "negative"
+    assert stream_clock(4_720_028_214 * 10**6, counted_s=12.0) is None
+    assert stream_clock((1 << 64) - 379_335_203_227 * 10**6, counted_s=12.0) is None
