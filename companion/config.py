@@ -150,8 +150,13 @@ class VoiceSettings:
     """The microphone is off (the Mute button); unmuted, she listens in the `listening` mode."""
     listening: str = "called"
     """"called" (only her name, the wake word or push-to-talk, then a follow-up window: the
-    default, so a TV or a call in the room starts nothing) or "always" (every voice is hers to
-    answer: a headset in a quiet room); "muted" in a file means muted. See `mode`."""
+    default, so a TV or a call in the room starts nothing), "always" (every voice is hers to
+    answer: a headset in a quiet room) or "only_me" (every utterance in a voice she knows, no
+    call needed, everybody else ignored; needs know_voices); "muted" in a file means muted. See `mode`."""
+    know_voices: str = "ask"
+    """Knowing voices, the user's choice: "yes" (she learns the caller's voice from the calls and
+    goes by it: the follow-up window, spoken answers to cards, being talked over), "no", or
+    "ask" (not asked yet: off)."""
     wake_word: str = "okay_nabu"
     """A bundled microWakeWord model: okay_nabu, hey_jarvis, hey_mycroft or alexa."""
     name_wakes: bool = True
@@ -205,8 +210,10 @@ class VoiceSettings:
         if self.listening == "muted":
             object.__setattr__(self, "muted", True)
             object.__setattr__(self, "listening", "called")
-        if self.listening not in ("always", "called"):
-            raise ValueError('voice.listening must be "always", "called" or "muted"')
+        if self.listening not in ("always", "called", "only_me"):
+            raise ValueError('voice.listening must be "always", "called", "only_me" or "muted"')
+        if self.know_voices not in ("ask", "yes", "no"):
+            raise ValueError('voice.know_voices must be "ask", "yes" or "no"')
         if self.sound_backend not in ("auto", "pulse", "portaudio"):
             raise ValueError('voice.sound_backend must be "auto", "pulse" or "portaudio"')
         if self.wake_word not in ("okay_nabu", "hey_jarvis", "hey_mycroft", "alexa"):

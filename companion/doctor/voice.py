@@ -252,7 +252,7 @@ def check_listening_mode(settings: Settings, paths: Paths) -> list[Check]:
     return [check_listening(settings, names), *check_heard_names(settings, paths, names)]
 
 
-MODE_WORDS = {"always": "Always answer", "called": "When called", "muted": "Muted"}
+MODE_WORDS = {"always": "Always answer", "called": "When called", "only_me": "Only me", "muted": "Muted"}
 
 
 def check_listening(settings: Settings, names: tuple[str, ...] = ()) -> Check:
@@ -260,7 +260,7 @@ def check_listening(settings: Settings, names: tuple[str, ...] = ()) -> Check:
     and given a second of silence (a broken wheel fails here, not in the room)."""
     voice = settings.voice
     mode = MODE_WORDS[voice.mode]
-    if voice.mode != "called" and voice.listening != "called":
+    if voice.mode not in ("called", "only_me") and voice.listening not in ("called", "only_me"):
         return Check("Listening", True, f"{mode}: she answers every voice she hears"
                      if voice.mode == "always" else f"{mode} (push-to-talk still works)", essential=False)
     try:

@@ -18,6 +18,7 @@ import logging
 from typing import Protocol
 
 from companion.events import EventBus, ListeningChanged, Speak, SpeechKind
+from companion.safety.consent.answers import spoken_answer
 from companion.turns import TurnOwner
 from companion.voice.addressing.calling import Calling
 from companion.voice.hearing.stt import Transcriber
@@ -41,6 +42,9 @@ CARD_WAITS = "The card is still waiting: say yes or no, or click it."
 """Said when she is called while a card waits, unless the brain port's card_waiting_line() says
 the newest card needs other words (a destructive command takes no plain yes)."""
 """What she says when she is called while an approval card waits and what she heard is no answer."""
+
+STRANGER_ANSWER = "I only take a spoken answer to that card from a voice I know. Click it or type your answer."
+"""Said when a voice she doesn't know answers an approval card aloud (knowing voices on)."""
 
 LoopSettings = EarSettings
 """What the loop is tuned by: the ear's settings (barge-in, mute, end of turn)."""
@@ -313,7 +317,10 @@ class VoiceLoop:
         """While a card waits, in every listening mode: a yes or no, with or without her name in
         front ("Mira, yes, run it"), answers it under the card's own consent rules (the safety
         layer reads it); anything else starts no turn, so the card stays open."""
-        if self.brain.answer_aloud(self.calling.without_call(utterance.text)):
+        answer = self.calling.without_call(utterance.text)
+        if spoken_answer(answer) is not None and not await self._known_voice_answers(utterance):
+            return
+        if self.brain.answer_aloud(answer):
             return
         verdict = await self.calling.judge(utterance.text, utterance.start_s, utterance.end_s,
                                            stopped_her=utterance.stopped_her)
@@ -321,6 +328,17 @@ class VoiceLoop:
             log.info("called while a card waits, with no answer: the card stays open")
             line = getattr(self.brain, "card_waiting_line", lambda: CARD_WAITS)()
             self.bus.emit(Speak(SpeechKind.SAY, line))
+
+    async def _known_voice_answers(self, utterance: Utterance) -> bool:
+        """A spoken answer to a card counts only in a voice she knows, once one is known
+        (knowing voices on and a print she is sure of); otherwise she says why it didn't count."""
+        voices = self.calling.voices
+        match = await voices.known(utterance.start_s, utterance.end_s) if voices is not None else None
+        if match is None or match.name is not None:
+            return True
+        log.info("voice: a spoken answer to the card in a voice I don't know (%.2f): not taken", match.score)
+        self.bus.emit(Speak(SpeechKind.SAY, STRANGER_ANSWER))
+        return False
 
     async def _ask(self, text: str, prepared: Preparation | None = None) -> None:
         try:

@@ -8,6 +8,7 @@ from dataclasses import replace
 
 from companion.config import VoiceSettings
 from companion.events import EventBus, NameHeard, NamesHeard, Speak, SpeechKind, UserHeard
+from companion.paths import default_data_dir
 from companion.supervisor import Watch
 from companion.voice.addressing.addressed import CHIME_RATE, address_settings, chime
 from companion.voice.addressing.heard import NameHearing
@@ -30,6 +31,7 @@ from companion.voice.speaking.resampled import ResampledVoice
 from companion.voice.speaking.speaker import Speaker
 from companion.voice.speaking.tts import Synthesizer
 from companion.voice.turns.smart_turn import SmartTurn
+from companion.voice.voiceprint import SpeakerEncoder, VoiceprintStore, Voices
 
 log = logging.getLogger(__name__)
 
@@ -177,6 +179,14 @@ class VoiceSession:
         calling = self.loop.calling
         calling.echo_cancelled = self.echo is not None and self.echo.cancelling
         calling.apply(address_settings(voice, calling.settings.names, calling.settings.heard), voice.wake_word)
+        if voice.know_voices == "yes" and calling.voices is None:
+            paths = getattr(getattr(self.brain, "companion", None), "paths", None)
+            calling.voices = Voices(SpeakerEncoder(), VoiceprintStore(paths.data_dir if paths is not None
+                                                                      else default_data_dir()))
+            log.info("voice: %s", calling.voices.enrolment.state().sentence())
+        elif voice.know_voices != "yes" and calling.voices is not None:
+            calling.voices.close()
+            calling.voices = None  # the user said no: nothing is embedded or learned from now on
 
     def _names_heard(self, hearings: tuple[NameHearing, ...]) -> None:
         """Her names are learned: the window hears how (Settings warns of one she may not wake to)."""

@@ -72,6 +72,15 @@ class Listening(StrEnum):
     ALWAYS = "always"
     CALLED = "called"
     MUTED = "muted"
+    ONLY_ME = "only_me"
+    """Every utterance in a voice she knows is hers, no call needed; every other voice is
+    ignored (voice.addressing.calling asks the voice). Judged here as When called, which is
+    what it is until a voice is known."""
+
+    @property
+    def calls(self) -> bool:
+        """Her name and the wake word call her in this mode."""
+        return self in (Listening.CALLED, Listening.ONLY_ME)
 
 
 class Attention(StrEnum):
@@ -323,7 +332,8 @@ class Addressing:
         return Verdict(False, "not-called")
 
     def needs_words(self, start: float, end: float) -> bool:
-        """Must the utterance be transcribed to be judged? Not in When called with her name off,
+        """Must the utterance be transcribed to be judged? (Always in Only me: the voice decides
+        after the words.) Not in When called with her name off,
         unless a call or the follow-up window makes it hers: then only the wake word counts and
         Whisper never runs on the room's voices."""
         s = self.settings

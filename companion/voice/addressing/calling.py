@@ -20,10 +20,10 @@ from companion.voice.addressing.addressed import (
     Addressing,
     AddressSettings,
     Attention,
-    Listening,
     Verdict,
     without_call,
 )
+from companion.voice.addressing.voice_owner import by_voice
 
 __all__ = ["Calling"]
 
@@ -56,6 +56,9 @@ class Calling:
         """Stream times of the wake words that called her (not those ignored as her own voice)."""
         self.names: Callable[[], tuple[str, ...]] | None = None
         """Her name and aliases, read afresh for each utterance (a personality edit applies at once)."""
+        self.voices = None
+        """Who is speaking (voice.voiceprint.Voices) when knowing voices is on, else None: then
+        the follow-up window, Only me and talking over her go by words alone."""
         self.learning = None
         """How her hearing writes her names (voice.addressing.learning.NameLearning), or None."""
         self.wait_for_learning = False
@@ -73,9 +76,9 @@ class Calling:
     def apply(self, settings: AddressSettings, wake_word: str = "") -> None:
         """A new mode, names or window; the detector runs only in When called, with `wake_word`."""
         self.policy.apply(settings)
-        if self.learning is not None and not (settings.mode == Listening.CALLED and settings.name_wakes):
+        if self.learning is not None and not (settings.mode.calls and settings.name_wakes):
             self.learning.hint(())  # no name can call her: her hearing hears the room untold
-        wanted = wake_word if settings.mode == Listening.CALLED and wake_word else ""
+        wanted = wake_word if settings.mode.calls and wake_word else ""
         if self.wake is not None and self.wake.name != wanted:
             self.wake.close()
             self.wake = None
@@ -91,6 +94,8 @@ class Calling:
         """Every frame the ear hears (an Ear.hearers entry): the detector queues it."""
         if self.wake is not None:
             self.wake.feed(frame, stream_s)
+        if self.voices is not None:
+            self.voices.hear(frame, stream_s)
 
     # --- calls ---------------------------------------------------------------------------------
     def _heard_wake_word(self, stream_s: float, score: float) -> None:
@@ -125,7 +130,7 @@ class Calling:
             await asyncio.to_thread(self.wake.wait_until, end_s)
         names = self.names() if self.names is not None else self.settings.names
         heard = self.settings.heard
-        if self.learning is not None and names and self.settings.mode == Listening.CALLED and self.settings.name_wakes:
+        if self.learning is not None and names and self.settings.mode.calls and self.settings.name_wakes:
             if self.wait_for_learning:
                 await self.learning.wait(names, LEARN_WAIT_S)
             else:
@@ -142,7 +147,10 @@ class Calling:
                     heard = self.learning.forms(names)
         self._apply_names(names, heard)
         was = self.policy.attention(start_s)
-        verdict = self.policy.judge(text, start_s, end_s, stopped_her=stopped_her)
+        if self.voices is not None:
+            verdict = await by_voice(self.policy, self.voices, text, start_s, end_s, stopped_her=stopped_her)
+        else:
+            verdict = self.policy.judge(text, start_s, end_s, stopped_her=stopped_her)
         self.verdicts.append(verdict)
         if not verdict.turn:
             log.info("not called (%s): %d words ignored", verdict.reason, len(text.split()))
