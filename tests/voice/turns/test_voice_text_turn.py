@@ -1,0 +1,106 @@
+"""The words' end of turn: SmolLM2 in numpy, read from its GGUF, judges where a message can end."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+
+import numpy as np
+import pytest
+
+from companion.errors import CompanionError
+from companion.voice.turns.text_turn import (
+    PROMPT,
+    TextTurn,
+    resolve_text_model,
+    split_final_punctuation,
+)
+
+
+@pytest.fixture(scope="module")
+def text_model() -> TextTurn:
+    model = TextTurn(resolve_text_model())
+    model.load()
+    return model
+
+
+def test_the_text_models_tokenizer_round_trips_words_digits_and_chat_tags(text_model):
+    for text in ("Hello world, it's 2024!", f"{PROMPT}What time is it?<|im_end|>", "  two  spaces\n\nand lines"):
+        ids = text_model.tokens(text)
+        assert text_model._tokenizer.decode(ids, skip_special_tokens=False) == text
+    assert text_model.tokens("<|im_start|>") == [1]
+    assert len(text_model.tokens("2024")) == 4  # SmolLM2 splits every digit
+
+
+def test_the_numpy_model_answers_a_chat_question_in_fluent_english(text_model):
+    model, tokenizer = text_model._model, text_model._tokenizer
+    ids = tokenizer.encode(f"{PROMPT}What is the capital of France?<|im_end|>\n<|im_start|>assistant\n").ids
+    cache = model.new_cache(128)
+    logprobs = model.forward(ids, cache)
+    said = []
+    for _ in range(12):
+        token = int(logprobs[-1].argmax())
+        if token == tokenizer.token_to_id("<|im_end|>"):
+            break
+        said.append(token)
+        logprobs = model.forward([token], cache)
+    assert "Paris" in tokenizer.decode(said)
+
+
+def test_the_kv_cache_gives_what_one_whole_pass_gives(text_model):
+    model, ids = text_model._model, text_model.tokens(f"{PROMPT}Could you read me the first chapter")
+    whole = model.forward(ids, model.new_cache(64))
+    cache = model.new_cache(64)
+    model.forward(ids[:-3], cache)
+    stepped = model.forward(ids[-3:], cache)
+    np.testing.assert_allclose(stepped[-1], whole[-1], atol=2e-3)
+
+
+def test_the_text_model_says_a_complete_question_is_finished_and_an_open_phrase_is_not(text_model):
+    finished = text_model.probability_sync("What time is it?").probability
+    assert finished > 0.05
+    for open_words in ("Thomas Piketty, in his book,", "Could you", "I would like to.", "Can you find."):
+        assert text_model.probability_sync(open_words).probability < finished / 20, open_words
+
+
+def test_a_growing_transcript_evaluates_only_its_new_words(text_model):
+    text_model.probability_sync("Could you read me")
+    grown = text_model.probability_sync("Could you read me the first chapter again?")
+    assert grown.evaluated <= len(text_model.tokens(" the first chapter again?")) + 1
+    again = text_model.probability_sync("Could you read me the first chapter again?")
+    assert again.evaluated <= 2
+    assert again.probability == pytest.approx(grown.probability, rel=1e-3)
+
+
+def test_the_text_model_runs_off_the_event_loop(text_model):
+    async def main():
+        beats = 0
+
+        async def heartbeat():
+            nonlocal beats
+            while True:
+                beats += 1
+                await asyncio.sleep(0.005)
+
+        beating = asyncio.ensure_future(heartbeat())
+        guess = await text_model.probability("Set an alarm for seven thirty tomorrow morning, please.")
+        beating.cancel()
+        return guess, beats
+
+    guess, beats = asyncio.run(main())
+    assert guess.probability > 0.01 and beats >= 2
+
+
+def test_final_punctuation_is_split_from_the_words():
+    assert split_final_punctuation("What time is it?") == ("What time is it", "?")
+    assert split_final_punctuation("Wait...") == ("Wait", "...")
+    assert split_final_punctuation("in his book,") == ("in his book,", "")
+    assert split_final_punctuation("?") == ("?", "")
+
+
+def test_a_damaged_text_model_is_refused_with_a_sentence(tmp_path):
+    fake = tmp_path / "SmolLM2-135M-Instruct.Q4_1.gguf"
+    fake.write_bytes(b"GGUF not really")
+    assert hashlib.sha256(fake.read_bytes()).hexdigest()
+    with pytest.raises(CompanionError, match="damaged"):
+        resolve_text_model(fake)
