@@ -37,8 +37,9 @@ class EnrolmentState:
         if self.utterances == 0:
             return "I haven't learned your voice yet: I learn it when you call me."
         if not self.sure:
-            return (f"I'm still learning your voice ({self.utterances} of {SURE_UTTERANCES} times you called me, "
-                    f"{self.seconds:.0f} of {SURE_SECONDS:.0f} s): until I'm sure, I don't go by it.")
+            heard = (f"{self.utterances} of {SURE_UTTERANCES} times you called me" if self.utterances < SURE_UTTERANCES
+                     else f"{self.seconds:.0f} of {SURE_SECONDS:.0f} seconds of your speech")
+            return f"I'm still learning your voice ({heard}): until I'm sure, I don't go by it."
         return f"I know your voice ({self.utterances} utterances, {self.seconds:.0f} s)."
 
 
