@@ -15,6 +15,7 @@ import json
 from typing import Any
 
 from companion.mcp.connection import McpConnection, ToolInfo
+from companion.safety.consent.still import STILL_SENTENCE
 from companion.tools.registry import ToolSpec
 
 __all__ = ["DESCRIPTION_LIMIT", "risk_of", "tool_spec"]
@@ -51,6 +52,11 @@ def tool_spec(connection: McpConnection, tool: ToolInfo) -> ToolSpec:
                 return ctx.refuse(refusal)
         elif (gate := ctx.services.get("gate")) is not None:
             gate.trusted_call(_shown(server, tool.name, args), server=server, tool=tool.name)
+        # Every server runs with the workspace writable: while an approval card holds it still
+        # its processes are stopped (safety/consent/still.py), so the call waits here and says so.
+        still = getattr(ctx.services.get("gate"), "still", None)
+        if still is not None and not await still.quiet(float(ctx.budget_s) * 0.8):
+            return ctx.refuse(STILL_SENTENCE.format(what=f"use {tool.name} from '{server}', which can change it"))
         outcome = await connection.call(tool.name, args, ctx.budget_s)
         return outcome.text if outcome.ok else ctx.fail(outcome.text)
 

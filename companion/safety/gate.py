@@ -47,6 +47,7 @@ from companion.safety.consent.approval import (
     Decision,
     UnavailableApprover,
 )
+from companion.safety.consent.still import Held, StillWorkspace
 from companion.safety.decision import (
     CODE_FAMILY,
     Precheck,
@@ -125,7 +126,9 @@ class Gate:
         self.bus = bus
         self.audit = audit
         self._asking: asyncio.Lock | None = None
-        self.door = ProcessDoor(lambda: self.workspace, lambda: self.audit, hidden)
+        self.still = StillWorkspace()
+        """From a card that starts a process to the end of its run, nothing else of hers writes."""
+        self.door = ProcessDoor(lambda: self.workspace, lambda: self.audit, hidden, still=self.still)
 
     # --- deciding ---------------------------------------------------------------------
     def precheck(self, command: str) -> Precheck:
@@ -262,6 +265,21 @@ class Gate:
             return Verdict(True, Decision.APPROVED, pre.how, permit=permit)
         if timeout_s is None:
             timeout_s = self.voice_expiry_s if str(channel) == "voice" else self.text_expiry_s
+        # From the card to the end of its run nothing else of hers writes the workspace
+        # (consent/still.py); taken before anything is read for the card.
+        held = await self.still.hold() if argv is not None else None
+        try:
+            return await self._ask_and_issue(command, pre, tool, channel, timeout_s, hold, held, argv=argv,
+                                             stdin=stdin, network=network, grant=grant, pinned=pinned)
+        except BaseException:
+            if held is not None:
+                await held.release()
+            raise
+
+    async def _ask_and_issue(self, command: str, pre: Precheck, tool: str, channel: str, timeout_s: float,
+                             hold: Hold | None, held: Held | None, *, argv: tuple[str, ...] | None,
+                             stdin: bytes | None, network: bool, grant: str | None, pinned: bool) -> Verdict:
+        """The question and its answer, with the workspace `held` still (None: nothing starts)."""
         # What the line runs is read as the question is put: that content is what runs if the
         # answer is yes, whatever the files become meanwhile.
         taken = await asyncio.to_thread(take, command, self.workspace) if pinned else None
@@ -302,8 +320,10 @@ class Gate:
         if answer.decision is Decision.APPROVED:
             permit = None if argv is None else self.door.issue(
                 argv, command, tool, stdin=stdin, network=network, how="asked", access=ACCESS_WRITE,
-                pins=pins, contents=taken.contents if taken is not None else None)
+                pins=pins, contents=taken.contents if taken is not None else None, hold=held)
             return Verdict(True, Decision.APPROVED, "asked", permit=permit)
+        if held is not None:
+            await held.release()
         return Verdict(False, answer.decision, "asked", REFUSALS[answer.decision])
 
     async def _ask_holding(self, request: ApprovalRequest, command: str, tool: str,
@@ -387,7 +407,7 @@ def _cant_tell(reason: str, saveable: bool, once_only: str, taken: Taken | None)
     if taken is None or not taken.unknown:
         return reason, saveable, once_only
     return (f"{reason} {CANT_TELL} ({'; '.join(taken.unknown)}).", False,
-            f"{CANT_TELL}, so I can only allow it once.")
+            f"{once_only} {CANT_TELL} either." if once_only else f"{CANT_TELL}, so I can only allow it once.")
 
 
 def _permit_of(verdict: Verdict) -> Permit:

@@ -44,7 +44,7 @@ def workspace(tmp_path: Path) -> Path:
     ("npm test", {"package.json", ".npmrc"}),
     # Found by the red team: a module run with -m, a file piped into a shell, a script a script runs.
     ("python3 -m tool", {"tool.py", "helper.py", "pkg/__init__.py", "pkg/mod.py"}),
-    ("python3 -m pkg.mod", {"pkg/mod.py"}),
+    ("python3 -m pkg.mod", {"pkg/__init__.py", "pkg/mod.py"}),  # the package runs first
     ("cat run.sh | sh", {"run.sh", "lib.sh", "deeper.sh", "env.sh"}),
     ("sh steps.sh", {"steps.sh", "run.sh", "lib.sh", "deeper.sh", "env.sh", "tool.py", "helper.py",
                      "pkg/__init__.py", "pkg/mod.py"}),

@@ -29,7 +29,7 @@ from companion.safety.command_line.flags import (
 )
 from companion.safety.consent.visible import make_visible
 
-__all__ = ["BUILD_TOOLS", "GIT_SUBCOMMANDS", "git_words_refusal", "once_only_reason", "program_of"]
+__all__ = ["BUILD_TOOLS", "GIT_SUBCOMMANDS", "git_words_refusal", "once_only_reason", "program_of", "program_refusal"]
 
 BUILD_TOOLS = frozenset({
     "make", "gmake", "cmake", "ninja", "meson", "npm", "npx", "pnpm", "yarn", "bun", "cargo", "go",
@@ -180,10 +180,12 @@ def once_only_reason(line: str) -> str | None:
         return "It sets environment variables for the command, so I can only allow it once."
     if "/" in name:
         return "It names a program by its path, so I can only allow it once."
-    return _program_refusal(name, args)
+    return program_refusal(name, args)
 
 
-def _program_refusal(name: str, args: list[str]) -> str | None:
+def program_refusal(name: str, args: list[str]) -> str | None:
+    """Why one plain command (`name` and its words) is not on the list of those that may be
+    saved, or None: its program is known and runs nothing else, and every option is known."""
     base = name.lower()
     if runs_code(base):
         return f"{name} runs code (a workspace file, or whatever it is given), so I can only allow it once."

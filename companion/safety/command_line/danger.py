@@ -130,6 +130,20 @@ def simple_commands(line: str) -> list[tuple[str, str, list[str]]]:
     return found
 
 
+def commands_as_written(line: str) -> list[tuple[str, str, list[str], list[str], str]]:
+    """Like simple_commands, with what goes before the command: (name, word, arguments,
+    environment assignments, the first wrapper it is run through or "")."""
+    found = []
+    for words in _segments(line)[0]:
+        name, args, assignments = _command_of(words)
+        if name:
+            word = words[len(words) - len(args) - 1]
+            wrapper = next((os.path.basename(w) for w in words[:len(words) - len(args) - 1]
+                            if os.path.basename(w) in _PREFIX_WRAPPERS), "")
+            found.append((name, word, args, assignments, wrapper))
+    return found
+
+
 def redirect_sources(line: str) -> list[str]:
     """The files `line` feeds to standard input with `<` (what `sh < run.sh` runs)."""
     tokens = _tokens(line)

@@ -33,9 +33,11 @@ from pathlib import Path, PurePath
 from companion.safety.command_line.danger import (
     INTERPRETERS,
     SHELLS,
+    commands_as_written,
     redirect_sources,
     simple_commands,
 )
+from companion.safety.command_line.understood import is_python, why_not_understood
 from companion.safety.jail.beneath import read_beneath, stat_beneath
 from companion.safety.jail.jail import JailError, jailed
 
@@ -135,10 +137,18 @@ def _named_by(line: str, workspace: Path, _depth: int, walk: _Walk) -> list[tupl
     """(path as written, kind: "shell" | "python" | "make" | "") the line names directly."""
     named: list[tuple[str, str]] = []
     commands = simple_commands(line)
+    for name, word, args, assignments, wrapper in commands_as_written(line):
+        # Only the forms read all the way through keep the card's promise (understood.py).
+        if (why := why_not_understood(name, word, args, assignments, wrapper)) is not None:
+            walk.cannot_tell(why)
     for name, word, args in commands:
         kind = _kind(name)
         if "/" in word:
-            named.append((word, kind))
+            named.append((word, "program"))
+        if name in SHELLS | {"source", "."} or is_python(name):
+            operand = _operand(args, kind)
+            if operand and not _readable_ahead(operand, workspace):
+                walk.cannot_tell(f"it runs {operand}, which I can't read ahead")
         if "$" in word or "`" in word or name == "eval":
             walk.cannot_tell("it builds a command at run time")
         if name in ("source", ".") and any("$" in arg or "`" in arg for arg in args[:1]):
@@ -159,8 +169,12 @@ def _named_by(line: str, workspace: Path, _depth: int, walk: _Walk) -> list[tupl
                     elif arg in ("-c", "-e", "--eval"):
                         walk.cannot_tell(f"{name} runs code given as a string, which may load files")
                     if kind == "python" and arg == "-m" and i + 1 < len(args):
-                        # `python -m tool` runs tool.py (or a package's __main__) from the workspace.
+                        # `python -m pkg.tool` runs pkg/__init__.py, then tool.py (or a package's
+                        # __init__ and __main__) from the workspace.
                         module = args[i + 1].replace(".", "/")
+                        parents = PurePath(module).parents
+                        named.extend((f"{parent}/__init__.py", "python") for parent in reversed(parents)
+                                     if str(parent) != ".")
                         named.extend((f, "python") for f in (f"{module}.py", f"{module}/__main__.py",
                                                               f"{module}/__init__.py"))
                     break
@@ -181,6 +195,29 @@ def _named_by(line: str, workspace: Path, _depth: int, walk: _Walk) -> list[tupl
     return named
 
 
+def _operand(args: list[str], kind: str) -> str:
+    """The script a shell, `source` or Python is given (first word that is not an option)."""
+    for i, arg in enumerate(args):
+        if arg in _CODE_OPTIONS or (i and args[i - 1] in _CODE_OPTIONS):
+            return ""
+        if not arg.startswith("-"):
+            return arg
+    return ""
+
+
+_SYSTEM = ("/usr/", "/bin/", "/lib/", "/etc/", "/opt/")
+
+
+def _readable_ahead(raw: str, workspace: Path) -> bool:
+    """A script that is a file of the workspace (pinned), or of the read-only system."""
+    try:
+        where = jailed(workspace, raw, allow_root=False)
+        info = stat_beneath(where.root, where.relative)
+        return info is not None and stat.S_ISREG(info.st_mode)
+    except (JailError, OSError):
+        return os.path.isabs(raw) and raw.startswith(_SYSTEM) and os.path.isfile(raw)
+
+
 def _kind(name: str) -> str:
     if name in SHELLS or name in ("source", "."):
         return "shell"
@@ -191,9 +228,13 @@ def _kind(name: str) -> str:
 
 def _pulled_in(relative: PurePath, kind: str, workspace: Path, walk: _Walk) -> list[tuple[str, str]]:
     """The workspace files a pinned script pulls in: `source`d scripts, imported modules, includes."""
-    if kind not in ("shell", "python", "make"):
+    if kind not in ("shell", "python", "make", "program"):
         return []
     root = Path(workspace).expanduser().resolve()
+    if kind == "program":
+        kind = _by_first_line(root, relative, walk)
+        if kind not in ("shell", "python"):
+            return []
     try:
         data = read_beneath(root, relative, MAX_READ_BYTES + 1, shared=True)
     except OSError:
@@ -211,7 +252,48 @@ def _pulled_in(relative: PurePath, kind: str, workspace: Path, walk: _Walk) -> l
         # make runs in the makefile's folder (`make -C dir`): its includes are relative to it.
         return [(str(relative.parent / path), "make") for match in map(_MAKE_INCLUDE.match, text.splitlines())
                 if match for path in match.group(1).split() if "$" not in path]
+    _beside(relative, root, walk)
     return [(module, "python") for module in _python_imports(text, relative, root, walk)]
+
+
+def _by_first_line(root: Path, relative: PurePath, walk: _Walk) -> str:
+    """How a program run by its path is read: "shell" or "python" by its first line (none: a
+    shell runs it), or "" when it is anything else (said on the card)."""
+    try:
+        head = read_beneath(root, relative, 256, shared=True)
+    except OSError:
+        return ""
+    if not head.startswith(b"#!"):
+        if head.startswith(b"\x7fELF") or b"\0" in head:
+            walk.cannot_tell(f"{relative} is a compiled program, which I can't read through")
+            return ""
+        return "shell"
+    words = head[2:].split(b"\n", 1)[0].decode("utf-8", "replace").split()
+    if len(words) == 2 and words[0] == "/usr/bin/env":
+        words = words[1:]
+    name = os.path.basename(words[0]) if len(words) == 1 else ""
+    if name in SHELLS:
+        return "shell"
+    if is_python(name):
+        return "python"
+    walk.cannot_tell(f"{relative} starts with {' '.join(words)[:60]!r}, which I don't follow")
+    return ""
+
+
+def _beside(relative: PurePath, root: Path, walk: _Walk) -> None:
+    """What Python may load instead of a pinned module: a compiled copy in __pycache__, a
+    sourceless .pyc, or an extension module of the same name beside it."""
+    folder = root / relative.parent
+    stem = relative.stem
+    cache = folder / "__pycache__"
+    try:
+        if any(entry.name.startswith(f"{stem}.") for entry in os.scandir(cache)):
+            walk.cannot_tell(f"{cache.relative_to(root)} holds compiled code Python may run instead of {relative}")
+        for entry in os.scandir(folder):
+            if entry.name.startswith(f"{stem}.") and entry.name != relative.name:
+                walk.cannot_tell(f"{relative.parent / entry.name} may load instead of {relative}")
+    except OSError:
+        pass
 
 
 _DYNAMIC = ("importlib", "__import__", "runpy", "exec(", "eval(", "compile(", "imp.load")

@@ -9,6 +9,11 @@ the bubblewrap sandbox (or, where the sandbox cannot run, when the user switched
 commands without a sandbox"). A pinned file is read once here, checked against its pin, and
 that very content is what the sandbox shows at its path. Every start and its outcome is
 written to the audit log.
+
+The still workspace (consent/still.py): a permit from a card carries the card's hold, released
+when its run ends (or, never run, after HOLD_LAPSE_S); any other process that may write waits
+while a card holds the workspace, is refused with a sentence past its own time, and once
+running is stopped by the kernel for as long as a later card holds it.
 """
 
 from __future__ import annotations
@@ -18,13 +23,14 @@ import hashlib
 import os
 import secrets
 import stat
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from companion.errors import CompanionError, Stage
 from companion.paths import code_paths
 from companion.safety.consent.approval import ACCESS_READ, ACCESS_WRITE, AuditLog
+from companion.safety.consent.still import Held, Stilled, StillWorkspace
 from companion.safety.jail.beneath import open_beneath, stat_beneath
 from companion.safety.jail.jail import JailError, ensure_workspace
 from companion.safety.jail.own_files import detach_links
@@ -39,6 +45,7 @@ from companion.safety.sandbox._runner import (
     start_process,
 )
 from companion.safety.sandbox.cgroup import CallCgroup
+from companion.safety.sandbox.freeze import freeze_tree, thaw
 from companion.safety.sandbox.limits import Limits, ProcessCount, limit_sentence
 from companion.safety.sandbox.seccomp import SeccompUnavailable
 
@@ -48,6 +55,10 @@ __all__ = ["ACCESS_READ", "ACCESS_WRITE", "LiveProcess", "Permit", "ProcessDoor"
 MAX_PINNED_BYTES = 64 * 1024 * 1024
 """The largest pinned file the door reads and shows as approved (as large as pins.py hashes)."""
 _LIMIT_CHECK_S = 0.05
+HOLD_LAPSE_S = 30.0
+"""A card's yes not run within this lets the workspace go (and the permit lapses)."""
+SERVER_START_WAIT_S = 120.0
+"""How long a server that may write waits to start while a card holds the workspace."""
 
 
 class ProcessRefused(CompanionError):
@@ -79,6 +90,8 @@ class Permit:
     visible: tuple[str, ...] = ()
     """Files and folders the sandbox hides (in the home) shown read-only anyway: a declared
     server's own program, its environment and its script (companion/mcp/program.py)."""
+    hold: Held | None = field(default=None, repr=False, compare=False)
+    """The card's hold on the still workspace: this run is the one it was held for."""
 
 
 @dataclass
@@ -98,8 +111,10 @@ class ProcessDoor:
 
     def __init__(self, workspace: Callable[[], Path], audit: Callable[[], AuditLog | None],
                  hidden: tuple[Path, ...] = (), limits: Limits | None = None,
-                 read_only: tuple[Path, ...] | None = None) -> None:
+                 read_only: tuple[Path, ...] | None = None, still: StillWorkspace | None = None) -> None:
         self._workspace = workspace
+        self.still = still or StillWorkspace()
+        """Held from a card to the end of its run: nothing else of hers writes meanwhile."""
         self._audit = audit
         self.hidden = hidden
         """Her own folders (config, data) hidden inside the sandbox besides the homes."""
@@ -113,14 +128,35 @@ class ProcessDoor:
     def issue(self, argv: tuple[str, ...], shown: str, tool: str, *, stdin: bytes | None,
               network: bool, how: str, access: str, pins: Mapping[str, str] | None = None,
               contents: Mapping[str, tuple[bytes, int]] | None = None,
-              visible: tuple[str, ...] = ()) -> Permit:
-        """A one-time permit; `access` is decided by the caller every time (no default)."""
+              visible: tuple[str, ...] = (), hold: Held | None = None) -> Permit:
+        """A one-time permit; `access` is decided by the caller every time (no default).
+        `hold`: the card's hold, handed to this run (released when it ends)."""
         if access not in (ACCESS_READ, ACCESS_WRITE):
             raise ValueError(f"access must be {ACCESS_READ!r} or {ACCESS_WRITE!r}, not {access!r}")
         permit = Permit(argv, shown, tool, stdin, network, how, secrets.token_hex(16), access,
-                        dict(pins or {}), dict(contents or {}), tuple(visible))
+                        dict(pins or {}), dict(contents or {}), tuple(visible), hold)
         self._tickets[permit.ticket] = permit
+        if hold is not None:
+            # A yes nobody runs must not keep her writers waiting for ever.
+            asyncio.get_running_loop().call_later(HOLD_LAPSE_S, self._lapse, permit)
         return permit
+
+    def _lapse(self, permit: Permit) -> None:
+        if self._tickets.pop(permit.ticket, None) is not None and permit.hold is not None:
+            permit.hold.release_soon()
+
+    async def _wait_to_write(self, permit: Permit, within_s: float) -> bool:
+        """A process that may write and is not the run a card was held for waits for the
+        workspace to be hers; True when it counts as a writer starting (pair with still.leave)."""
+        if permit.access != ACCESS_WRITE or permit.hold is not None:
+            return False
+        try:
+            await self.still.enter("start it", within_s=within_s)
+        except Stilled as exc:
+            self._tickets.pop(permit.ticket, None)
+            self._record(permit, True, refused="still")
+            raise ProcessRefused("still", exc.sentence) from None
+        return True
 
     async def _admit(self, permit: object, risk: str) -> _Admitted:
         """Check everything before anything starts; the sandbox is prepared off the event loop
@@ -130,8 +166,13 @@ class ProcessDoor:
         issued = self._tickets.get(permit.ticket) if isinstance(permit, Permit) else None
         # The ticket must be one it issued, for exactly this permit (argv, stdin, network, access, pins).
         if issued is None or issued != permit:
+            if permit.hold is not None:
+                await permit.hold.release()
             raise ProcessRefused("no_permit", "That wasn't approved by the gate, so I won't run it.")
         del self._tickets[permit.ticket]  # once
+        if permit.hold is not None and not permit.hold.current:
+            raise ProcessRefused("lapsed", "Too long passed between your yes and the run, so I didn't run "
+                                 "it; it needs your OK again.")
         work = asyncio.ensure_future(asyncio.to_thread(self._prepare, permit))
         try:
             return await asyncio.shield(work)
@@ -173,7 +214,13 @@ class ProcessDoor:
                   env: Mapping[str, str] | None = None) -> RunResult:
         """Run a permitted command to its end (time limit, output cap, cancel, resource limits)
         inside the sandbox; a limit that stopped it is said in `RunResult.limit`."""
-        admitted = await self._admit(permit, risk)
+        starting = await self._wait_to_write(permit, timeout_s) if risk == "exec" else False
+        ended: Callable[[], None] | None = None
+        try:
+            admitted = await self._admit(permit, risk)
+        except BaseException:
+            await self._ended(permit, starting, None)
+            raise
         prepared = admitted.prepared
         stop = asyncio.Event()  # the user's cancel, or a limit reached
         watchers = [asyncio.ensure_future(_relay(cancel, stop))] if cancel is not None else []
@@ -183,6 +230,11 @@ class ProcessDoor:
         cap = prepared.cap if prepared is not None else None
 
         async def started(pid: int) -> None:
+            nonlocal starting, ended
+            if starting:  # registered before any card can hold: from now on it is stopped by one
+                ended = self.still.running(_freezer(pid))
+                starting = False
+                await self.still.leave()
             if isinstance(cap, ProcessCount):
                 cap.leader = pid
             if outbound is not None:
@@ -194,11 +246,12 @@ class ProcessDoor:
                 admitted.argv, cwd=admitted.workspace, timeout_s=timeout_s, grace_s=grace_s,
                 env=safe_environment(env), cancel=stop, stdin_data=permit.stdin,
                 pass_fds=prepared.hand_over() if prepared is not None else (),
-                started=started if cap is not None or outbound is not None else None)
+                started=started if cap is not None or outbound is not None or starting else None)
         except OutboundError as exc:
             self._record(permit, True, failed=str(exc))
             raise ProcessRefused("network", str(exc)) from exc
         finally:
+            await self._ended(permit, starting, ended)
             for watcher in watchers:
                 watcher.cancel()
             if prepared is not None:
@@ -222,13 +275,26 @@ class ProcessDoor:
 
     async def start(self, permit: Permit, *, risk: str, env: Mapping[str, str] | None = None) -> LiveProcess:
         """Start a permitted long-lived process with pipes; `stop()` it (or `close()` the door)."""
-        admitted = await self._admit(permit, risk)
+        starting = await self._wait_to_write(permit, SERVER_START_WAIT_S) if risk == "exec" else False
+        ended: Callable[[], None] | None = None
+        try:
+            admitted = await self._admit(permit, risk)
+        except BaseException:
+            await self._ended(permit, starting, None)
+            raise
         prepared = admitted.prepared
         # `env` is the caller's own configuration (a server's token), added after the filter.
         environment = {**safe_environment(), **(env or {})}
+        process: LiveProcess | None = None
         try:
-            process = await start_process(admitted.argv, cwd=admitted.workspace, env=environment,
-                                          pass_fds=prepared.hand_over() if prepared is not None else ())
+            try:
+                process = await start_process(admitted.argv, cwd=admitted.workspace, env=environment,
+                                              pass_fds=prepared.hand_over() if prepared is not None else ())
+            finally:
+                if starting:  # registered before any card can hold: from now on it is stopped by one
+                    ended = self.still.running(_freezer(process.pid)) if process is not None else None
+                    starting = False
+                    await self.still.leave()
             if prepared is not None and prepared.outbound is not None:
                 try:
                     await prepared.outbound.attach()
@@ -236,15 +302,20 @@ class ProcessDoor:
                     await process.stop(grace_s=0.5)
                     raise ProcessRefused("network", str(exc)) from exc
         except BaseException:
+            if ended is not None:
+                ended()
             if prepared is not None:
                 await prepared.release()
             raise
+        assert process is not None
         process.visible = permit.visible
         self._live.add(process)
         self._record(permit, prepared is not None, started=True)
 
         async def forget() -> None:
             code = await process.wait()
+            if ended is not None:
+                ended()
             self._live.discard(process)
             if prepared is not None:
                 await prepared.release()
@@ -256,6 +327,15 @@ class ProcessDoor:
     async def close(self) -> None:
         """Stop every long-lived process still running (she is quitting)."""
         await asyncio.gather(*(p.stop() for p in list(self._live)), return_exceptions=True)
+
+    async def _ended(self, permit: Permit, starting: bool, ended: Callable[[], None] | None) -> None:
+        """A run is over (or never started): its writer's place, its registration, its card's hold."""
+        if starting:
+            await self.still.leave()
+        if ended is not None:
+            ended()
+        if permit.hold is not None:
+            await permit.hold.release()
 
     def _record(self, permit: Permit, sandboxed: bool, **outcome: object) -> None:
         audit = self._audit()
@@ -294,6 +374,17 @@ def _snapshots(permit: Permit, workspace: Path) -> dict[str, sandbox.Snapshot]:
         if mode:
             found[relative] = sandbox.Snapshot(data, mode)
     return found
+
+
+def _freezer(leader: int) -> Callable[[], Awaitable[Callable[[], Awaitable[None]]]]:
+    """How a hold stops the sandbox under `leader` (every process of it) and lets it go on."""
+    async def freeze() -> Callable[[], Awaitable[None]]:
+        stopped = await asyncio.to_thread(freeze_tree, leader)
+
+        async def go_on() -> None:
+            thaw(stopped)
+        return go_on
+    return freeze
 
 
 def _discard(work: asyncio.Future[_Admitted]) -> None:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import errno
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +32,19 @@ def jail(ctx: Any, raw: object, *, allow_root: bool = True, writing: bool = True
     if writing:
         check_writable(where.root, where.path)
     return where
+
+
+@contextlib.asynccontextmanager
+async def still_writing(ctx: Any, what: str) -> AsyncIterator[None]:
+    """One write of hers to the workspace: waits while an approval card holds it still (from the
+    card to the end of its run; safety/consent/still.py), up to most of the tool's budget, then
+    raises Stilled, whose `sentence` says why nothing was written."""
+    still = getattr(ctx.services.get("gate"), "still", None)
+    if still is None:  # no gate, no cards: nothing to wait for
+        yield
+        return
+    async with still.writing(what, within_s=max(0.0, float(ctx.budget_s) * 0.8)):
+        yield
 
 
 def file_error_sentence(exc: OSError, name: str, verb: str) -> str:

@@ -6,9 +6,10 @@ import asyncio
 import os
 import stat
 
+from companion.safety.consent.still import Stilled
 from companion.safety.jail.beneath import open_beneath, write_beneath
 from companion.safety.jail.jail import JailedPath, JailError, shown_path
-from companion.tools.action._files import MAX_WRITE_BYTES, file_error_sentence, jail
+from companion.tools.action._files import MAX_WRITE_BYTES, file_error_sentence, jail, still_writing
 
 SCHEMA = {
     "type": "function",
@@ -51,7 +52,10 @@ async def execute(args: dict, ctx) -> str:
         return ctx.fail(exc.sentence)
     name = shown_path(ctx.workspace, where.path)
     try:
-        return await asyncio.to_thread(_patch, where, name, old, new, ctx)
+        async with still_writing(ctx, f"change {name}"):
+            return await asyncio.to_thread(_patch, where, name, old, new, ctx)
+    except Stilled as exc:
+        return ctx.refuse(exc.sentence)
     except OSError as exc:
         return ctx.fail(file_error_sentence(exc, name, "change"))
 

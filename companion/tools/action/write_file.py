@@ -5,9 +5,10 @@ from __future__ import annotations
 import asyncio
 import stat
 
+from companion.safety.consent.still import Stilled
 from companion.safety.jail.beneath import stat_beneath, write_beneath
-from companion.safety.jail.jail import JailError, shown_path
-from companion.tools.action._files import MAX_WRITE_BYTES, file_error_sentence, jail
+from companion.safety.jail.jail import JailedPath, JailError, shown_path
+from companion.tools.action._files import MAX_WRITE_BYTES, file_error_sentence, jail, still_writing
 
 SCHEMA = {
     "type": "function",
@@ -52,6 +53,15 @@ async def execute(args: dict, ctx) -> str:
             f"That's {len(data) / 1_048_576:.1f} MB of text; I only write files up to 5 MB, "
             f"so I left {name} alone."
         )
+    try:
+        async with still_writing(ctx, f"write {name}"):
+            return await _write(where, content, data, name, ctx)
+    except Stilled as exc:
+        return ctx.refuse(exc.sentence)
+
+
+async def _write(where: JailedPath, content: str, data: bytes, name: str, ctx) -> str:
+    """Write it now (the workspace is hers to write); what she says."""
     try:
         info = stat_beneath(where.root, where.relative)
     except OSError as exc:  # e.g. a folder on the way turned into a link (ELOOP)
