@@ -22,11 +22,12 @@ import re
 import subprocess
 import threading
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import httpx
 
@@ -126,6 +127,7 @@ class Proxy:
 
     def __init__(self, upstream: str, *, unstable_prefix: bool = False) -> None:
         self.upstream = upstream.rstrip("/")
+        self.root = self.upstream.removesuffix("/v1")
         self.unstable_prefix = unstable_prefix
         self.records: list[dict[str, Any]] = []
         self._client = httpx.Client(timeout=httpx.Timeout(300, connect=5))
@@ -138,7 +140,7 @@ class Proxy:
                 pass
 
             def do_GET(self) -> None:
-                reply = proxy._client.get(proxy.upstream + self.path.removeprefix("/v1"))
+                reply = proxy._client.get(proxy.root + self.path)
                 self._send(reply.status_code, reply.content, reply.headers.get("content-type", "application/json"))
 
             def do_POST(self) -> None:
@@ -146,7 +148,7 @@ class Proxy:
                 if self.path.endswith("/chat/completions"):
                     proxy._chat(self, body)
                 else:
-                    reply = proxy._client.post(proxy.upstream + self.path.removeprefix("/v1"), json=body)
+                    reply = proxy._client.post(proxy.root + self.path, json=body)
                     self._send(reply.status_code, reply.content, reply.headers.get("content-type", "application/json"))
 
             def _send(self, status: int, data: bytes, kind: str) -> None:
