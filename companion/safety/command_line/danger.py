@@ -141,6 +141,9 @@ def commands_as_written(line: str) -> list[tuple[str, str, list[str], list[str],
             wrapper = next((os.path.basename(w) for w in words[:len(words) - len(args) - 1]
                             if os.path.basename(w) in _PREFIX_WRAPPERS), "")
             found.append((name, word, args, assignments, wrapper))
+        elif wrappers := [os.path.basename(w) for w in words if os.path.basename(w) in _PREFIX_WRAPPERS]:
+            # A wrapper whose command hides in an option's value (`env -S '…'`).
+            found.append((wrappers[0], wrappers[0], [], assignments, wrappers[0]))
     return found
 
 

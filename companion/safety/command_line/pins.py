@@ -286,14 +286,18 @@ def _beside(relative: PurePath, root: Path, walk: _Walk) -> None:
     folder = root / relative.parent
     stem = relative.stem
     cache = folder / "__pycache__"
+    if any(name.startswith(f"{stem}.") for name in _names(cache)):
+        walk.cannot_tell(f"{cache.relative_to(root)} holds compiled code Python may run instead of {relative}")
+    for name in _names(folder):
+        if name.startswith(f"{stem}.") and name != relative.name:
+            walk.cannot_tell(f"{relative.parent / name} may load instead of {relative}")
+
+
+def _names(folder: Path) -> list[str]:
     try:
-        if any(entry.name.startswith(f"{stem}.") for entry in os.scandir(cache)):
-            walk.cannot_tell(f"{cache.relative_to(root)} holds compiled code Python may run instead of {relative}")
-        for entry in os.scandir(folder):
-            if entry.name.startswith(f"{stem}.") and entry.name != relative.name:
-                walk.cannot_tell(f"{relative.parent / entry.name} may load instead of {relative}")
+        return os.listdir(folder)
     except OSError:
-        pass
+        return []
 
 
 _DYNAMIC = ("importlib", "__import__", "runpy", "exec(", "eval(", "compile(", "imp.load")
