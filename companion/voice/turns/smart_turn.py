@@ -22,6 +22,7 @@ import numpy as np
 from companion.errors import CompanionError, Stage
 from companion.voice.models.files import sha256_of
 from companion.voice.models.thread import TURN_CRITICAL, ModelThread
+from companion.voice.turns.text_turn import TextTurn, shared_text_model
 
 log = logging.getLogger(__name__)
 
@@ -87,6 +88,8 @@ class SmartTurn:
         self._features = None
         self._lock = threading.Lock()
         self._thread = ModelThread("smart-turn", nicer_by=TURN_CRITICAL)
+        self.text: TextTurn | None = None
+        """The words' model the sound is weighed with (turn_end.TurnJudge); None: the words by rule alone."""
 
     def load(self) -> None:
         """Open the model and run it once (blocking; the first run allocates its buffers)."""
@@ -136,12 +139,15 @@ class SmartTurn:
         return await self._thread.run(self.guess_sync, audio)
 
 
-def load_turn_model(path: Path | None = None) -> tuple[SmartTurn | None, str]:
-    """The loaded turn model, or None and the sentence saying why she falls back to a fixed silence."""
+def load_turn_model(path: Path | None = None, *, words: bool = True) -> tuple[SmartTurn | None, str]:
+    """The loaded turn model, or None and the sentence saying why she falls back to a fixed silence.
+    `words`: the words' language model comes with it, loading in the background (text_turn.py)."""
     try:
         model = SmartTurn(resolve_turn_model(path))
         model.load()
     except CompanionError as exc:
         log.warning("no semantic end of turn: %s", exc.sentence)
         return None, exc.sentence
+    if words:
+        model.text = shared_text_model()
     return model, ""

@@ -21,6 +21,7 @@ its new tokens (a check is one forward pass of a few tokens on one core).
 
 from __future__ import annotations
 
+import functools
 import importlib.metadata
 import logging
 import math
@@ -28,7 +29,7 @@ import os
 import re
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -37,7 +38,7 @@ from companion.errors import CompanionError, Stage
 from companion.voice.models.files import sha256_of
 from companion.voice.models.thread import TURN_CRITICAL, ModelThread
 
-__all__ = ["TextGuess", "TextTurn", "load_text_model", "resolve_text_model"]
+__all__ = ["TextGuess", "TextTurn", "load_text_model", "resolve_text_model", "shared_text_model"]
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +58,8 @@ END_OF_MESSAGE = "<|im_end|>"
 SENTENCE_ENDS = (".", "?", "!")
 MAX_TOKENS = 256
 """The transcript's tail the model reads (a longer one keeps its last words: where it stops is what counts)."""
-_FINAL_PUNCTUATION = re.compile(r"[.?!。]+[\"')\]]*\s*$")
+_FINAL_PUNCTUATION = re.compile(r"(?<![.…])[.?!]{1,2}[\"')\]]*\s*$")
+"""A sentence's end as Whisper writes it; an ellipsis ("to...") is no end and stays with the words."""
 
 
 def resolve_text_model(path: Path | None = None) -> Path:
@@ -90,6 +92,8 @@ class TextGuess:
     ms: float
     evaluated: int
     """Tokens the model evaluated for this check (the rest came from the cache)."""
+    cpu_ms: float = 0.0
+    """Processor time of the check on its thread (its cost on an idle core; `ms` includes waiting for one)."""
 
     @property
     def log10(self) -> float:
@@ -117,12 +121,23 @@ class TextTurn:
         self._prompt: list[int] = []
         self._ends: list[int] = []
         self._end_of_message = -1
+        self._last: tuple[str, TextGuess] | None = None
         self._lock = threading.Lock()
         self._thread = ModelThread("text-turn", nicer_by=TURN_CRITICAL)
 
     def load(self) -> None:
         """Read and dequantize the model (blocking, ~5-10 s; ~540 MB of float32 weights)."""
         self._thread.call(self._load)
+
+    def start_loading(self) -> None:
+        """Load on the model's own thread without waiting; `ready` says when it can be asked."""
+        future = self._thread._pool.submit(self._load)  # the thread the model then runs on
+        future.add_done_callback(lambda done: done.exception() and log.warning(
+            "the words' turn model did not load; the end of turn goes without it", exc_info=done.exception()))
+
+    @property
+    def ready(self) -> bool:
+        return self._model is not None and self._last is not None  # loaded and warmed
 
     def _load(self) -> None:
         with self._lock:
@@ -168,7 +183,10 @@ class TextTurn:
     def probability_sync(self, words: str) -> TextGuess:
         if self._model is None:
             self.load()
-        started = time.perf_counter()
+        last = self._last
+        if last is not None and last[0] == words:
+            return replace(last[1], ms=0.0, evaluated=0, cpu_ms=0.0)  # every check of a pause reads the same words
+        started, cpu = time.perf_counter(), time.thread_time()
         body, mark = split_final_punctuation(words)
         with self._lock:
             # Byte-level BPE splits punctuation from the word before it, so the marks' own
@@ -182,10 +200,26 @@ class TextTurn:
         at_word = np.exp(logprobs[0, [self._end_of_message, *self._ends]]).sum()
         as_written = np.exp(logprobs[-1, self._end_of_message]) if mark else at_word
         probability = float(min(1.0, max(at_word, as_written)))
-        return TextGuess(probability, (time.perf_counter() - started) * 1000, evaluated)
+        guess = TextGuess(probability, (time.perf_counter() - started) * 1000, evaluated,
+                          (time.thread_time() - cpu) * 1000)
+        self._last = (words, guess)
+        return guess
 
     async def probability(self, words: str) -> TextGuess:
         return await self._thread.run(self.probability_sync, words)
+
+
+@functools.cache
+def shared_text_model() -> TextTurn | None:
+    """The process's one words' model, loading in the background (None when not installed):
+    loaded once, like her other models, however many voice sessions a process opens."""
+    try:
+        model = TextTurn(resolve_text_model())
+    except CompanionError as exc:
+        log.warning("no language model for the end of turn: %s", exc.sentence)
+        return None
+    model.start_loading()
+    return model
 
 
 def load_text_model(path: Path | None = None) -> tuple[TextTurn | None, str]:

@@ -1,5 +1,6 @@
 """Has the user finished? At a pause the turn model listens to how it sounds, the early
-transcript shows where the words stopped, and the rule in turn_rule.py weighs the two."""
+transcript shows where the words stopped, a small language model reads what they mean
+(text_turn.py), and the rule in turn_rule.py weighs the three with the silence so far."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from dataclasses import asdict, dataclass
 
 from companion.voice.turns.endpoint import TurnCheck
 from companion.voice.turns.smart_turn import SmartTurn
+from companion.voice.turns.text_turn import TextGuess, TextTurn
 from companion.voice.turns.turn_rule import TurnRule, Words, read_words
 
 log = logging.getLogger(__name__)
@@ -26,6 +28,9 @@ class Verdict:
     bar: float | None
     """The probability the rule asked of the model here (None: the words said wait)."""
     complete: bool
+    text: float | None = None
+    """The words' model's probability that the message ends here (None: not asked)."""
+    text_ms: float = 0.0
 
     @property
     def words_unfinished(self) -> bool:
@@ -37,20 +42,32 @@ class Verdict:
 
 
 class TurnJudge:
-    """Smart Turn (cheap, ~50-80 ms) and the early transcript, fused by `rule` (turn_rule.TurnRule).
-    Waiting for that transcript costs nothing extra: the reply needs it anyway."""
+    """Smart Turn (cheap, ~50-80 ms), the early transcript and the words' model over it, fused
+    by `rule` (turn_rule.TurnRule). Waiting for that transcript costs nothing extra: the reply
+    needs it anyway. The words' model reads each pause's transcript once (its own thread, beside
+    Smart Turn's); `text` defaults to the one loading beside the turn model (`model.text`), and
+    is only asked once it has loaded."""
 
-    def __init__(self, model: SmartTurn, rule: TurnRule | None = None) -> None:
+    def __init__(self, model: SmartTurn, rule: TurnRule | None = None, text: TextTurn | None = None) -> None:
         self.model = model
         self.rule = rule or TurnRule()
+        self.text = text if text is not None else getattr(model, "text", None)
+
+    async def _read(self, transcript: asyncio.Future[str] | None) -> tuple[str, TextGuess | None]:
+        # Shielded: if this check is abandoned, the transcript is still wanted for the reply.
+        said = await asyncio.shield(transcript) if transcript is not None else ""
+        if self.text is None or not self.text.ready or read_words(said) is Words.OPEN or not said.strip():
+            return said, None
+        return said, await self.text.probability(said)
 
     async def judge(self, check: TurnCheck, transcript: asyncio.Future[str] | None) -> Verdict:
-        guess = await self.model.guess(check.audio)
-        # Shielded: if this check is abandoned, the transcript is still wanted for the reply.
-        words = read_words(await asyncio.shield(transcript) if transcript is not None else "")
-        bar = self.rule.bar(words, check.silence_ms)
+        guess, (said, text) = await asyncio.gather(self.model.guess(check.audio), self._read(transcript))
+        words = read_words(said)
+        meaning = text.probability if text is not None else None
+        bar = self.rule.bar(words, check.silence_ms, meaning)
         complete = bar is not None and guess.probability >= bar
-        return Verdict(check.silence_ms, guess.probability, guess.ms, words, bar, complete)
+        return Verdict(check.silence_ms, guess.probability, guess.ms, words, bar, complete, meaning,
+                       text.ms if text is not None else 0.0)
 
 
 class TurnWatch:
@@ -103,8 +120,8 @@ class TurnWatch:
                 continue
             verdict = task.result()
             self.verdicts.setdefault(pause_id, []).append(verdict)
-            log.debug("turn check after %.0f ms: p=%.2f, words %s (bar %s) → %s", verdict.silence_ms,
-                      verdict.probability, verdict.words, verdict.bar, verdict.complete)
+            log.debug("turn check after %.0f ms: p=%.2f, words %s (text %s, bar %s) → %s", verdict.silence_ms,
+                      verdict.probability, verdict.words, verdict.text, verdict.bar, verdict.complete)
             if verdict.complete:
                 done.append(pause_id)
         return done

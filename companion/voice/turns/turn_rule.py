@@ -14,6 +14,18 @@ user has finished (how the last words *sounded*) and the early transcript (where
 - anything else (no transcript, no punctuation) — **unclear**: the sound alone decides, at
   `threshold`.
 
+With the words' language model (text_turn.py: how likely the user's message ends at these
+words), two lines come before the last two, each on its own evidence:
+
+- the model is **sure** the message is complete (probability at least `text_sure`): the turn
+  ends at this check, with no more silence, whatever the sound says ("What time is it?");
+- the model finds the message **open** (probability under `text_open`): she waits, as for open
+  words, but only until `text_open_until_ms` of silence, since the model is sometimes wrong
+  about a finished statement ("Thomas Piketty, in his book," waits; "Okay." is not held long).
+
+Without the model (not installed, still loading, no transcript) the rule is the three lines
+above. The text thresholds are chosen on the pause set's curve (bench/text_turn.py).
+
 The numbers are calibrated on the pause set (bench/pause_set.py, bench/turn_sweep.py: 46
 requests with a 0.4-1.5 s thinking pause inside, ten voices that are not hers). No setting
 keeps the cuts to 5 % within her patience there, so they are the least dead air (median plus
@@ -43,6 +55,16 @@ WANTS_AN_OBJECT = frozenset({"tell", "show", "give", "send", "bring", "get", "fi
 not what. (Whisper often writes the stop a sentence can't have: "Give me.")"""
 WANTS_MORE = frozenset({"wondering", "wanna", "gonna", "hoping", "trying", "whereas", "which", "who", "where"})
 """Words after which an English sentence goes on: "I was wondering", "I'm trying"."""
+
+
+# The words' model's thresholds, chosen by bench/text_turn.py on the pause set's tune voices (the
+# least median + p95 dead air with at most 10 % of open pauses felt as cut) and reported on its
+# check voices: felt cuts 35 % → 10 % (tune) and 15 % → 10 % (check), median dead air 585 → 804
+# and 561 → 614 ms. Most cuts left are Whisper finishing the sentence wrongly ("How far is it
+# from here too?"), which no reading of the words can see.
+TEXT_SURE = 0.3
+TEXT_OPEN = 0.2
+TEXT_OPEN_UNTIL_MS = 1536
 
 
 class Words(StrEnum):
@@ -97,24 +119,38 @@ class TurnRule:
     is the sky blue?" (p 0.01-0.2 in one voice) waiting ~1.4 s black-box: p95 1,362 ms."""
     first_check_ms: float = TURN_CHECK_MS
     """Silence of the first check (where the bar starts falling)."""
+    text_sure: float = TEXT_SURE
+    """The words' model at or above this: the message is complete, the turn ends at once (above 1: never)."""
+    text_open: float = TEXT_OPEN
+    """The words' model below this: the sentence is open, she waits (0: never)."""
+    text_open_until_ms: float = TEXT_OPEN_UNTIL_MS
+    """How long an open verdict of the words' model holds her (the patience still ends any turn)."""
 
     def __post_init__(self) -> None:
         if not (0 <= self.threshold <= 1.01 and 0 <= self.finished_threshold <= 1.01):
             raise ValueError("turn thresholds are probabilities (above 1: never)")
         if self.finished_by_ms < self.first_check_ms:
             raise ValueError("the bar can only fall after the first check")
+        if not (0 <= self.text_open <= 1 and 0 <= self.text_sure <= 1.01 and self.text_open_until_ms >= 0):
+            raise ValueError("the words' thresholds are probabilities and the hold a duration")
 
-    def bar(self, words: Words, silence_ms: float) -> float | None:
-        """The probability the model must reach at `silence_ms` (None: the words say wait)."""
+    def bar(self, words: Words, silence_ms: float, text: float | None = None) -> float | None:
+        """The probability the sound must reach at `silence_ms` (None: wait), with `text` the
+        words' model's probability that the message ends here (None: no model)."""
         if words is Words.OPEN:
             return None
+        if text is not None:
+            if text >= self.text_sure:
+                return 0.0
+            if text < self.text_open and silence_ms < self.text_open_until_ms:
+                return None
         if words is Words.UNCLEAR:
             return self.threshold
         span = self.finished_by_ms - self.first_check_ms
         left = 0.0 if span <= 0 else max(0.0, 1 - (silence_ms - self.first_check_ms) / span)
         return self.finished_threshold * left
 
-    def decide(self, probability: float, words: Words, silence_ms: float) -> bool:
+    def decide(self, probability: float, words: Words, silence_ms: float, text: float | None = None) -> bool:
         """True when the user has finished."""
-        bar = self.bar(words, silence_ms)
+        bar = self.bar(words, silence_ms, text)
         return bar is not None and probability >= bar

@@ -42,3 +42,28 @@ def test_with_no_punctuation_to_go_on_the_sound_alone_decides_at_its_threshold()
 def test_a_bar_that_would_fall_before_the_first_check_is_refused():
     with pytest.raises(ValueError):
         TurnRule(finished_by_ms=50, first_check_ms=100)
+
+
+def test_a_complete_question_by_the_words_model_ends_the_turn_at_once_whatever_the_sound_says():
+    rule = TurnRule(threshold=0.7, finished_threshold=0.9, text_sure=0.3, text_open=0.2, text_open_until_ms=1536)
+    assert rule.decide(0.0, Words.FINISHED, 96, text=0.34)
+    assert not rule.decide(0.0, Words.FINISHED, 96)  # without the model the sound must clear 0.9
+
+
+def test_an_open_sentence_by_the_words_model_holds_her_until_its_hold_ends_whatever_the_sound_says():
+    rule = TurnRule(threshold=0.7, finished_threshold=0.2, finished_by_ms=768, text_sure=0.3, text_open=0.2,
+                    text_open_until_ms=1536)
+    assert rule.bar(Words.FINISHED, 1000, text=0.001) is None
+    assert not rule.decide(1.0, Words.FINISHED, 1500, text=0.001)
+    assert rule.decide(0.0, Words.FINISHED, 1536, text=0.001)  # the hold is over: the words' rule again
+    assert rule.decide(1.0, Words.FINISHED, 1000)  # without the model the sound ends it
+
+
+def test_open_words_wait_even_when_the_words_model_is_sure():
+    rule = TurnRule(text_sure=0.3)
+    assert not rule.decide(1.0, Words.OPEN, 1900, text=0.99)
+
+
+def test_the_words_models_thresholds_are_checked():
+    with pytest.raises(ValueError):
+        TurnRule(text_open=1.5)

@@ -1,0 +1,186 @@
+"""The words' language model in the end-of-turn rule: its cost per check, and the curve its thresholds are chosen from.
+
+On the pause set (bench/pause_set.py, cached by bench/turn_sweep.py: each pause's early
+transcript from the real Whisper and Smart Turn's answer every 96 ms of silence), the words'
+model (companion/voice/turns/text_turn.py, SmolLM2-135M in numpy) reads every pause's
+transcript in the order she would (a request's transcripts grow, so its prefix cache is
+used as in her session), and the rule of companion/voice/turns/turn_rule.py replays each
+pause with the sound, the words and their meaning, with every model's measured cost: a check's
+answer comes when Smart Turn has answered *and* the words' model has read the transcript
+(they run side by side, turn_end.TurnJudge). Cut, felt and dead air as in bench/turn_sweep.py.
+
+The thresholds are chosen on the *tune* voices (the even ones of pause_set.VOICES) and reported
+on the *check* voices (the odd ones): the lowest median + p95 dead air with at most
+FELT_TARGET of the open pauses felt as cut. Prints one JSON object.
+
+    .venv/bin/python bench/text_turn.py [--rebuild]
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import itertools
+import json
+import os
+import statistics
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "bench"))
+sys.path.insert(0, str(ROOT))
+
+import pause_set  # noqa: E402
+import turn_sweep  # noqa: E402
+
+from companion.voice.turns.going_on import GOES_ON_S  # noqa: E402
+from companion.voice.turns.text_turn import TEXT_MODEL_SHA256, load_text_model  # noqa: E402
+from companion.voice.turns.turn_rule import TurnRule, Words, read_words  # noqa: E402
+
+FELT_TARGET = 0.10
+"""Issue 52: at most 10 % of open pauses felt as cut."""
+PATIENCE_MS = turn_sweep.PATIENCE_MS
+PAUSE_START_MS = turn_sweep.PAUSE_START_MS
+FIRST_SOUND_MS = turn_sweep.FIRST_SOUND_MS
+
+
+def with_text(rebuild: bool) -> list[dict]:
+    """The pause set's features, each pause with the words' model's probability and cost."""
+    data = turn_sweep.features(False)
+    key = hashlib.sha256(f"{pause_set.digest()}{TEXT_MODEL_SHA256}{len(data)}".encode()).hexdigest()[:12]
+    path = pause_set.cache_dir() / f"text-{key}.json"
+    if path.is_file() and not rebuild:
+        return json.loads(path.read_text())
+    model, why = load_text_model()
+    if model is None:
+        raise SystemExit(why)
+    for item in data:
+        for pause in item["pauses"]:
+            guess = model.probability_sync(pause["words"])
+            pause["text"], pause["text_wall_ms"] = round(guess.probability, 6), round(guess.ms, 1)
+            pause["text_ms"] = round(guess.cpu_ms, 1)
+    path.write_text(json.dumps(data))
+    return data
+
+
+def replay(pauses: list[dict], rule: TurnRule, use_text: bool) -> tuple[int, float]:
+    """(index of the pause that ended the turn, ms of silence at which it ended), as TurnWatch would."""
+    for index, pause in enumerate(pauses):
+        length = pause["length_ms"] if pause["length_ms"] is not None else float("inf")
+        words = read_words(pause["words"])
+        asked = use_text and words is not Words.OPEN and pause["words"].strip()
+        text = pause["text"] if asked else None
+        words_at = PAUSE_START_MS + pause["transcript_ms"] + (pause["text_ms"] if asked else 0.0)
+        busy_until = 0.0
+        for silence, probability, model_ms in pause["checks"]:
+            if silence < rule.first_check_ms or silence < busy_until:
+                continue
+            answered = max(silence + model_ms, words_at)
+            busy_until = answered
+            if answered >= length:
+                break
+            if rule.decide(probability, words, silence, text):
+                return index, answered
+        if length >= PATIENCE_MS:
+            return index, PATIENCE_MS
+    return len(pauses) - 1, PATIENCE_MS
+
+
+def score(data: list[dict], rule: TurnRule, use_text: bool = True) -> dict:
+    cut = {"function": 0, "content": 0, "clause": 0}
+    felt = dict.fromkeys(cut, 0)
+    dead = []
+    for item in data:
+        pauses = item["pauses"]
+        index, silence = replay(pauses, rule, use_text)
+        if pauses[index]["speech_end_s"] < item["speech_end_s"] - 0.3:
+            cut[item["kind"]] += 1
+            went_on_ms = pauses[index]["length_ms"]
+            if went_on_ms is None or went_on_ms > GOES_ON_S * 1000:
+                felt[item["kind"]] += 1
+                continue
+            felt[item["kind"]] += went_on_ms >= silence + FIRST_SOUND_MS
+            rest, silence = replay(pauses[index + 1:], rule, use_text)
+            index += 1 + rest
+        dead.append((pauses[index]["speech_end_s"] - item["speech_end_s"]) * 1000 + silence)
+    count = {kind: sum(item["kind"] == kind for item in data) for kind in cut}
+    opened = max(1, count["function"] + count["content"])
+    return {"cut_open": round((cut["function"] + cut["content"]) / opened, 3),
+            "cut_open_felt": round((felt["function"] + felt["content"]) / opened, 3),
+            "cut": {kind: f"{cut[kind]}/{count[kind]}" for kind in cut},
+            "dead_air_ms": {"median": round(statistics.median(dead)), "p95": round(float(np.percentile(dead, 95))),
+                            "max": round(max(dead))}}
+
+
+def rules() -> list[TurnRule]:
+    base = TurnRule()
+    out = []
+    for sure, opened, until, by, unclear in itertools.product(
+            (0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 0.9, 1.01), (0.0, 0.001, 0.003, 0.01, 0.03, 0.1, 0.2, 0.3),
+            (768, 1056, 1536, 2000), (768, 1056, 1536), (0.7, 0.9)):
+        if (opened == 0.0 and until != 768) or opened >= sure:
+            continue
+        out.append(replace(base, text_sure=sure, text_open=opened, text_open_until_ms=until,
+                           finished_by_ms=by, threshold=unclear))
+    return out
+
+
+def settings(rule: TurnRule) -> dict:
+    return {"text_sure": rule.text_sure, "text_open": rule.text_open, "text_open_until_ms": rule.text_open_until_ms,
+            "finished_by_ms": rule.finished_by_ms, "threshold": rule.threshold}
+
+
+def curve(rows: list[dict]) -> list[dict]:
+    """The fewest felt cuts at each median dead air: the settings no other beats on both."""
+    front = []
+    for row in sorted(rows, key=lambda r: (r["tune"]["dead_air_ms"]["median"], r["tune"]["cut_open_felt"],
+                                           r["tune"]["dead_air_ms"]["p95"])):
+        if not front or row["tune"]["cut_open_felt"] < front[-1]["tune"]["cut_open_felt"]:
+            front.append(row)
+    return front
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rebuild", action="store_true", help="run the words' model again (otherwise the cache)")
+    args = parser.parse_args()
+    load = [round(x, 2) for x in os.getloadavg()]
+    data = with_text(args.rebuild)
+    tune = [d for d in data if pause_set.VOICES.index(d["voice"]) % 2 == 0]
+    check = [d for d in data if pause_set.VOICES.index(d["voice"]) % 2 == 1]
+    rows = [{"rule": settings(rule), "tune": score(tune, rule), "_rule": rule} for rule in rules()]
+    within = [r for r in rows if r["tune"]["cut_open_felt"] <= FELT_TARGET] or rows
+    chosen = min(within, key=lambda r: (r["tune"]["dead_air_ms"]["median"] + r["tune"]["dead_air_ms"]["p95"],
+                                        r["tune"]["cut_open_felt"]))
+    rule, default = chosen.pop("_rule"), TurnRule()
+    for row in rows:
+        row.pop("_rule", None)
+    asked = [p for d in data for p in d["pauses"] if read_words(p["words"]) is not Words.OPEN]
+    costs, walls = [p["text_ms"] for p in asked], [p["text_wall_ms"] for p in asked]
+    print(json.dumps({
+        "set": {"requests": len(data), "tune": len(tune), "check": len(check)},
+        "load_average": load,
+        "text_ms_per_check": {"median": round(statistics.median(costs)), "p95": round(float(np.percentile(costs, 95))),
+                              "max": round(max(costs)), "wall_median": round(statistics.median(walls)),
+                              "measured_as": "processor time of the model's thread (a core of its own); "
+                                             "wall_median includes waiting for a core on this machine"},
+        "text_by_kind": {kind: [round(p["text"], 4) for d in data if d["kind"] == kind for p in d["pauses"][:-1]][:12]
+                         for kind in ("function", "content", "clause")},
+        "without_text": {"tune": score(tune, default, False), "check": score(check, default, False),
+                         "all": score(data, default, False)},
+        "settings_tried": len(rows),
+        "curve": curve(rows),
+        "chosen": {"rule": chosen["rule"], "tune": chosen["tune"], "check": score(check, rule),
+                   "all": score(data, rule)},
+        "chosen_because": f"the least median + p95 dead air on the tune voices with at most {FELT_TARGET:.0%} "
+                          "of open pauses felt as cut",
+    }, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
