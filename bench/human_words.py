@@ -184,6 +184,7 @@ async def main() -> int:
     parser.add_argument("--fast", action="store_true", help="read the files in their own time (no talking over her)")
     parser.add_argument("--split", choices=("tune", "check"), help="only this split")
     parser.add_argument("--clips", nargs="+", help="only these clips (by name)")
+    parser.add_argument("--no-words", action="store_true", help="without the words' language model (issue 52)")
     args = parser.parse_args()
     manifest = args.cache / "manifest.json"
     if not manifest.exists():
@@ -197,6 +198,12 @@ async def main() -> int:
         voice = VoiceSettings(listening="always")
         engines = await load_engines(replace(voice), make_config(folder, brain.url).paths.models_dir)
         turn_model = await load_turn_model_or_none()
+        words_model = turn_model.text if turn_model is not None else None
+        if args.no_words and turn_model is not None:
+            turn_model.text = None
+        elif words_model is not None:
+            while not words_model.ready:  # it loads in the background: every clip hears with it
+                await asyncio.sleep(0.2)
         for clip in clips:
             audio, rate = read_wav(Path(clip["wav"]))
             floor_text = engines[0].transcribe_sync(audio)
@@ -211,7 +218,8 @@ async def main() -> int:
                          "session": session, "turns": heard["turns"], "floor_text": floor_text,
                          "barge_ins": heard["barge_ins"], "wall_s": heard["wall_s"]})
     out = {"mode": "fast (file time, turns taken)" if args.fast else "real time, she talks beside the person",
-           "turn_model": turn_model is not None, "reply": REPLY,
+           "turn_model": turn_model is not None, "words_model": turn_model is not None and turn_model.text is not None,
+           "reply": REPLY,
            "splits": {split: summary([r for r in rows if r["split"] == split])
                       for split in ("tune", "check") if any(r["split"] == split for r in rows)},
            "all": summary(rows), "clips": rows, "wall_s": round(time.monotonic() - started, 1),
