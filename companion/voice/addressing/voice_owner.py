@@ -6,7 +6,7 @@ it; when it can't tell (too little audio, no model, nobody enrolled yet) the wor
 they did before she knew voices.
 - Inside the follow-up window (or talking over her), an utterance that is no call must be in
   the caller's voice: another voice needs its own call ("other-voice"). Talking over her, a
-  known voice stops her too.
+  known voice stops her too, and only a voice clearly another's is ignored (STOP_MARGIN).
 - Only me: an utterance in a known voice is hers to answer with no call ("only-me"); any other
   voice is ignored even when it calls her ("not-you").
 The caller's voice is remembered at each call, and learned from (voiceprint.enrolment).
@@ -19,12 +19,14 @@ import logging
 from companion.voice.addressing.addressed import Addressing, Listening, Verdict
 from companion.voice.voiceprint import Voices
 
-__all__ = ["CALL_REASONS", "by_voice"]
+__all__ = ["CALL_REASONS", "STOP_MARGIN", "by_voice"]
 
 log = logging.getLogger(__name__)
 
 CALL_REASONS = frozenset({"name", "called", "wake-phrase", "bare-call"})
 """Verdicts that mean the utterance called her: its voice owns the window that follows."""
+STOP_MARGIN = 0.15
+"""Talking over her, a voice is ignored only when it scores this far below both thresholds."""
 
 
 async def by_voice(policy: Addressing, voices: Voices, text: str, start_s: float, end_s: float, *,
@@ -43,12 +45,17 @@ async def by_voice(policy: Addressing, voices: Voices, text: str, start_s: float
             return Verdict(True, "only-me")
     elif peeked.reason == "follow-up":
         same, score = await voices.same_as_caller(start_s, end_s)
+        if same is False and stopped_her:
+            # Not stopping for the user is worse than stopping for a guest, and a short "Stop!"
+            # says little about a voice (Joe's "Stop." scored 0.54 against his print): talking
+            # over her, only a voice clearly unlike the caller's and every known one is ignored.
+            known = await voices.known(start_s, end_s)
+            same = score >= voices.pair_threshold - STOP_MARGIN or (
+                known is not None and known.score >= voices.known_threshold - STOP_MARGIN)
         if same is False:
-            known = await voices.known(start_s, end_s) if stopped_her else None
-            if known is None or known.name is None:
-                log.info("voice: another voice inside the follow-up window (%.2f against the caller's): "
-                         "it needs its own call", score)
-                return Verdict(False, "other-voice")
+            log.info("voice: another voice inside the follow-up window (%.2f against the caller's): "
+                     "it needs its own call", score)
+            return Verdict(False, "other-voice")
     verdict = policy.judge(text, start_s, end_s, stopped_her=stopped_her)
     if verdict.reason in CALL_REASONS:
         voices.called_by(start_s, end_s)

@@ -27,10 +27,15 @@ __all__ = ["KNOWN_THRESHOLD", "PAIR_THRESHOLD", "Voices", "VoiceMatch"]
 
 log = logging.getLogger(__name__)
 
-KNOWN_THRESHOLD = 0.62
-"""Cosine between an utterance and a print's centroid above which it is that voice (bench/speaker_id.py)."""
-PAIR_THRESHOLD = 0.58
-"""Cosine between two single utterances above which they are one voice (the caller's and a follow-up's)."""
+KNOWN_THRESHOLD = 0.66
+"""Cosine between an utterance and a print's centroid above which it is that voice. bench/speaker_id.py,
+3-utterance prints: no false accept or reject on 7 people from separate recordings, 3 % false
+accepts on synthetic voices; the two women of one phone call score 0.80 against each other,
+as close as each against herself: same-channel, narrowband voices are beyond this encoder."""
+PAIR_THRESHOLD = 0.60
+"""Cosine between two single utterances above which they are one voice (the caller's and a
+follow-up's). bench/speaker_id.py: 0.9 % false accepts, 1.6 % false rejects across recordings;
+5 % / 1 % on synthetic voices."""
 _CACHED = 16
 
 
