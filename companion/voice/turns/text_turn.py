@@ -149,8 +149,10 @@ class TextTurn:
             from companion.voice.turns.text_model.vocab import tokenizer_from_gguf
 
             try:
-                tokenizer = tokenizer_from_gguf(GGUFReader(str(self.path)))
-                model = Llama.load(self.path)
+                reader = GGUFReader(str(self.path))
+                tokenizer = tokenizer_from_gguf(reader)
+                model = Llama.load(self.path, reader)
+                del reader  # its memory map: the weights now live dequantized
             except (ValueError, KeyError, OSError) as exc:
                 raise CompanionError("model_unloadable", f"I couldn't load the words' turn model at {self.path} "
                                      f"({exc}). Reinstall it with: {INSTALL_HINT}", stage=Stage.HEARING) from exc

@@ -88,18 +88,19 @@ class Llama:
         self._inv_freq = shape.rope_base ** (-np.arange(half, dtype=np.float64) / half)
 
     @classmethod
-    def load(cls, path: Path) -> Llama:
+    def load(cls, path: Path, reader=None) -> Llama:
+        """`reader`: the file's gguf.GGUFReader when already open (parsing it costs ~2 s)."""
         from gguf import GGUFReader
         from gguf.quants import dequantize
 
-        reader = GGUFReader(str(path))
+        reader = reader or GGUFReader(str(path))
 
         def field(name: str):
             return reader.fields[name].contents()
 
         arch = field("general.architecture")
         if arch != "llama":
-            raise ValueError(f"{path.name} is a {arch} model, not llama")
+            raise ValueError(f"{Path(path).name} is a {arch} model, not llama")
         shape = LlamaShape(layers=int(field("llama.block_count")), width=int(field("llama.embedding_length")),
                            heads=int(field("llama.attention.head_count")),
                            kv_heads=int(field("llama.attention.head_count_kv")),
