@@ -35,7 +35,7 @@ from companion.paths import own_paths
 from companion.safety.command_line import git_settings
 from companion.safety.command_line.always import program_of
 from companion.safety.command_line.git_pins import fingerprint, take
-from companion.safety.command_line.pins import Taken
+from companion.safety.command_line.pins import Taken, fingerprint_code, take_code
 from companion.safety.consent.approval import (
     ACCESS_WRITE,
     TEXT_EXPIRY_S,
@@ -69,6 +69,8 @@ from companion.safety.sandbox.door import (
 __all__ = ["CANT_TELL", "CODE_FAMILY", "NEEDS_INTERNET", "Gate", "Precheck", "ProcessRefused", "Verdict", "build_gate"]
 
 Hold = Callable[[float], None]
+Reader = Callable[[str, Path], Taken]
+Fingerprinter = Callable[[str, Path], dict[str, str]]
 
 MAX_REASKS = 3
 """How often a question is put again because a file it runs changed while it was open."""
@@ -168,8 +170,11 @@ class Gate:
         """Decide whether Python `code` (with its static-scan `findings`) may run; never with network."""
         # -E -s: ignore PYTHON* variables and the user site; the program arrives on stdin.
         argv = (sys.executable, "-E", "-s", "-")
+        # It runs in the workspace, whose folder comes first on sys.path: the workspace modules it
+        # imports are pinned like the files a line runs.
         return await self._finish(code, self.precheck_code(code, findings), "execute_code",
-                                  channel, timeout_s, hold, argv=argv, stdin=code.encode("utf-8"))
+                                  channel, timeout_s, hold, argv=argv, stdin=code.encode("utf-8"),
+                                  pinned=True, reader=(take_code, fingerprint_code))
 
     async def review_argv(self, argv: Sequence[str], *, tool: str, channel: str = "text",
                           timeout_s: float | None = None, hold: Hold | None = None,
@@ -244,7 +249,8 @@ class Gate:
     async def _finish(self, command: str, pre: Precheck, tool: str, channel: str,
                       timeout_s: float | None, hold: Hold | None, *, argv: tuple[str, ...] | None,
                       stdin: bytes | None = None, network: bool = False,
-                      grant: str | None = None, pinned: bool = False) -> Verdict:
+                      grant: str | None = None, pinned: bool = False,
+                      reader: tuple[Reader, Fingerprinter] = (take, fingerprint)) -> Verdict:
         """Ask when `pre` says so; an approval carries a permit for `argv` (None: a decision
         that starts no process). "Always" saves `grant`, or the command itself.
 
@@ -270,7 +276,8 @@ class Gate:
         held = await self.still.hold() if argv is not None else None
         try:
             return await self._ask_and_issue(command, pre, tool, channel, timeout_s, hold, held, argv=argv,
-                                             stdin=stdin, network=network, grant=grant, pinned=pinned)
+                                             stdin=stdin, network=network, grant=grant,
+                                             reader=reader if pinned else None)
         except BaseException:
             if held is not None:
                 await held.release()
@@ -278,11 +285,13 @@ class Gate:
 
     async def _ask_and_issue(self, command: str, pre: Precheck, tool: str, channel: str, timeout_s: float,
                              hold: Hold | None, held: Held | None, *, argv: tuple[str, ...] | None,
-                             stdin: bytes | None, network: bool, grant: str | None, pinned: bool) -> Verdict:
-        """The question and its answer, with the workspace `held` still (None: nothing starts)."""
+                             stdin: bytes | None, network: bool, grant: str | None,
+                             reader: tuple[Reader, Fingerprinter] | None) -> Verdict:
+        """The question and its answer, with the workspace `held` still (None: nothing starts);
+        `reader`: how the workspace files it runs are read and hashed (None: none are)."""
         # What the line runs is read as the question is put: that content is what runs if the
         # answer is yes, whatever the files become meanwhile.
-        taken = await asyncio.to_thread(take, command, self.workspace) if pinned else None
+        taken = await asyncio.to_thread(reader[0], command, self.workspace) if reader is not None else None
         reason, saveable, once_only = _cant_tell(pre.reason, pre.saveable, pre.once_only, taken)
         for _ in range(MAX_REASKS + 1):
             # A process the user approves when asked may change the workspace.
@@ -292,10 +301,11 @@ class Gate:
             answer = await self._ask_holding(request, command, tool, hold)
             if answer.decision is not Decision.APPROVED or taken is None:
                 break
-            changed = changed_files(taken.hashes, await asyncio.to_thread(fingerprint, command, self.workspace))
+            assert reader is not None
+            changed = changed_files(taken.hashes, await asyncio.to_thread(reader[1], command, self.workspace))
             if not changed:
                 break
-            taken = await asyncio.to_thread(take, command, self.workspace)
+            taken = await asyncio.to_thread(reader[0], command, self.workspace)
             reason, saveable, once_only = _cant_tell(
                 f"{changed} changed while I was asking, so I need your OK again for what it is now.",
                 pre.saveable, pre.once_only, taken)
@@ -406,6 +416,9 @@ def _cant_tell(reason: str, saveable: bool, once_only: str, taken: Taken | None)
     """The card's reason, saveability and once-only note, with what can't be known said."""
     if taken is None or not taken.unknown:
         return reason, saveable, once_only
+    if not saveable and not once_only:
+        # It can destroy data: it stays so (a click, or the explicit phrase aloud; answers.py).
+        return f"{reason} {CANT_TELL} ({'; '.join(taken.unknown)}).", False, ""
     return (f"{reason} {CANT_TELL} ({'; '.join(taken.unknown)}).", False,
             f"{once_only} {CANT_TELL} either." if once_only else f"{CANT_TELL}, so I can only allow it once.")
 

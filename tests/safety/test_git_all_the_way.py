@@ -80,7 +80,11 @@ async def test_settings_written_while_a_git_card_is_open_ask_again(gate: Gate, t
 
     async def meanwhile() -> None:
         for path, content in (("config", "[core]\n\tbare = true\n" + TEXTCONV), ("info/attributes", "* diff=x\n")):
-            await write_file.execute({"path": path, "content": content}, ctx_for(gate, write_file))
+            # Hers wait for the still workspace (item 4) and are refused; another writer's land.
+            said = await write_file.execute({"path": path, "content": content}, ctx_for(gate, write_file, budget_s=0.3))
+            assert "keeping the workspace still" in said, said
+            (gate.workspace / path).parent.mkdir(exist_ok=True)
+            (gate.workspace / path).write_text(content)
         assert (gate.workspace / "config").read_text().endswith(TEXTCONV)
 
     gate.approver = YesThenNo(meanwhile)

@@ -181,3 +181,16 @@ async def test_a_yes_that_is_never_run_lets_the_workspace_go(gate: Gate, monkeyp
     assert written.startswith("Created late.txt"), written
     with pytest.raises(ProcessRefused):
         await gate.run(verdict, risk="exec", timeout_s=30)
+
+
+async def test_code_on_a_card_runs_the_workspace_modules_it_imports_as_they_were_when_asked(gate: Gate) -> None:
+    # Code runs in the workspace, whose folder comes first on sys.path: `import helper` runs a
+    # workspace file the card never showed, read at the run.
+    ws = gate.workspace
+    write(ws, "helper.py", "print('helper as shown')\n")
+    gate.approver = ApprovesAfter()
+    verdict = await gate.review_code("import helper\n", [])
+    assert "helper.py" in verdict.permit.pins, verdict.permit.pins
+    write(ws, "helper.py", "print('swapped')\n")  # after the yes (as the user: hers would wait)
+    result = await gate.run(verdict, risk="exec", timeout_s=30)
+    assert "helper as shown" in result.output and "swapped" not in result.output, result.output

@@ -41,7 +41,7 @@ from companion.safety.command_line.understood import is_python, why_not_understo
 from companion.safety.jail.beneath import read_beneath, stat_beneath
 from companion.safety.jail.jail import JailError, jailed
 
-__all__ = ["Taken", "files_run_by", "fingerprint", "take"]
+__all__ = ["Taken", "files_run_by", "fingerprint", "fingerprint_code", "take", "take_code"]
 
 MAX_HASHED_BYTES = 64 * 1024 * 1024
 MAX_TAKEN_BYTES = 128 * 1024 * 1024
@@ -101,7 +101,23 @@ def unknowns(line: str, workspace: Path) -> list[str]:
 
 def _walk(line: str, workspace: Path, _depth: int = 0) -> _Walk:
     walk = _Walk()
-    pending = [(str(p), kind) for p, kind in _named_by(line, workspace, _depth, walk)]
+    return _follow([(str(p), kind) for p, kind in _named_by(line, workspace, _depth, walk)], workspace, walk)
+
+
+CODE = PurePath("the code")
+"""What a card's Python code (run from standard input, in the workspace) is called on the card."""
+
+
+def _walk_code(code: str, workspace: Path) -> _Walk:
+    """The workspace modules Python code run in the workspace imports (its folder comes first on
+    sys.path), and what they pull in."""
+    walk = _Walk()
+    root = Path(workspace).expanduser().resolve()
+    return _follow([(m, "python") for m in _python_imports(code, CODE, root, walk, hypothetical=False)],
+                   workspace, walk)
+
+
+def _follow(pending: list[tuple[str, str]], workspace: Path, walk: _Walk) -> _Walk:
     while pending:
         if len(walk.found) >= MAX_PINNED:
             walk.cannot_tell(f"it runs more files than the {MAX_PINNED} I follow")
@@ -303,10 +319,11 @@ def _names(folder: Path) -> list[str]:
 _DYNAMIC = ("importlib", "__import__", "runpy", "exec(", "eval(", "compile(", "imp.load")
 
 
-def _python_imports(text: str, relative: PurePath, root: Path, walk: _Walk) -> list[str]:
+def _python_imports(text: str, relative: PurePath, root: Path, walk: _Walk, *, hypothetical: bool = True) -> list[str]:
     """Files (relative to the workspace) a script's imports could load from its own folder
-    (sys.path[0]) or, for `from . import x`, from its package."""
-    if any(sign in text for sign in _DYNAMIC):
+    (sys.path[0]) or, for `from . import x`, from its package. `hypothetical`: say that a file
+    put there later could stand in for a module found elsewhere (for what a grant may run again)."""
+    if hypothetical and any(sign in text for sign in _DYNAMIC):
         walk.cannot_tell(f"{relative} decides at run time what it imports or runs")
     try:
         tree = ast.parse(text)
@@ -337,7 +354,7 @@ def _python_imports(text: str, relative: PurePath, root: Path, walk: _Walk) -> l
     # once a file of its name appears there: no content shown ahead can cover that.
     for base, name in names:
         top = base / name.split(".")[0]
-        if base == here and not (root / f"{top}.py").exists() and not (root / top).is_dir():
+        if hypothetical and base == here and not (root / f"{top}.py").exists() and not (root / top).is_dir():
             walk.cannot_tell(f"a file put beside {relative} could stand in for a module it imports")
             break
     return files
@@ -345,8 +362,21 @@ def _python_imports(text: str, relative: PurePath, root: Path, walk: _Walk) -> l
 
 def take(line: str, workspace: Path) -> Taken:
     """Every workspace file `line` runs, read now (the card is being shown), with what can't be known."""
+    return _taken(_walk(line, workspace), workspace)
+
+
+def take_code(code: str, workspace: Path) -> Taken:
+    """`take` for Python code run from standard input in the workspace: the modules it imports."""
+    return _taken(_walk_code(code, workspace), workspace)
+
+
+def fingerprint_code(code: str, workspace: Path) -> dict[str, str]:
+    """`fingerprint` for Python code: the hashes of the workspace modules it imports."""
+    return _hashes(sorted(_walk_code(code, workspace).found), workspace)
+
+
+def _taken(walk: _Walk, workspace: Path) -> Taken:
     root = Path(workspace).expanduser().resolve()
-    walk = _walk(line, workspace)
     contents: dict[str, tuple[bytes, int]] = {}
     hashes: dict[str, str] = {}
     carried = 0
@@ -369,9 +399,13 @@ def take(line: str, workspace: Path) -> Taken:
 
 def fingerprint(line: str, workspace: Path) -> dict[str, str]:
     """{relative path: sha256} of the workspace files `line` runs; unreadable ones hash as ""."""
+    return _hashes(files_run_by(line, workspace), workspace)
+
+
+def _hashes(files: list[PurePath], workspace: Path) -> dict[str, str]:
     root = Path(workspace).expanduser().resolve()
     hashes = {}
-    for relative in files_run_by(line, workspace):
+    for relative in files:
         try:
             digest = hashlib.sha256(read_beneath(root, relative, MAX_HASHED_BYTES, shared=True)).hexdigest()
         except OSError:

@@ -34,8 +34,12 @@ PURE = frozenset({
     "true", "false", ":", "sleep", "printf", "test", "[", "basename", "dirname", "seq", "tr", "cut",
     "uniq", "tac", "rev", "nl", "expr", "id", "whoami", "uname", "realpath", "readlink", "cmp",
     "sha256sum", "sha1sum", "md5sum", "cksum", "exit", "return", "shift", "read", "unset", "tee",
+    "rm", "rmdir", "mkdir", "touch", "cp", "mv", "ln", "chmod", "cat", "head", "tail", "wc", "ls",
+    "echo", "pwd", "date", "stat", "du", "grep", "egrep", "fgrep", "dd", "truncate", "shred", "diff",
 })
-"""Programs and shell builtins that start nothing and load no code, whatever their arguments."""
+"""Programs and shell builtins that start nothing and load no code, whatever their options (GNU
+coreutils, grep and diff: none has an option that runs a program). Others only with the options
+always.py knows (`sort --compress-program`, `rg --pre` run one)."""
 PYTHON_OPTIONS = frozenset({"-u", "-B", "-O", "-OO", "-q", "-b", "-bb", "-s", "-E", "-I"})
 """Python's options that change nothing about which files it runs."""
 _SET_WORD = re.compile(r"[-+][euxvo]+|pipefail|errexit|nounset|xtrace|verbose")
