@@ -194,3 +194,39 @@ async def test_code_on_a_card_runs_the_workspace_modules_it_imports_as_they_were
     write(ws, "helper.py", "print('swapped')\n")  # after the yes (as the user: hers would wait)
     result = await gate.run(verdict, risk="exec", timeout_s=30)
     assert "helper as shown" in result.output and "swapped" not in result.output, result.output
+
+
+class _Server:
+    """Stands in for a running server's session (every server runs with the workspace writable)."""
+
+    def __init__(self) -> None:
+        from companion.config import McpServerSettings
+
+        self.name = "notes"
+        self.server = McpServerSettings(name="notes", command="notes-server", trusted=True)
+        self.up = True
+        self.calls: list[str] = []
+
+    async def call(self, name: str, args: dict, budget_s: float):
+        from companion.mcp.connection import CallOutcome
+
+        self.calls.append(name)
+        return CallOutcome("written", True)
+
+
+async def test_a_server_tool_call_waits_while_a_card_is_open_and_then_says_why(gate: Gate) -> None:
+    from companion.mcp.connection import ToolInfo
+    from companion.mcp.family import tool_spec
+
+    server = _Server()
+    spec = tool_spec(server, ToolInfo("save_note", "Saves a note.", {"type": "object"}, destructive=False))
+
+    async def meanwhile() -> str:
+        return await spec.execute({}, ctx_for(gate, shell, budget_s=0.3))
+
+    gate.approver = ApprovesAfter(meanwhile)
+    verdict = await gate.review("touch made.txt")
+    said = gate.approver.seen[0]
+    assert STILL in said and "save_note from 'notes'" in said and server.calls == [], said
+    await gate.run(verdict, risk="exec", timeout_s=30)
+    assert await spec.execute({}, ctx_for(gate, shell)) == "written"  # the run has ended
