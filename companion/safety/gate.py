@@ -47,7 +47,7 @@ from companion.safety.consent.approval import (
     Decision,
     UnavailableApprover,
 )
-from companion.safety.consent.still import Held, StillWorkspace
+from companion.safety.consent.still import Held, Stilled, StillWorkspace
 from companion.safety.decision import (
     CODE_FAMILY,
     Precheck,
@@ -273,7 +273,11 @@ class Gate:
             timeout_s = self.voice_expiry_s if str(channel) == "voice" else self.text_expiry_s
         # From the card to the end of its run nothing else of hers writes the workspace
         # (consent/still.py); taken before anything is read for the card.
-        held = await self.still.hold() if argv is not None else None
+        try:
+            held = await self.still.hold(within_s=timeout_s) if argv is not None else None
+        except Stilled as exc:
+            self._record(command, tool, Decision.EXPIRED, "not asked: an approved run still holds the workspace")
+            return Verdict(False, Decision.EXPIRED, "not asked", exc.sentence)
         try:
             return await self._ask_and_issue(command, pre, tool, channel, timeout_s, hold, held, argv=argv,
                                              stdin=stdin, network=network, grant=grant,

@@ -230,3 +230,15 @@ async def test_a_server_tool_call_waits_while_a_card_is_open_and_then_says_why(g
     assert STILL in said and "save_note from 'notes'" in said and server.calls == [], said
     await gate.run(verdict, risk="exec", timeout_s=30)
     assert await spec.execute({}, ctx_for(gate, shell)) == "written"  # the run has ended
+
+
+async def test_a_card_that_cannot_wait_for_an_approved_run_to_end_says_so_and_asks_nothing(gate: Gate) -> None:
+    write(gate.workspace, "long.sh", "sleep 3\n")
+    write(gate.workspace, "other.sh", "echo other\n")
+    gate.approver = ApprovesAfter()
+    first = await gate.review("sh long.sh")
+    running = asyncio.ensure_future(gate.run(first, risk="exec", timeout_s=30))
+    second = await gate.review("sh other.sh", timeout_s=0.2)
+    assert not second.allowed and "still running" in second.sentence, second
+    assert [card.command for card in gate.approver.asked] == ["sh long.sh"]
+    await running

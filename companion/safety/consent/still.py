@@ -22,11 +22,15 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 
-__all__ = ["STILL_SENTENCE", "Held", "Stilled", "StillWorkspace"]
+__all__ = ["BUSY_SENTENCE", "STILL_SENTENCE", "Held", "Stilled", "StillWorkspace"]
 
 STILL_SENTENCE = ("I'm keeping the workspace still while you decide on a command, and until it "
                   "has run, so I didn't {what}. Ask me again once that's done.")
 """What a writer of hers says when it waited for the stillness and it did not end in time."""
+
+BUSY_SENTENCE = ("A command you approved is still running, and I ask about one command at a time "
+                 "until it has ended, so I didn't ask about this one. Ask me again once it's done.")
+"""What a card that could not wait its turn says (the workspace is held for the one before)."""
 
 Freezer = Callable[[], Awaitable[Callable[[], Awaitable[None]]]]
 """Stops a running writer (the kernel keeps it stopped); returns what lets it go on."""
@@ -35,8 +39,8 @@ Freezer = Callable[[], Awaitable[Callable[[], Awaitable[None]]]]
 class Stilled(Exception):  # noqa: N818 (a state, said with a sentence)
     """A writer of hers gave up waiting for the workspace to be hers again."""
 
-    def __init__(self, what: str) -> None:
-        super().__init__(STILL_SENTENCE.format(what=what))
+    def __init__(self, what: str, sentence: str = STILL_SENTENCE) -> None:
+        super().__init__(sentence.format(what=what))
         self.sentence = str(self)
 
 
@@ -85,11 +89,15 @@ class StillWorkspace:
             self._changed = asyncio.Condition()
         return self._changed
 
-    async def hold(self) -> Held:
-        """Take the workspace still for one card (waits for an earlier card's run to end)."""
+    async def hold(self, within_s: float | None = None) -> Held:
+        """Take the workspace still for one card; waits for an earlier card's run to end (up to
+        `within_s`, then raises Stilled with BUSY_SENTENCE)."""
         changed = self._condition()
         async with changed:
-            await changed.wait_for(lambda: self._holder is None)
+            try:
+                await asyncio.wait_for(changed.wait_for(lambda: self._holder is None), within_s)
+            except TimeoutError:
+                raise Stilled("", BUSY_SENTENCE) from None
             held = Held(self)
             self._holder = held
             try:
