@@ -6,6 +6,9 @@ Sets (every score is the real encoder's cosine; a trial is one utterance of 1-3 
   .rttm who-spoke-when, overlaps left out): impostor and user on one channel, her real case.
 - human-cross-recording: the 7 speakers of bench/human_speech (each from its own recording),
   impostors from other recordings: partly a test of microphones (issue 56), beside the above.
+- human-shared-room, human-shared-phone-line: the same people each through one simulated room
+  (reverberation and a fan) or one telephone line (8 kHz, mu-law): a shared last channel over
+  their own (what a private PulseAudio adds is nearly nothing: its null sink is transparent).
 - synthetic: piper's Joe, hibari's heart and espeak-ng voices of distinct bases (the espeak
   variants of one base, en-us and en+m3, score like one voice and are kept apart from here).
 Each speaker with enough speech is enrolled from ENROL utterances (as her calls would, the
@@ -85,6 +88,34 @@ def recordings(manifest: dict) -> dict[str, list[np.ndarray]]:
         audio, rate = read_wav(Path(clip["wav"]))
         found[clip["speakers"][0]] = chunks(resample(audio, rate, RATE))
     return found
+
+
+def phone_line(audio: np.ndarray) -> np.ndarray:
+    """One shared telephone channel: 8 kHz, 300-3400 Hz, 8-bit mu-law."""
+    narrow = resample(audio, RATE, 8_000)
+    spectrum = np.fft.rfft(narrow)
+    hz = np.fft.rfftfreq(narrow.size, 1 / 8_000)
+    spectrum[(hz < 300) | (hz > 3400)] = 0
+    narrow = np.fft.irfft(spectrum, narrow.size)
+    narrow = narrow / (np.abs(narrow).max() + 1e-9) * 0.7
+    coded = np.round(np.sign(narrow) * np.log1p(255 * np.abs(narrow)) / np.log1p(255) * 127) / 127
+    return resample((np.sign(coded) * np.expm1(np.abs(coded) * np.log1p(255)) / 255).astype(np.float32), 8_000, RATE)
+
+
+_ROOM = np.random.default_rng(56)
+ROOM_RESPONSE = (_ROOM.standard_normal(int(0.4 * RATE)) * np.exp(-6.9 * np.arange(int(0.4 * RATE)) / (0.4 * RATE)))
+ROOM_RESPONSE[0] = 8.0  # the direct path, ~10 dB over the reverberation
+ROOM_RESPONSE = (ROOM_RESPONSE / np.linalg.norm(ROOM_RESPONSE)).astype(np.float32)
+
+
+def room(audio: np.ndarray) -> np.ndarray:
+    """One shared room and microphone: a 0.4 s reverberation, a fan's noise 25 dB down, the same
+    for every speaker (the recordings' own channels stay under it)."""
+    wet = np.convolve(audio, ROOM_RESPONSE)[: audio.size]
+    noise = np.random.default_rng(7).standard_normal(audio.size).astype(np.float32)
+    noise = np.convolve(noise, np.ones(8) / 8, mode="same")
+    level = np.sqrt(np.mean(wet ** 2)) / (10 ** (25 / 20)) / (np.sqrt(np.mean(noise ** 2)) + 1e-12)
+    return (wet + level * noise).astype(np.float32)
 
 
 def synthetic(folder: Path) -> dict[str, list[np.ndarray]]:
@@ -177,8 +208,14 @@ def main() -> int:
         call = phone_call(manifest)
         report["human-same-recording"] = scored(call, set(call), lambda name: [n for n in call if n != name])
         people = {**recordings(manifest), **call}
-        report["human-cross-recording"] = scored(
-            people, set(people), lambda name: [n for n in people if n != name and not (name in call and n in call)])
+
+        def others(name: str) -> list[str]:
+            return [n for n in people if n != name and not (name in call and n in call)]
+
+        report["human-cross-recording"] = scored(people, set(people), others)
+        for shared, channel in (("human-shared-room", room), ("human-shared-phone-line", phone_line)):
+            heard = {name: [channel(piece) for piece in pieces] for name, pieces in people.items()}
+            report[shared] = scored(heard, set(heard), others)
     with tempfile.TemporaryDirectory() as folder:
         voices = synthetic(Path(folder))
     report["synthetic"] = scored(voices, set(voices), lambda name: [n for n in voices if n != name])

@@ -36,8 +36,8 @@ async def by_voice(policy: Addressing, voices: Voices, text: str, start_s: float
     if policy.settings.mode == Listening.ONLY_ME:
         match = await voices.known(start_s, end_s)
         if match is not None and match.name is None:
-            if peeked.turn or peeked.reason == "bare-call":
-                log.info("voice: not a voice I know (%.2f): in Only me I answer only you", match.score)
+            log.info("voice: not a voice I know (%.2f, %.1f s): in Only me I answer only you", match.score,
+                     end_s - start_s)
             return Verdict(False, "not-you")
         if match is not None and not peeked.turn and peeked.reason != "bare-call":
             log.info("voice: %s (%.2f): in Only me that needs no call", match.name, match.score)

@@ -123,7 +123,7 @@ async def test_only_me_answers_the_known_voice_uncalled_and_ignores_another(
         tmp_path, scripted_brain, piper_voice, hearing, encoder):
     scripted_brain.push({"text": "It's Tuesday."}, {"text": "Mm."})
     wav = conversation(tmp_path / "room.wav", espeak("What time is the meeting tomorrow?", STRANGER, tmp_path), 1.5,
-                       said(piper_voice, "What day of the week is it?"), 1.5,
+                       said(piper_voice, "What day of the week is it today, and will it rain?"), 1.5,
                        espeak("Mira, can you pass me the salt?", STRANGER, tmp_path), 1.5)
     companion = await started(tmp_path, scripted_brain)
     try:
