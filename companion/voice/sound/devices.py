@@ -247,6 +247,7 @@ class DeviceSource(_Watched):
             return
         self._closed = True
         _close_quietly(self.detach())
+        self._resampler = None  # soxr's bindings report one alive at exit as a leak
         self._put(None)
 
 

@@ -151,6 +151,12 @@ class EchoCanceller:
             self.settings = settings
             self._apm = audio_processing_module(settings) if settings.active else None
 
+    def release(self) -> None:
+        """Free the native parts (resamplers, the audio processing module): the canceller is done."""
+        self._far.release()
+        self._near.release()
+        self._apm = None
+
     def render(self, block: np.ndarray, rate: int, dac_time: float, *, xrun: bool = False,
                exact: bool = False) -> None:
         self.stats.xruns += xrun

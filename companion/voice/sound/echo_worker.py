@@ -37,7 +37,7 @@ class EchoWorker:
         self._queue: queue.SimpleQueue = queue.SimpleQueue()
         self._closed = False
         self._failed = False
-        self._lock = threading.Lock()  # guards the stats snapshot
+        self._lock = threading.Condition()  # guards the stats snapshot; notified as it moves
         self._stats = EchoStats()
         self._thread = threading.Thread(target=self._run, name="echo-canceller", daemon=True)
         self._thread.start()
@@ -81,10 +81,20 @@ class EchoWorker:
         with self._lock:
             return copy.copy(self._stats)
 
+    def stats_after(self, frames: int, timeout_s: float) -> EchoStats:
+        """Blocking: the totals once `frames` microphone frames have been processed in all (or
+        when `timeout_s` has passed, or the worker closed). On a busy machine the thread runs
+        seconds behind the microphone: totals read at once would miss what was just heard."""
+        with self._lock:
+            self._lock.wait_for(lambda: self._stats.frames >= frames or self._closed, timeout_s)
+            return copy.copy(self._stats)
+
     def close(self) -> None:
         if self._closed:
             return
         self._closed = True
+        with self._lock:
+            self._lock.notify_all()
         self._queue.put(None)
         self._thread.join(timeout=5)
 
@@ -106,6 +116,7 @@ class EchoWorker:
                 self._failed = True
                 if kind == "near" and self._deliver is not None:
                     self._deliver(_at_16k(item[1], item[2]))
+        self._canceller.release()
 
     def _near(self, block: np.ndarray, rate: int, adc_time: float, xrun: bool, exact: bool) -> None:
         if self._failed:
@@ -114,6 +125,7 @@ class EchoWorker:
             clean = self._canceller.capture(block, rate, adc_time, xrun=xrun, exact=exact)
             with self._lock:
                 self._stats = copy.copy(self._canceller.stats)
+                self._lock.notify_all()
         if clean.size and self._deliver is not None:
             self._deliver(clean)
 

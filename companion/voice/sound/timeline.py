@@ -166,6 +166,11 @@ class Timeline:
         self.samples = np.zeros(0, dtype=np.float32)
         self.start = stamped
 
+    def release(self) -> None:
+        """Free the native resampler now (the stream is done): one still alive when Python exits
+        makes soxr's bindings print a leak report."""
+        self._resampler = None
+
     def is_filled(self, start: int, count: int) -> bool:
         """Whether samples [start, start + count) all lie in silence a move inserted."""
         return any(lo <= start and start + count <= hi for lo, hi in self.filled)
