@@ -72,7 +72,7 @@ class SettingsDialog(QDialog):
         self.brain = BrainTab(settings.brain, one_run=settings.brain != keeper.saved.brain)
         self.voice = VoiceTab(settings, devices, hearing_models=hearing_models or [], voices=voices or [],
                               mic_level=mic_level, servers=voice_servers, her_name=her_name,
-                              her_speed=her_speed)
+                              her_speed=her_speed, data_dir=keeper.paths.data_dir)
         self.voice.listening.show_heard(names_heard)
         self.voice_preview = VoicePreviewRow(self.voice, preview_voice)
         """"Preview voice": her draft voice, speed and pitch, heard before Save."""

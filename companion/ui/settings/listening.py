@@ -16,8 +16,8 @@ __all__ = ["LISTENING_SECTION", "MODES", "ListeningRows", "unheard_lines"]
 
 LISTENING_SECTION = "Listening"
 
-MODES = (("Always answer", "always"), ("When called", "called"), ("Muted", "muted"))
-"""(label, VoiceSettings.mode): the same three as the tray's Listening mode menu."""
+MODES = (("Always answer", "always"), ("When called", "called"), ("Only me", "only_me"), ("Muted", "muted"))
+"""(label, VoiceSettings.mode): the tray's Listening mode menu, and Only me (needs Know my voice)."""
 
 CUES = (("Nothing", "none"), ("A short chime", "chime"), ('She says "Yes?"', "yes"))
 
@@ -92,13 +92,16 @@ class ListeningRows:
 
     def _explain(self) -> None:
         mode = self.mode.currentData()
-        called = mode == "called"
+        called = mode in ("called", "only_me")
         for widget in (self.wake_word, self.name_wakes, self.follow_up, self.cue):
             widget.setEnabled(called)
         if mode == "always":
             text = "She answers every voice she hears: best with a headset in a quiet room."
         elif mode == "muted":
             text = "Her microphone is off; push-to-talk still works."
+        elif mode == "only_me":
+            text = ("She answers your voice with no call and ignores every other voice (tick Know my voice "
+                    "below). Until she is sure of your voice she answers as in When called.")
         elif self.name_wakes.isChecked():
             text = ("While waiting, the wake-word detector and her hearing (for her name) run on every voice; "
                     "nothing reaches her brain, history or transcript until she is called.")

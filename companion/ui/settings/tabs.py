@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from pathlib import Path
 
 from PySide6.QtCore import Qt, SignalInstance, Slot
 from PySide6.QtWidgets import (
@@ -35,6 +36,7 @@ from companion.ui.key_recorder import DEFAULT_KEY, KeyRecorder
 from companion.ui.settings.listening import LISTENING_SECTION, ListeningRows
 from companion.ui.settings.shortcuts import SECTION as SHORTCUTS_SECTION
 from companion.ui.settings.shortcuts import ShortcutRows
+from companion.ui.settings.voices import VOICES_SECTION, VoicesRows
 
 DEFAULT_DEVICE = "System default"
 INSTALLED_HEARING = "Whisper tiny.en (installed)"
@@ -128,9 +130,11 @@ class VoiceTab(QWidget):
 
     def __init__(self, settings: Settings, devices: list[dict] | None, *, hearing_models: list[str] = (),
                  voices: list[str] = (), mic_level: SignalInstance | None = None,
-                 servers: list[str] | None = None, her_name: str = "", her_speed: float | None = None) -> None:
+                 servers: list[str] | None = None, her_name: str = "", her_speed: float | None = None,
+                 data_dir: Path | None = None) -> None:
         """`servers`: what her Wyoming servers said about themselves when her voice started;
-        `her_name`, `her_speed`: the current personality's name and `speed:` (None: none)."""
+        `her_name`, `her_speed`: the current personality's name and `speed:` (None: none);
+        `data_dir`: her data folder (the voiceprints kept there are listed)."""
         super().__init__()
         voice = settings.voice
         self._voice = voice
@@ -207,6 +211,8 @@ class VoiceTab(QWidget):
             devices_form.addRow("", QLabel("No sound devices were found: she will work by typing."))
         self.listening = ListeningRows(voice, her_name)
         self.listening.fill(self.add_section(LISTENING_SECTION))
+        self.voices = VoicesRows(voice, data_dir)
+        self.voices.fill(self.add_section(VOICES_SECTION))
         models = self.add_section("Hearing and voice")
         models.addRow("Hearing model", self.hearing)
         models.addRow("Voice", self.voice_name)
@@ -309,7 +315,7 @@ class VoiceTab(QWidget):
         from dataclasses import replace
 
         return replace(
-            self.listening.values(self._voice), input_device=self._device_value(self.input),
+            self.voices.values(self.listening.values(self._voice)), input_device=self._device_value(self.input),
             output_device=self._device_value(self.output), hearing_model=self._model_value(self.hearing),
             voice=self._model_value(self.voice_name), speed=round(self.speed.value(), 2),
             pitch=round(self.pitch.value(), 1),
