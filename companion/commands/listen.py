@@ -20,7 +20,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="where everything she says is written, with the silences between")
     parser.add_argument("--realtime", action="store_true",
                         help="play the file at speaking pace (you can interrupt her) instead of as fast as possible")
-    parser.add_argument("--listening", choices=("always", "called", "muted"),
+    parser.add_argument("--listening", choices=("always", "called", "only_me", "muted"),
                         help="the listening mode for this run (default: the one in Settings, When called "
                              "unless changed); in "
                              "'called' only her name, the wake word or a follow-up starts a turn")

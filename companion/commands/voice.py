@@ -15,7 +15,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--list-devices", action="store_true", help="list the sound devices and exit")
     parser.add_argument("--input-device", default=None, help="microphone (name or number); overrides the setting")
     parser.add_argument("--output-device", default=None, help="speaker (name or number); overrides the setting")
-    parser.add_argument("--listening", choices=("always", "called", "muted"),
+    parser.add_argument("--listening", choices=("always", "called", "only_me", "muted"),
                         help="the listening mode for this run (default: the one in Settings, When called "
                              "unless changed); 'always' answers every voice (a headset in a quiet room)")
 
