@@ -223,6 +223,8 @@ class Calling:
     def close(self) -> None:
         if self._timer is not None:
             self._timer.cancel()
+        if self.voices is not None:
+            self.voices.close()
         if self.learning is not None:
             self.learning.close()
         if self.wake is not None:

@@ -140,9 +140,14 @@ class Voices:
             asyncio.ensure_future(self._learn(start_s, end_s))
 
     async def _learn(self, start_s: float, end_s: float) -> None:
-        embedding = await self.voice_of(start_s, end_s)
-        if self.learn and embedding is not None:
-            self.enrolment.learn(embedding, end_s - start_s)
+        try:
+            embedding = await self.voice_of(start_s, end_s)
+            if self.learn and embedding is not None:
+                self.enrolment.learn(embedding, end_s - start_s)
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # a background task: said in the log, never lost as "never retrieved"
+            log.exception("voice: learning from a call failed")
 
     async def same_as_caller(self, start_s: float, end_s: float) -> tuple[bool | None, float]:
         """Is the utterance in the voice that opened the window? (None: can't tell) and the score."""
