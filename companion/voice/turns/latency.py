@@ -84,6 +84,7 @@ class TurnLatency:
         stages = " ".join(f"{k}={v:.0f}ms" for k, v in self.stages_ms().items() if v is not None)
         verdicts = ", ".join(
             f"{v.silence_ms:.0f}ms p={v.probability:.2f} words-{v.words}"
+            f"{'' if v.text is None else f' meaning={v.text:.3f} ({v.text_ms:.0f}ms)'}"
             f"{'' if v.bar is None else f' bar={v.bar:.2f}'}"
             f" ({v.model_ms:.0f}ms) {'done' if v.complete else 'wait'}" for v in self.verdicts
         ) or "none (fixed silence)"

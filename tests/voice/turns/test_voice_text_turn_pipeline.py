@@ -73,3 +73,4 @@ async def test_a_complete_question_ends_at_the_first_check_with_the_words_model(
     [latency] = session.loop.latencies
     [verdict] = latency.verdicts
     assert verdict.complete and verdict.text is not None and verdict.silence_ms < 200
+    assert "meaning=" in latency.summary()  # the stage breakdown says what the words meant
