@@ -56,6 +56,7 @@ async def by_voice(policy: Addressing, voices: Voices, text: str, start_s: float
             log.info("voice: another voice inside the follow-up window (%.2f against the caller's): "
                      "it needs its own call", score)
             return Verdict(False, "other-voice")
+        log.info("voice: the follow-up is in the caller's voice (%.2f)%s", score, "" if same else ", or I can't tell")
     verdict = policy.judge(text, start_s, end_s, stopped_her=stopped_her)
     if verdict.reason in CALL_REASONS:
         voices.called_by(start_s, end_s)
