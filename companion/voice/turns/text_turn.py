@@ -13,10 +13,12 @@ and read, zero-shot, two ways, of which the larger counts:
   at this word). Whisper often puts a full stop on a fragment ("Could you."), and the model
   then rarely closes the message; it does not end "Could you" with a question mark either.
 
-"What time is it?" scores ~0.3, "Could you" and "Thomas Piketty, in his book," under 0.001:
-the scale is logarithmic, and turn_rule.py reads it as such. The prompt's tokens are cached,
-and so are the transcript's: a transcript that grows from one pause to the next only evaluates
-its new tokens (a check is one forward pass of a few tokens on one core).
+"What time is it?" scores ~0.3, "Could you" and "Thomas Piketty, in his book," under 0.001;
+complete statements often score low too, since a user may go on after one (turn_rule.py holds
+her only so long on a low score). The prompt's tokens are cached, and so are the transcript's: a
+transcript that grows from one pause to the next only evaluates its new tokens (a check is one
+forward pass of a few tokens, ~90 ms of one core; one past MAX_TOKENS slides its window and
+is read whole).
 """
 
 from __future__ import annotations
@@ -24,7 +26,6 @@ from __future__ import annotations
 import functools
 import importlib.metadata
 import logging
-import math
 import os
 import re
 import threading
@@ -94,10 +95,6 @@ class TextGuess:
     """Tokens the model evaluated for this check (the rest came from the cache)."""
     cpu_ms: float = 0.0
     """Processor time of the check on its thread (its cost on an idle core; `ms` includes waiting for one)."""
-
-    @property
-    def log10(self) -> float:
-        return math.log10(max(self.probability, 1e-9))
 
 
 def split_final_punctuation(words: str) -> tuple[str, str]:
