@@ -242,3 +242,18 @@ async def test_a_card_that_cannot_wait_for_an_approved_run_to_end_says_so_and_as
     assert not second.allowed and "still running" in second.sentence, second
     assert [card.command for card in gate.approver.asked] == ["sh long.sh"]
     await running
+
+
+async def test_a_writer_that_cannot_be_stopped_means_no_card_is_shown(gate: Gate) -> None:
+    # Fails closed: a card whose stillness can't be made real is not put at all.
+    async def refuses_to_stop():
+        raise PermissionError(1, "Operation not permitted")
+
+    gone = gate.still.running(refuses_to_stop)
+    gate.approver = ApprovesAfter()
+    verdict = await gate.review("touch made.txt")
+    gone()
+    assert not verdict.allowed and "couldn't stop a command of mine" in verdict.sentence, verdict
+    assert gate.approver.asked == []
+    written = await write_file.execute({"path": "after.txt", "content": "x"}, ctx_for(gate, write_file, budget_s=2))
+    assert written.startswith("Created after.txt"), written  # the workspace was let go

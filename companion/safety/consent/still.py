@@ -22,7 +22,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 
-__all__ = ["BUSY_SENTENCE", "STILL_SENTENCE", "Held", "Stilled", "StillWorkspace"]
+__all__ = ["BUSY_SENTENCE", "STILL_SENTENCE", "UNHELD_SENTENCE", "Held", "Stilled", "StillWorkspace"]
 
 STILL_SENTENCE = ("I'm keeping the workspace still while you decide on a command, and until it "
                   "has run, so I didn't {what}. Ask me again once that's done.")
@@ -31,6 +31,10 @@ STILL_SENTENCE = ("I'm keeping the workspace still while you decide on a command
 BUSY_SENTENCE = ("A command you approved is still running, and I ask about one command at a time "
                  "until it has ended, so I didn't ask about this one. Ask me again once it's done.")
 """What a card that could not wait its turn says (the workspace is held for the one before)."""
+
+UNHELD_SENTENCE = ("I couldn't stop a command of mine that may change the workspace while you decide, "
+                   "so I didn't ask about this one.")
+"""What a card says when a writer of hers could not be stopped (it fails closed: nothing asked)."""
 
 Freezer = Callable[[], Awaitable[Callable[[], Awaitable[None]]]]
 """Stops a running writer (the kernel keeps it stopped); returns what lets it go on."""
@@ -108,7 +112,11 @@ class StillWorkspace:
                 raise
         try:
             # Writers already running are stopped where they are, not waited for.
-            self._thaws = [await freeze() for freeze in list(self._running.values())]
+            for freeze in list(self._running.values()):
+                self._thaws.append(await freeze())
+        except OSError:
+            await held.release()
+            raise Stilled("", UNHELD_SENTENCE) from None
         except BaseException:
             await held.release()
             raise

@@ -23,7 +23,8 @@ _SETTLE_S = 2.0
 
 
 def freeze_tree(leader: int) -> list[int]:
-    """Stop `leader` and every process under it; the pids stopped (for `thaw`)."""
+    """Stop `leader` and every process under it; the pids stopped (for `thaw`). Raises
+    PermissionError (after letting go of those it stopped) when one can't be stopped."""
     stopped: list[int] = []
     seen: set[int] = set()
     while True:
@@ -32,9 +33,14 @@ def freeze_tree(leader: int) -> list[int]:
             return stopped
         for pid in new:
             seen.add(pid)
-            with contextlib.suppress(ProcessLookupError, PermissionError):
+            try:
                 os.kill(pid, signal.SIGSTOP)
-                stopped.append(pid)
+            except ProcessLookupError:
+                continue
+            except PermissionError:
+                thaw(stopped)
+                raise
+            stopped.append(pid)
         _settle(new)
 
 
