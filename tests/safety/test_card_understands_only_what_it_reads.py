@@ -77,6 +77,7 @@ NOT_UNDERSTOOD = [
     ("an extension module beside a pinned one",
      {"tool.py": "import helper\n", "helper.py": "print('shown')\n", "helper.so": b"\x7fELF"},
      "python3 tool.py", "helper.so may load instead"),
+    ("PATH set inside a script", {"run.sh": "PATH=.:$PATH\nls\n", "ls": "echo not ls\n"}, "sh run.sh", "sets PATH"),
     ("a shell script's own wrapper line", {"run.sh": "timeout 5 sh step.sh\n", "step.sh": "echo s\n"},
      "sh run.sh", "timeout runs a command"),
 ]
@@ -97,6 +98,7 @@ async def test_a_form_the_card_does_not_read_through_says_it_cannot_tell_and_off
 @pytest.mark.parametrize(("files", "line"), [
     ({"run.sh": "#!/bin/sh\nset -eu\n# a comment\necho hi\n. ./lib.sh\n", "lib.sh": "printf 'x\\n'\n"}, "./run.sh"),
     ({"run.sh": "echo hi\n"}, "sh run.sh"),
+    ({"run.sh": "name=world\necho hello\n"}, "sh run.sh"),
     ({"tool.py": "import helper\nhelper.go()\n", "helper.py": "def go():\n    print(1)\n"}, "python3 -u tool.py"),
     ({"pkg/__init__.py": "", "pkg/tool.py": "print(1)\n"}, "python3 -m pkg.tool"),
 ])

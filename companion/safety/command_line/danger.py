@@ -144,6 +144,8 @@ def commands_as_written(line: str) -> list[tuple[str, str, list[str], list[str],
         elif wrappers := [os.path.basename(w) for w in words if os.path.basename(w) in _PREFIX_WRAPPERS]:
             # A wrapper whose command hides in an option's value (`env -S '…'`).
             found.append((wrappers[0], wrappers[0], [], assignments, wrappers[0]))
+        elif assignments:
+            found.append(("", "", [], assignments, ""))  # `PATH=.:$PATH` alone: for what follows
     return found
 
 

@@ -56,6 +56,11 @@ def why_not_understood(name: str, word: str, args: list[str], assignments: list[
         return None  # a comment: the shell reads no further on that line
     if wrapper:
         return f"{wrapper} runs a command I don't follow"
+    if assignments and not name:
+        # A shell variable of its own (lowercase: no shell gives those a meaning) changes nothing
+        # a later command loads; PATH, IFS, BASH_ENV, PYTHONPATH and the like do.
+        special = sorted({a.split("=", 1)[0].rstrip("+") for a in assignments} - _lowercase(assignments))
+        return f"it sets {', '.join(special)}, which can change what later commands load" if special else None
     if assignments:
         names = ", ".join(sorted({a.split("=", 1)[0].rstrip("+") for a in assignments}))
         return f"it sets {names} for {name}, which can change what it loads"
@@ -79,6 +84,10 @@ def why_not_understood(name: str, word: str, args: list[str], assignments: list[
     if name in PURE or program_refusal(name, args) is None:
         return None
     return f"I don't know everything {name} does with what it's given"
+
+
+def _lowercase(assignments: list[str]) -> set[str]:
+    return {name for name in (a.split("=", 1)[0].rstrip("+") for a in assignments) if name.islower()}
 
 
 def _literal(arg: str) -> bool:
