@@ -24,9 +24,11 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import importlib.machinery
 import os
 import re
 import stat
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath
 
@@ -68,6 +70,8 @@ class _Walk:
     """Why what the line runs can't all be known (short clauses for the card)."""
     aliases: dict[PurePath, PurePath] = field(default_factory=dict)
     """{a name that was a link: the file it led to then}."""
+    shadows_seen: set[PurePath] = field(default_factory=set)
+    """Folders already looked through for modules that stand in for Python's own."""
 
     def cannot_tell(self, why: str) -> None:
         if why not in self.unknown:
@@ -113,6 +117,7 @@ def _walk_code(code: str, workspace: Path) -> _Walk:
     sys.path), and what they pull in."""
     walk = _Walk()
     root = Path(workspace).expanduser().resolve()
+    _shadows(PurePath("."), root, walk)
     return _follow([(m, "python") for m in _python_imports(code, CODE, root, walk, hypothetical=False)],
                    workspace, walk)
 
@@ -161,6 +166,11 @@ def _named_by(line: str, workspace: Path, _depth: int, walk: _Walk) -> list[tupl
         kind = _kind(name)
         if "/" in word:
             named.append((word, "program"))
+        if is_python(name):  # what Python puts first on sys.path: the script's folder, or here
+            first = _operand(args, kind)
+            relative_script = bool(first) and not os.path.isabs(first)
+            _shadows(PurePath(os.path.normpath(first)).parent if relative_script else PurePath("."),
+                     Path(workspace).expanduser().resolve(), walk, os.path.basename(first) if relative_script else "")
         if name in SHELLS | {"source", "."} or is_python(name):
             operand = _operand(args, kind)
             if operand and not _readable_ahead(operand, workspace):
@@ -251,6 +261,8 @@ def _pulled_in(relative: PurePath, kind: str, workspace: Path, walk: _Walk) -> l
         kind = _by_first_line(root, relative, walk)
         if kind not in ("shell", "python"):
             return []
+        if kind == "python":  # its folder is sys.path[0]
+            _shadows(relative.parent, root, walk, relative.name)
     try:
         data = read_beneath(root, relative, MAX_READ_BYTES + 1, shared=True)
     except OSError:
@@ -294,6 +306,30 @@ def _by_first_line(root: Path, relative: PurePath, walk: _Walk) -> str:
         return "python"
     walk.cannot_tell(f"{relative} starts with {' '.join(words)[:60]!r}, which I don't follow")
     return ""
+
+
+def _shadows(folder: PurePath, root: Path, walk: _Walk, script: str = "") -> None:
+    """Python puts the script's folder (or, for `-m` and code, the working folder) first on
+    sys.path: a file there named like a module Python finds elsewhere (its standard library, an
+    installed package) loads instead of it, for any import by anything, shown or not."""
+    if folder in walk.shadows_seen:
+        return
+    walk.shadows_seen.add(folder)
+    for name in sorted(_names(root / folder))[:MAX_PINNED]:
+        if name == script:  # the script itself runs as __main__
+            continue
+        module = name[:-3] if name.endswith(".py") else name if (root / folder / name / "__init__.py").is_file() else ""
+        if module and module.isidentifier() and _found_elsewhere(module):
+            walk.cannot_tell(f"{folder / name} has the name of a module Python has elsewhere, and loads instead of it")
+
+
+def _found_elsewhere(module: str) -> bool:
+    if module in sys.stdlib_module_names:
+        return True
+    try:
+        return importlib.machinery.PathFinder.find_spec(module, [p for p in sys.path if p]) is not None
+    except (ImportError, ValueError, OSError):
+        return False
 
 
 def _beside(relative: PurePath, root: Path, walk: _Walk) -> None:
