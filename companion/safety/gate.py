@@ -6,7 +6,9 @@ the permit. Lines that always ask skip the grants and can never be saved; "alway
 accepts (the card says why otherwise). Silence is never consent: an unanswered question
 expires. A line that needs the internet always asks, and only that answer gives it the network.
 The checks run off the event loop; the workspace files a line runs are pinned when its card is
-shown, checked after the answer (a change asks again), and carried by the permit.
+shown, checked after the answer (a change asks again), and carried by the permit. From a card
+that starts a process to the end of its run, nothing else of hers writes the workspace
+(consent/still.py): the card takes the hold before it reads anything, the permit carries it.
 
 Tools reach the gate as `ctx.services["gate"]`; an allowed verdict carries a one-time permit
 for exactly what was judged, and only `Gate.run` / `Gate.start` turn a permit into a process

@@ -11,6 +11,11 @@ interpreter or `source` is given (`python tool.py`, `sh run.sh`, `sh < run.sh`, 
 also under `make -C dir`, package.json and .npmrc, justfile), a few levels deep. A family grant
 never covers a line that runs a workspace file.
 
+Only the invocations understood.py lists are read as understood; any other form adds its
+clause to `unknown`, and so do a program run by path whose first line names anything but a shell
+or Python, a compiled copy in `__pycache__` or a same-named module beside a pinned one, and a
+module in Python's first folder named like one it has elsewhere. The workspace is still from the
+card to the end of the run (consent/still.py), so what these checks see is what is there then.
 What it can't know is said instead (`unknown`): a script that builds what it runs at run time
 (`sh -c "$x"`, `eval`, a command string nested deeper than it follows), a Python file that
 imports by a name it computes (`importlib`, `__import__`, `exec`) or that imports a module a
