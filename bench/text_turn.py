@@ -46,7 +46,7 @@ import pause_set  # noqa: E402
 import turn_sweep  # noqa: E402
 
 from companion.voice.turns.going_on import GOES_ON_S  # noqa: E402
-from companion.voice.turns.text_turn import TEXT_MODEL_SHA256, load_text_model  # noqa: E402
+from companion.voice.turns.text_turn import PROMPT, TEXT_MODEL_SHA256, load_text_model  # noqa: E402
 from companion.voice.turns.turn_rule import TurnRule, Words, read_words  # noqa: E402
 
 FELT_TARGET = 0.10
@@ -61,7 +61,7 @@ FIRST_SOUND_MS = turn_sweep.FIRST_SOUND_MS
 def with_text(rebuild: bool) -> list[dict]:
     """The pause set's features, each pause with the words' model's probability and cost."""
     data = turn_sweep.features(False)
-    key = hashlib.sha256(f"{pause_set.digest()}{TEXT_MODEL_SHA256}{len(data)}".encode()).hexdigest()[:12]
+    key = hashlib.sha256(f"{pause_set.digest()}{TEXT_MODEL_SHA256}{PROMPT}{len(data)}".encode()).hexdigest()[:12]
     path = pause_set.cache_dir() / f"text-{key}.json"
     if path.is_file() and not rebuild:
         return json.loads(path.read_text())
@@ -117,7 +117,7 @@ def human_pauses(rebuild: bool) -> list[dict]:
     if not manifest.exists():
         build(CACHE)
     clips = json.loads(manifest.read_text())["clips"]
-    key = hashlib.sha256(f"{manifest.read_text()}{TURN_MODEL_SHA256}{TEXT_MODEL_SHA256}".encode()).hexdigest()[:12]
+    key = hashlib.sha256(f"{manifest.read_text()}{TURN_MODEL_SHA256}{TEXT_MODEL_SHA256}{PROMPT}".encode()).hexdigest()[:12]
     path = CACHE / f"text-turn-{key}.json"
     if path.is_file() and not rebuild:
         return json.loads(path.read_text())
