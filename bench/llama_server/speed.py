@@ -70,7 +70,7 @@ def main() -> int:
     args = parser.parse_args()
     install_models()
     out = {"threads": args.threads, "cpus": os.cpu_count(), "models": {}}
-    for key in args.model or sorted(MODELS):
+    for key in args.model or ("smollm2-135m", "gemma3-270m"):
         model = MODELS[key]
         load = os.getloadavg()[0]
         with llama_server(model, threads=args.threads, port=8092) as url:
