@@ -96,8 +96,9 @@ async def test_always_saves_the_exact_line_and_it_then_runs_without_asking(tmp_p
 async def test_a_dangerous_line_is_asked_every_time_and_never_saved(tmp_path: Path, store: GrantStore) -> None:
     approver = ScriptedApprover(Answer(Decision.APPROVED, always=True), Answer(Decision.DECLINED))
     gate = make_gate(tmp_path, store, approver)
-    assert (await gate.review("rm -rf build")).allowed
-    assert approver.asked[0].saveable is False
+    verdict = await gate.review("rm -rf build")
+    assert verdict.allowed and approver.asked[0].saveable is False
+    await gate.run(verdict, risk="exec", timeout_s=30)  # the workspace is held still until it has run
     assert not (await gate.review("rm -rf build")).allowed
     assert len(approver.asked) == 2
     assert store.current().lines == ()

@@ -55,7 +55,7 @@ __all__ = ["ACCESS_READ", "ACCESS_WRITE", "LiveProcess", "Permit", "ProcessDoor"
 MAX_PINNED_BYTES = 64 * 1024 * 1024
 """The largest pinned file the door reads and shows as approved (as large as pins.py hashes)."""
 _LIMIT_CHECK_S = 0.05
-HOLD_LAPSE_S = 30.0
+HOLD_LAPSE_S = 5.0
 """A card's yes not run within this lets the workspace go (and the permit lapses)."""
 SERVER_START_WAIT_S = 120.0
 """How long a server that may write waits to start while a card holds the workspace."""
