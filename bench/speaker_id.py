@@ -16,7 +16,10 @@ first ones) and scored on the rest; "print" trials score an utterance against th
 print (KNOWN_THRESHOLD: Only me, a card's answer), "pair" trials one utterance against another
 (PAIR_THRESHOLD: the caller's voice against a follow-up's).
 
-    .venv/bin/python bench/speaker_id.py [--manifest ~/.cache/companion-bench/human-speech/manifest.json]
+    .venv/bin/python bench/speaker_id.py [--manifest ~/.cache/companion-bench/human-speech/manifest.json] [--window]
+
+--window adds the follow-up window through the real pipeline (window()): the caller's own
+follow-ups answered and other voices' lines reaching the brain, knowing voices off and on.
 """
 
 from __future__ import annotations
@@ -187,10 +190,100 @@ def scored(speakers: dict[str, list[np.ndarray]], enrolled: set[str], impostors_
 
 ENCODER = SpeakerEncoder()
 
+FOLLOW_UPS = ("And what day of the week is it?", "Can you set a timer for ten minutes?",
+              "What is the weather like tomorrow?", "Is it going to rain this evening?")
+"""Lines that read as meant for her inside the window (a question, an opener): only the voice can refuse them."""
+
+
+async def window(manifest: dict | None, folder: Path) -> dict:
+    """Through the real pipeline from files (VAD, Whisper tiny.en, the runtime, a scripted brain
+    on loopback): a caller asks Mira something, then within the follow-up window either the
+    caller or someone else says a line that reads as meant for her. With knowing voices off
+    and on: the caller's own follow-ups answered, and other voices' lines that reached the brain."""
+    sys.path.insert(0, str(ROOT / "tests" / "helpers"))
+    from brain_harness import PLAIN_PERSONALITY, make_config
+    from scripted_brain import ScriptedBrain
+
+    from companion.config import VoiceSettings
+    from companion.events import EventBus
+    from companion.runtime import Companion
+    from companion.voice.brain_port import CompanionBrain
+    from companion.voice.hearing.stt import WhisperTranscriber
+    from companion.voice.models.files import resolve_hearing_model, resolve_voice
+    from companion.voice.session import VoiceSession
+    from companion.voice.sound.audio import WavSink, WavSource, write_wav
+    from companion.voice.speaking.local import local_synthesizer
+
+    synths = {}
+    for name in ("", "hibari/heart"):
+        synths[name or "piper-joe"] = local_synthesizer(resolve_voice(name, folder), steady=True)
+        synths[name or "piper-joe"].load()
+    hearing = WhisperTranscriber(resolve_hearing_model("", folder / "models"))
+    hearing.load()
+
+    def say(voice: str, text: str) -> np.ndarray:
+        if voice in synths:
+            return resample(synths[voice].synthesize_sync(text), synths[voice].sample_rate, RATE)
+        path = folder / "espeak.wav"
+        subprocess.run(["espeak-ng", "-v", voice, "-w", str(path), text], check=True, timeout=30)
+        audio, rate = read_wav(path)
+        return resample(audio, rate, RATE)
+
+    others: list[tuple[str, np.ndarray]] = [("espeak-en-us+f3", say("en-us+f3", FOLLOW_UPS[1])),
+                                            ("espeak-en-us", say("en-us", FOLLOW_UPS[2]))]
+    for clip in (manifest or {}).get("clips", []):
+        if clip["clip"] in ("arctic-a0007", "cmu-goforward"):  # "And you always…", "Go forward…": openers
+            audio, rate = read_wav(Path(clip["wav"]))
+            others.append((clip["clip"], resample(audio, rate, RATE)))
+    trials = []  # (caller, who follows, follow-up audio, own)
+    for caller in synths:
+        trials += [(caller, caller, say(caller, line), True) for line in FOLLOW_UPS]
+        trials += [(caller, other, say(other, FOLLOW_UPS[0]), False) for other in synths if other != caller]
+        trials += [(caller, name, audio, False) for name, audio in others]
+    personality = folder / "mira.md"
+    personality.write_text(PLAIN_PERSONALITY.format(patterns="").replace("name: Testa", "name: Mira"))
+    result = {}
+    for know in ("no", "yes"):
+        own, own_answered, strangers, strangers_in, let_in = 0, 0, 0, 0, []
+        for i, (caller, follower, audio, is_own) in enumerate(trials):
+            wav = folder / "window.wav"
+            pieces = [np.zeros(8_000, np.float32), say(caller, "Mira, what time is it?"), np.zeros(24_000, np.float32),
+                      audio, np.zeros(24_000, np.float32)]
+            write_wav(wav, np.concatenate(pieces), RATE)
+            with ScriptedBrain() as brain:
+                brain.push({"text": "It's ten past nine."}, {"text": "Sure."})
+                run_folder = folder / f"{know}-{i}"
+                run_folder.mkdir()
+                companion = Companion(make_config(run_folder, brain.url, personality=personality), EventBus())
+                await companion.start()
+                source = WavSource(wav, realtime=False)
+                sink = WavSink(lambda source=source: source.position_s, rate=synths["piper-joe"].sample_rate)
+                session = VoiceSession(brain=CompanionBrain(companion), bus=companion.bus, source=source, sink=sink,
+                                       transcriber=hearing, synthesizer=synths["piper-joe"],
+                                       voice=VoiceSettings(listening="called", know_voices=know))
+                try:
+                    await session.run()
+                finally:
+                    await session.close()
+                    await companion.close()
+                turns = sum(v.turn for v in session.loop.calling.verdicts)
+            if is_own:
+                own, own_answered = own + 1, own_answered + (turns >= 2)
+            else:
+                strangers, strangers_in = strangers + 1, strangers_in + (turns >= 2)
+                if turns >= 2:
+                    let_in.append(f"{follower} after {caller}")
+        result[f"know_voices={know}"] = {"own_follow_ups_answered": [own_answered, own],
+                                         "other_voices_reaching_the_brain": [strangers_in, strangers],
+                                         "let_in": let_in}
+    return result
+
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--manifest", type=Path, default=MANIFEST)
+    parser.add_argument("--window", action="store_true",
+                        help="also the follow-up window through the real pipeline (a few minutes)")
     args = parser.parse_args()
     manifest = json.loads(args.manifest.read_text()) if args.manifest.is_file() else None
     report: dict = {"enrol_utterances": ENROL, "utterance_s": list(CHUNK_S)}
@@ -219,6 +312,11 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as folder:
         voices = synthetic(Path(folder))
     report["synthetic"] = scored(voices, set(voices), lambda name: [n for n in voices if n != name])
+    if args.window:
+        import asyncio
+
+        with tempfile.TemporaryDirectory() as folder:
+            report["follow_up_window"] = asyncio.run(window(manifest, Path(folder)))
     report["seconds"] = round(time.perf_counter() - started, 1)
     print(json.dumps(report, indent=1))
     return 0
