@@ -185,3 +185,27 @@ async def test_talking_over_her_a_known_voice_stops_her_even_when_someone_else_c
     second = await by_voice(policy, voices, "Stop, stop that.", *user, stopped_her=True)
 
     assert (first.reason, second.reason) == ("name", "follow-up")
+
+
+async def test_only_me_with_no_voice_known_yet_answers_as_when_called(tmp_path, piper_voice, encoder):
+    voices = Voices(encoder, VoiceprintStore(tmp_path), learn=False)
+    policy = Addressing(AddressSettings(mode=Listening.ONLY_ME, names=("Mira",)))
+    called, uncalled = heard(voices, espeak(LINES[0], "en-us+f3", tmp_path), espeak(LINES[3], "en-us+f3", tmp_path))
+
+    first = await by_voice(policy, voices, LINES[0], *called)  # she never answered it: no window
+    second = await by_voice(policy, voices, LINES[3], *uncalled)
+
+    assert (first.reason, second.reason) == ("name", "not-called")
+
+
+async def test_nothing_is_embedded_when_no_decision_depends_on_a_voice(tmp_path, piper_voice, encoder):
+    """Not learning, nobody known, no window: a call and the room's talk cost no embedding."""
+    voices = Voices(encoder, VoiceprintStore(tmp_path), learn=False)
+    policy = Addressing(AddressSettings(mode=Listening.CALLED, names=("Mira",)))
+    call, room = heard(voices, joe(piper_voice, LINES[0]), espeak(LINES[3], "en-us+f3", tmp_path))
+
+    await by_voice(policy, voices, LINES[0], *call)
+    policy.answered(room[0] - 20.0)  # her answer's window closed before the room spoke
+    await by_voice(policy, voices, LINES[3], *room)
+
+    assert voices.embedded == 0
