@@ -209,3 +209,22 @@ async def test_nothing_is_embedded_when_no_decision_depends_on_a_voice(tmp_path,
     await by_voice(policy, voices, LINES[3], *room)
 
     assert voices.embedded == 0
+
+
+async def test_in_only_me_the_users_short_stop_over_her_stops_her_and_a_strangers_does_not(
+        tmp_path, piper_voice, encoder):
+    store = VoiceprintStore(tmp_path)
+    for line in LINES[1:]:
+        audio = joe(piper_voice, line)
+        store.add("you", encoder.embed_sync(audio), audio.size / 16_000)
+    voices = Voices(encoder, store, learn=False)
+    policy = Addressing(AddressSettings(mode=Listening.ONLY_ME, names=("Mira",)))
+    asked, user, guest = heard(voices, joe(piper_voice, LINES[0]), joe(piper_voice, "Stop."),
+                               espeak("Stop.", "en-us+f3", tmp_path))
+    first = await by_voice(policy, voices, LINES[0], *asked)
+    policy.answering()
+    verdicts = [first.reason]
+    for span in (user, guest):
+        verdicts.append((await by_voice(policy, voices, "Stop.", *span, stopped_her=True)).reason)
+
+    assert verdicts == ["name", "follow-up", "not-you"]

@@ -35,6 +35,9 @@ async def by_voice(policy: Addressing, voices: Voices, text: str, start_s: float
     peeked = policy.judge(text, start_s, end_s, peek=True, stopped_her=stopped_her)
     if policy.settings.mode == Listening.ONLY_ME:
         match = await voices.known(start_s, end_s)
+        if match is not None and match.name is None and stopped_her and (
+                match.score >= voices.known_threshold - STOP_MARGIN):
+            match = None  # a short "Stop!" near your voice: the words decide, as below (STOP_MARGIN)
         if match is not None and match.name is None:
             log.info("voice: not a voice I know (%.2f, %.1f s): in Only me I answer only you", match.score,
                      end_s - start_s)
