@@ -340,14 +340,18 @@ def faults_to_try(passed: list[str]) -> list[Fault]:
     return kills + cancels
 
 
-SWITCH_AWAITS = 8
+SWITCH_AWAITS = 5
+"""The kill's own await, her own engine's self-test (its first request and answer) and its first
+answer in the turn (or the brain's first await after the switch): in a voice switch the three after
+those were her own engine saying the next sentences, in a hearing switch its answer and the brain's
+turn, which the cancel sweep already covers; each costs a whole conversation."""
 
 
 def cancels_around_a_switch(passed: list[str], kill: Fault) -> list[list[Fault]]:
     """`kill`, then a cancel at each await of the first turn from the kill on: before the
     switch (the request that found the server gone), during it (her own engine's self-test)
     and after it (her own engine answering). `SWITCH_AWAITS` of them: later ones are her own
-    engine at work again, already covered, and each costs a conversation."""
+    engine at work again, already covered."""
     turn = first_turn(passed)
     after = turn[turn.index(kill.point):][:SWITCH_AWAITS] if kill.point in turn else []
     return [[kill, Fault(p, CANCEL)] for p in after]
