@@ -12,7 +12,10 @@ qwen2.5:3b sees), so her tool list is sent and a tool call is possible.
 The proxy forwards her requests unchanged and keeps, per request, llama.cpp's own `timings`
 (the last chunk of a stream carries them: prompt_n evaluated, cache_n taken from the cache,
 prompt_ms, predicted_n, predicted_ms), the time to the first written token as the client sees
-it, and whether the reply called a tool. `unstable_prefix` rewrites each request the way her
+it, and whether the reply called a tool. When she stops reading a reply (a sentence was enough,
+or the turn was cancelled) the proxy reads the rest itself, since llama.cpp reports no timings
+for a cancelled task: the server then writes up to her reply cap (88 tokens) more than a real
+one would, which changes no later prompt's shared prefix. `unstable_prefix` rewrites each request the way her
 requests were built before the byte-stable prefix (commit 107e8ac): the turn note only on the
 newest user message, so every earlier question's bytes change from one turn to the next.
 """
@@ -194,13 +197,19 @@ class Proxy:
                 handler.end_headers()
                 for line in reply.iter_lines():
                     self._note(record, line, started)
+                    if "cancelled_ms" in record:
+                        continue  # drained: llama.cpp gives a cancelled task no timings
                     data = (line + "\n").encode()
-                    handler.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
-                    handler.wfile.flush()
-                handler.wfile.write(b"0\r\n\r\n")
-                record["finished"] = True
+                    try:
+                        handler.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+                        handler.wfile.flush()
+                    except (BrokenPipeError, ConnectionResetError):
+                        record["cancelled_ms"] = round((time.monotonic() - started) * 1000)  # she stopped reading
+                if "cancelled_ms" not in record:
+                    handler.wfile.write(b"0\r\n\r\n")
+                    record["finished"] = True
         except (BrokenPipeError, ConnectionResetError):
-            record["cancelled_ms"] = round((time.monotonic() - started) * 1000)  # she stopped reading
+            pass
         except httpx.HTTPError as exc:
             record["error"] = str(exc)
 
