@@ -37,7 +37,25 @@ An assumption, not measured here: issue #53 gives "tens of tokens a second" of p
 ~5-15 tokens a second written for such a laptop; llama.cpp's CPU llama-bench results for 7-8 B
 Q4 models on 4-8 core laptop CPUs are ~20-40 t/s prompt and ~4-8 t/s written, and a 3 B model
 is ~2.3x smaller, so ~60 t/s prompt and ~8 t/s written sit at the cautious end. Loading
-~1.9 GB from an SSD into RAM: ~3 s."""
+~1.9 GB from an SSD into RAM: ~3 s.
+
+Calibrated on 2026-12-06 against llama.cpp's own llama-server (bench/llama_server/speed.py,
+this 2-core shared machine, 2 threads, the packaged models; bench/RESULTS.md "Her brain on a
+real llama.cpp server"). Scaled to qwen2.5:3b (3.09 B parameters, Q4_K_M 1.93 GB) the prompt by
+parameter count (arithmetic-bound) and the writing by file size (bound by reading the weights):
+- Gemma 3 270M Q4_K_M (268 M, 253 MB), best of 11 runs on a ~1,150-token prompt: 629 t/s
+  prompt, 68 t/s written, i.e. ~55 t/s prompt and ~9 t/s written for a 3 B model on these two
+  cores: the profile's 60 / 8 is that, and a 4-core laptop doubles the cores, so it stays
+  cautious. Medians under the neighbours' load (1-min load 3-85) were 3-4x lower.
+- SmolLM2-135M Q4_1 (135 M, 98 MB): best 202 t/s prompt, 148 t/s written, i.e. ~9 / ~7.5 t/s
+  for 3 B: its writing agrees, its prompt does not scale by parameters (30 layers 576 wide in
+  Q4_1: per parameter ~3x Gemma's cost); it is the mechanics model, not a speed model.
+Two measured behaviours the profile does not model: a turn's small batch (~40-60 new tokens
+after a ~1,200-1,800-token cached prefix) evaluates 2.2-2.7x slower per token than a cold
+~1,200-token prompt (SmolLM2 at 1 thread: ~60 vs 135 t/s; Gemma 3: 122 vs 332 t/s), so the
+modelled ~1 s for a turn's evaluation would be ~2-3 s on a real 3 B server at these speeds;
+and the cache counts match: llama.cpp evaluated 41-63 tokens on turns 1-6 of a spoken
+conversation where render()'s byte count gives 36-44."""
 
 PROFILES = {"laptop-3b": LAPTOP_3B}
 
