@@ -122,6 +122,8 @@ async def conversation(args, url: str, folder: Path, engines) -> dict:
 
     session.speaker.on_playing = on_playing
     session.loop.on_busy.append(user.busy)
+    quiet_at: list[float] = []
+    session.loop.on_busy.append(lambda busy: None if busy else quiet_at.append(time.monotonic()))
     try:
         await session.run()
     finally:
@@ -137,6 +139,7 @@ async def conversation(args, url: str, folder: Path, engines) -> dict:
         mine = [r for r in records if began <= r["at"] < until]
         final = mine[-1]["last_user"] if mine else None
         turn = [r for r in mine if r["last_user"] == final]
+        quiet = next((t for t in quiet_at if ended < t < until), until)  # she went quiet
         said = [(t, kind, text) for t, kind, text in lines if ended <= t < until]
         answer = next((t for t, kind, _text in said if kind == "say"), None)
         first = said[0][0] if said else None
@@ -152,7 +155,7 @@ async def conversation(args, url: str, folder: Path, engines) -> dict:
             "answer_first_sound_ms": round((answer - ended) * 1000) if answer else None,
             "tools_called": [name for t, name, _a in tools if began <= t < until],
             "longest_silence_ms": round(longest_gap(
-                ended, until, spans(since(playing, ended), until) + spans(since(face, ended), until)) * 1000),
+                ended, quiet, spans(since(playing, ended), quiet) + spans(since(face, ended), quiet)) * 1000),
             "requests": [request_row(r) for r in turn],
             "other_requests": [request_row(r) for r in mine if r["last_user"] != final],
         })
