@@ -63,10 +63,12 @@ def test_a_yes_typed_after_her_reply_streamed_over_a_jobs_question_answers_it(tm
     assert "y" not in user_messages(scripted_brain)  # the answer never reached the brain
 
 
-def test_two_pending_questions_queue_visibly_and_each_answer_goes_to_the_one_shown(
+def test_two_commands_asked_at_once_are_asked_one_after_the_other_and_each_answer_goes_to_the_one_shown(
     tmp_path: Path, scripted_brain
 ) -> None:
-    # The turn starts a job and then runs a command of its own: two questions at once.
+    # The turn starts a job and then runs a command of its own: two questions at once. Each
+    # starts a process, so the workspace holds still for the first until its run has ended
+    # (safety/consent/still.py): the second card comes after it, never beside it.
     scripted_brain.push(
         {"for": "tidy", "tool_calls": [{"name": "start_work", "arguments": {"task": "JOB: make a file"}},
                                        {"name": "shell", "arguments": {"command": "touch made-by-turn"}}]},
@@ -78,7 +80,8 @@ def test_two_pending_questions_queue_visibly_and_each_answer_goes_to_the_one_sho
     try:
         read_until(master, "you> ")
         os.write(master, b"please tidy up\n")
-        seen = read_until(master, "1 more question waiting")
+        seen = read_until(master, "Allow?")
+        assert "more question" not in seen
         first = re.findall(r"touch made-by-(job|turn)", seen)[0]
         second = "turn" if first == "job" else "job"
         os.write(master, b"maybe\n")  # not an answer: asked again, not sent to the brain
