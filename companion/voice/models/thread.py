@@ -22,7 +22,7 @@ import os
 import sys
 import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TypeVar
 
 log = logging.getLogger(__name__)
@@ -97,6 +97,10 @@ class ModelThread:
         if threading.get_ident() == self._ident:
             return fn(*args)  # already on it (a load that runs a warm-up pass)
         return self._pool.submit(fn, *args).result()
+
+    def submit(self, fn: Callable[..., T], *args) -> Future[T]:
+        """Queue `fn` on the thread without waiting (a load in the background)."""
+        return self._pool.submit(fn, *args)
 
     async def run(self, fn: Callable[..., T], *args) -> T:
         return await asyncio.get_running_loop().run_in_executor(self._pool, fn, *args)

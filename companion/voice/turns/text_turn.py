@@ -128,7 +128,7 @@ class TextTurn:
 
     def start_loading(self) -> None:
         """Load on the model's own thread without waiting; `ready` says when it can be asked."""
-        future = self._thread._pool.submit(self._load)  # the thread the model then runs on
+        future = self._thread.submit(self._load)  # the thread the model then runs on
         future.add_done_callback(lambda done: done.exception() and log.warning(
             "the words' turn model did not load; the end of turn goes without it", exc_info=done.exception()))
 
