@@ -58,8 +58,13 @@ from companion.voice.sound.audio import WavSink, WavSource, read_wav, write_wav 
 REPLY = "Sure, I can help with that."
 TAIL_S = 3.0
 """Silence after the clip so her last turn can end (her patience is 2 s)."""
-NUMBERS = {"10": "ten", "5": "five", "4": "four", "7": "seven", "8": "eight"}
-SAME = {"mr": "mister", "metres": "meters", "okay": "ok"}
+NUMBERS = {str(n): word for n, word in enumerate(("zero", "one", "two", "three", "four", "five", "six", "seven", "eight",
+                                                  "nine", "ten"))}
+SAME = {"mr": "mister", "metres": "meters", "okay": "ok", "alright": "all right", "yknow": "you know",
+        "y'know": "you know", "mfa": "m f a"}
+FILLERS = {"um", "uh", "umm", "uhm", "erm", "er", "hm", "hmm", "mm", "mhm", "ah"}
+"""Hesitations: in the hand-made references of spontaneous speech, rarely written by Whisper;
+left out of both sides, so a filler is neither a lost word nor an inserted one."""
 
 
 def tokens(text: str) -> list[tuple[str, bool]]:
@@ -67,7 +72,7 @@ def tokens(text: str) -> list[tuple[str, bool]]:
     out: list[tuple[str, bool]] = []
     for raw in text.split():
         found = re.sub(r"[^a-z0-9' ]+", " ", raw.lower().replace("-", " ")).split()
-        found = [SAME.get(w, NUMBERS.get(w, w)) for w in found]
+        found = [x for w in found for x in SAME.get(w, NUMBERS.get(w, w)).split() if x not in FILLERS]
         out += [(w, i == len(found) - 1 and raw.rstrip("\"')").endswith((".", "?", "!"))) for i, w in enumerate(found)]
     return out
 

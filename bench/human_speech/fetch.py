@@ -27,6 +27,11 @@ sys.path.insert(0, str(ROOT))
 
 from companion.voice.sound.audio import read_wav, resample, write_wav  # noqa: E402
 
+try:
+    from more_sources import add_more  # run as a script: this folder is on sys.path
+except ImportError:
+    from human_speech.more_sources import add_more
+
 RATE = 16_000
 CACHE = Path.home() / ".cache" / "companion-bench" / "human-speech"
 PACKAGES = {
@@ -128,6 +133,7 @@ def build(cache: Path) -> Path:
         source=f"{pm.name}: docs/examples/audio/the_north_wind_and_the_sun.wav",
         licence="GPL-3.0 (praat-parselmouth sdist; kept in the local cache only)", split="check")
     (cache / "member.wav").unlink(missing_ok=True)
+    add_more(add, downloads)
     tune = {s for c in clips if c["split"] == "tune" for s in c["speakers"]}
     check = {s for c in clips if c["split"] == "check" for s in c["speakers"]}
     assert not tune & check, f"a speaker in both splits: {tune & check}"
