@@ -7,14 +7,25 @@ from __future__ import annotations
 
 import asyncio
 import json
+from pathlib import Path
 
 import pytest
-from audio_env import hibari_voice_fixture  # noqa: F401 (the hibari_voice fixture)
 from e2e_support import words
-from open_speaker_talk import HER_WORDS, INTERRUPTION, she_finished, stop_latency_s, talk
+from open_speaker_talk import (
+    HER_WORDS,
+    INTERRUPTION,
+    she_finished,
+    stop_latency_s,
+    talk,
+)
 from voice_pitch import median_pitch_hz
 
 from companion.config import VoiceSettings
+from companion.persona import parse_personality
+from companion.voice.models.files import resolve_voice
+from companion.voice.speaking.local import local_synthesizer, voice_options
+
+ROOT = Path(__file__).resolve().parents[3]
 
 TALK_BOUND_S = 90
 """A conversation that misses its turn fails here (under pytest-timeout's 120 s) instead of
@@ -69,15 +80,43 @@ async def test_talking_over_her_two_seconds_in_stops_her_quickly_and_the_user_is
     assert 0 < stop_s <= STOP_BOUND_S
 
 
-async def test_mira_in_her_own_voice_on_open_speakers_never_hears_herself_and_stops_when_talked_over(
-        tmp_path, pulse_audio, scripted_brain, piper_voice, hibari_voice, hearing):
-    """Issue 54: Mira speaks with hibari's heart (a woman's voice, 24 kHz), the user with Joe's. Her
-    echo canceller, echo filter and barge-in work on her voice as on piper's."""
+PERSONALITIES = {"Mira": "default.md", "Jeeves": "butler.md", "Pip": "gremlin.md"}
+OPENING = "Canberra is the capital of Australia. It was chosen"
+"""The start of her reply: what she says in the 2 s before the user talks over her."""
+
+
+@pytest.fixture(scope="module", params=list(PERSONALITIES))
+def personality_voice(request, tmp_path_factory):
+    """(name, her voice) as the runtime builds it from that personality's front matter (voice,
+    speed, variation, pitch), steady: Mira on hibari's heart, Jeeves and Pip on Joe, lower and higher."""
+    personality, problems = parse_personality((ROOT / "personality" / PERSONALITIES[request.param])
+                                              .read_text(encoding="utf-8"))
+    assert problems == []
+    voice = VoiceSettings().with_personality_voice(personality.voice, personality.speed, personality.variation,
+                                                   personality.pitch)
+    synthesizer = local_synthesizer(resolve_voice(voice.voice, tmp_path_factory.mktemp("models")),
+                                    **voice_options(voice), steady=True)
+    synthesizer.load()
+    return request.param, synthesizer
+
+
+async def test_each_personality_in_her_own_voice_on_open_speakers_never_hears_herself_and_stops_when_talked_over(
+        tmp_path, pulse_audio, scripted_brain, piper_voice, personality_voice, hearing):
+    """Issue 54: Mira speaks with hibari's heart (a woman's voice, 24 kHz), Jeeves and Pip with Joe's
+    shifted down and up (the pitch step's audio is what the speaker plays and the echo canceller
+    hears as her reference); the user always with Joe's own. Her echo canceller, echo filter and
+    barge-in work on each voice as on Joe's."""
+    name, her_voice = personality_voice
     result = await asyncio.wait_for(talk(tmp_path, pulse_audio, scripted_brain, piper_voice, hearing,
-                                         voice=VoiceSettings(listening="always"), her_voice=hibari_voice,
+                                         voice=VoiceSettings(listening="always"), her_voice=her_voice,
                                          interrupt_after_s=2.0), TALK_BOUND_S)
 
-    assert median_pitch_hz(result.hers, 16_000) > 160  # her voice in the room was hibari's, not Joe's (~90 Hz)
+    # Her voice in the room was her own: hibari's woman's voice, or Joe's shifted by her pitch.
+    her_hz = median_pitch_hz(result.hers, 16_000)
+    joe_hz = median_pitch_hz(piper_voice.synthesize_sync(OPENING), piper_voice.sample_rate)
+    # Measured in the room against Joe's ~100 Hz: Mira ~216 Hz, Jeeves (-2 semitones) ~84-86, Pip (+4) ~123.
+    bounds = {"Mira": (1.6, 3.0), "Jeeves": (0.7, 0.95), "Pip": (1.12, 1.5)}[name]
+    assert bounds[0] * joe_hz < her_hz < bounds[1] * joe_hz, (name, her_hz, joe_hz)
     assert result.barge_ins == 1
     assert len(result.heard_lines) == 2, result.heard_lines
     assert words(result.heard_lines[0]) == words("Tell me about Canberra.")
@@ -85,5 +124,6 @@ async def test_mira_in_her_own_voice_on_open_speakers_never_hears_herself_and_st
     assert len(set(words(INTERRUPTION)) & set(interruption)) >= 2, result.heard_lines
     assert not HER_WORDS & set().union(*(words(line) for line in result.heard_lines)), result.heard_lines
     stop_s = stop_latency_s(result)
-    print(json.dumps({"mira_open_speakers_stop_s": round(stop_s, 3), "heard": result.heard_lines}))
+    print(json.dumps({"personality": name, "open_speakers_stop_s": round(stop_s, 3), "pitch_hz": round(her_hz, 1),
+                      "joe_hz": round(joe_hz, 1), "heard": result.heard_lines}))
     assert 0 < stop_s <= STOP_BOUND_S
