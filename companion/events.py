@@ -226,6 +226,15 @@ class ListeningChanged:
 
 
 @dataclass(frozen=True)
+class HoldingChanged:
+    """She waits out a pause because the words so far are open ("Could you…", "in his book,"):
+    `holding` from the check that holds her until the user goes on or the hold ends. Her face
+    shows she is listening meanwhile, so the wait is not dead air."""
+
+    holding: bool
+
+
+@dataclass(frozen=True)
 class AttentionChanged:
     """Whether she is being spoken to (voice.addressing.addressed.Attention): awake | dozing | attentive | off.
     `how` says what called her (name, wake word, push-to-talk, follow-up) when attentive."""
@@ -279,7 +288,7 @@ Event = (
     UserHeard | ReplyDelta | ReplyDone | Speak | ExpressionChanged | ToolStarted | ToolFinished
     | ApprovalNeeded | ApprovalResolved | StateChanged | ErrorOccurred | TurnFinished | WorkChanged
     | ReminderDue | TurnStarted | TurnInterrupted | SpeakingChanged | ListeningChanged
-    | AttentionChanged | NamesHeard
+    | AttentionChanged | NamesHeard | HoldingChanged
 )
 Subscriber = Callable[[Event], None]
 

@@ -13,6 +13,7 @@ from companion.ui.face.character import CHARACTERS
 from companion.ui.face.expressions import FaceShape, blend, shape_for
 from companion.ui.face.extras import breath_step
 from companion.ui.face.frame import FaceFrame
+from companion.ui.face.holding import HOLD_EASE_S, attentive, nod
 
 TRANSITION_S = 0.22
 """Expression changes finish within this (the brief allows 250 ms)."""
@@ -58,6 +59,9 @@ class FaceAnimator:
         self._speech = 0.0
         self._listen_target = 0.0
         self._listen = 0.0
+        self._hold_target = 0.0
+        self._hold = 0.0
+        """How far the attentive look of a hold for open words is on (0..1, eased)."""
         self._last = now
         self._blink_at = now + self._rng.uniform(1.5, 4.0)
         self._double_blink = False
@@ -77,6 +81,14 @@ class FaceAnimator:
             self._speech_target = 0.0
         if state != "listening":
             self._listen_target = 0.0
+
+    def set_holding(self, holding: bool) -> None:
+        """She waits for the rest of an open sentence: an attentive look and a small nod."""
+        self._hold_target = 1.0 if holding else 0.0
+
+    @property
+    def holding(self) -> bool:
+        return self._hold_target > 0
 
     def set_speech_level(self, level: float) -> None:
         """Output audio level 0..1 while she speaks."""
@@ -111,6 +123,8 @@ class FaceAnimator:
         on the start of a blink."""
         if self.lively(now):
             return FAST_MS
+        if self._hold_target > 0 or self._hold > 0.01:
+            return STEADY_MS  # the nod, and the look easing in or out
         if self.blinking(now) or self.state in ("thinking", "working") or (
                 self.state == "listening" and self._listen > 0.05):
             return STEADY_MS
@@ -153,14 +167,18 @@ class FaceAnimator:
         self._last = now
         self._speech = _follow(self._speech, self._speech_target, dt)
         self._listen = _follow(self._listen, self._listen_target, dt)
+        self._hold += (self._hold_target - self._hold) * (1.0 - math.exp(-dt / HOLD_EASE_S))
         t = now - self._start
         progress = self._progress(now)
+        shape = blend(self._from, self._to, progress)
+        if self._hold > 0.001:
+            shape = blend(shape, attentive(shape), self._hold)
         return FaceFrame(
-            shape=blend(self._from, self._to, progress),
+            shape=shape,
             blink=self._blink(now),
             speech_level=self._speech,
             listen_level=self._listen,
-            bob=_bob(t),
+            bob=_bob(t) + self._hold * nod(t),
             sway=_sway(t),
             state=self.state,
             phase=t,

@@ -12,6 +12,7 @@ from PySide6.QtCore import QEvent, QRect, QRectF, QSize, Qt, QTimer, Signal, Slo
 from PySide6.QtGui import QColor, QImage, QPainter, QPaintEvent, QPixmap
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
+from companion.events import HoldingChanged, State, StateChanged
 from companion.ui.face.animation import FAST_MS, STILL_MS, FaceAnimator
 from companion.ui.face.character import Character, character_for
 from companion.ui.face.expressions import shape_for
@@ -91,6 +92,25 @@ class FaceWidget(QWidget):
     def set_state(self, state: str) -> None:
         self.animator.set_state(state)
         self._pace(FRAME_INTERVAL_MS)
+
+    @Slot(bool)
+    def set_holding(self, holding: bool) -> None:
+        """She waits for the rest of an open sentence: the attentive look and nod (holding.py)."""
+        self.animator.set_holding(holding)
+        self._pace(FRAME_INTERVAL_MS)
+
+    def follow_holds(self, bridge) -> None:
+        """Show the core's holds for open words (`bridge`: ui.bridge.EventBridge, whose `event`
+        signal carries every core event on the Qt thread)."""
+        bridge.event.connect(self._on_core_event)
+
+    @Slot(object)
+    def _on_core_event(self, event: object) -> None:
+        match event:
+            case HoldingChanged(holding=holding):
+                self.set_holding(holding)
+            case StateChanged(state=state) if state != State.LISTENING and self.animator.holding:
+                self.set_holding(False)  # her turn began: whatever held her is over
 
     @Slot(float)
     def set_speech_level(self, level: float) -> None:

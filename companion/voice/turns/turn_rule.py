@@ -150,6 +150,12 @@ class TurnRule:
         left = 0.0 if span <= 0 else max(0.0, 1 - (silence_ms - self.first_check_ms) / span)
         return self.finished_threshold * left
 
+    def holds(self, words: Words, silence_ms: float, text: float | None = None) -> bool:
+        """True when she waits at `silence_ms` because the words are open (the rule's words, or
+        the words' model finding them open), whatever the sound says: the wait her face shows
+        as listening (events.HoldingChanged)."""
+        return self.bar(words, silence_ms, text) is None
+
     def decide(self, probability: float, words: Words, silence_ms: float, text: float | None = None) -> bool:
         """True when the user has finished."""
         bar = self.bar(words, silence_ms, text)

@@ -67,3 +67,12 @@ def test_open_words_wait_even_when_the_words_model_is_sure():
 def test_the_words_models_thresholds_are_checked():
     with pytest.raises(ValueError):
         TurnRule(text_open=1.5)
+
+
+def test_she_holds_for_open_words_or_an_open_verdict_of_the_words_model_and_not_for_finished_ones():
+    rule = TurnRule(text_sure=0.5, text_open=0.2, text_open_until_ms=1536)
+    assert rule.holds(read_words("Could you read me the"), 300)
+    assert rule.holds(Words.UNCLEAR, 300, text=0.01)  # "Thomas Piketty, in his book" by the model
+    assert not rule.holds(Words.UNCLEAR, 1600, text=0.01)  # the model's hold has ended
+    assert not rule.holds(read_words("What time is it?"), 300, text=0.9)
+    assert not rule.holds(Words.UNCLEAR, 300)  # no words' model: the sound decides, nothing holds her
