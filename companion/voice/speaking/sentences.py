@@ -85,10 +85,17 @@ class SentenceSplitter:
         return None
 
     def _first_fragment(self, sentence: str) -> tuple[int, int] | None:
-        """Where to cut the first piece of a reply short: its first comma, else after six words
-        when at least two more follow (a lone word left over would sound worse than waiting)."""
+        """Where to cut the first piece of a reply short: its first comma within six words, else
+        after six words when at least two more follow (a lone word left over would sound worse
+        than waiting). A comma further in would make the first piece as slow as a sentence
+        (piper makes a whole piece before its first sample: ~60 ms for six words, ~140 for ten);
+        streamed a few words at a time the six-word cut came first anyway, given in one piece
+        (a fast brain, a prepared reply) it did not."""
         for match in _COMMA.finditer(sentence):
-            if len(sentence[: match.start()].split()) >= self.first_cut_words:
+            before = len(sentence[: match.start()].split())
+            if before > self.first_max_words:
+                break
+            if before >= self.first_cut_words:
                 return match.start(), match.end()
         words = list(re.finditer(r"\S+\s+", sentence))
         if len(sentence.split()) >= self.first_max_words + 2:

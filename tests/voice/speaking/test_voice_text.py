@@ -57,6 +57,15 @@ def test_a_first_sentence_without_a_comma_is_cut_after_six_words():
     assert pieces == ["I found three files in your", "workspace that mention the report.", "Here they are."]
 
 
+def test_a_first_sentence_given_whole_with_a_late_comma_is_cut_after_six_words_not_at_the_comma():
+    # A fast brain or a prepared reply hands the whole sentence over at once: cut at its comma, her
+    # first piece would be ten words (~140 ms of piper before her first sound instead of ~60).
+    splitter = SentenceSplitter()
+    pieces = splitter.push("The meeting with the architects from Chicago moved to Thursday, at ten. ")
+    assert pieces == ["The meeting with the architects from", "Chicago moved to Thursday, at ten."]
+    assert split_streamed("Well, it moved to Thursday.") == ["Well,", "it moved to Thursday."]
+
+
 def test_sentences_end_at_punctuation_but_not_at_abbreviations_or_decimals():
     pieces = split_streamed("Dr. Smith paid 3.5 dollars. Is that cheap? Yes!")
     assert pieces == ["Dr. Smith paid 3.5 dollars.", "Is that cheap?", "Yes!"]
