@@ -104,12 +104,12 @@ class Voices:
     @property
     def enrolled(self) -> bool:
         """Someone's voice is known surely enough to go by."""
-        return any(is_sure(p) for p in self.store.prints.values())
+        return any(is_sure(p) for p in self.store.current().values())
 
     def match(self, embedding: np.ndarray) -> VoiceMatch:
         """The known voice nearest to `embedding`, if near enough (only prints she is sure of)."""
         best = VoiceMatch(None, -1.0)
-        for voiceprint in self.store.prints.values():
+        for voiceprint in self.store.current().values():
             centroid = voiceprint.centroid()
             if centroid is None or not is_sure(voiceprint):
                 continue

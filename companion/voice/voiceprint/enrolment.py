@@ -4,7 +4,9 @@ The person who calls her is the one she learns: each call (her name, the wake wo
 with words) and each follow-up in the caller's voice adds that utterance's embedding to the
 print. She is sure of a print once it holds SURE_UTTERANCES utterances and SURE_SECONDS of
 speech; until then nothing is refused because of it. An utterance unlike the print so far
-(a guest calling her) is not learned: the first voice she learns is the one she keeps.
+(a guest calling her) is not learned: the first voice she learns is the one she keeps. With
+several people enrolled by name (read aloud in Settings, voiceprint.reading), a call grows the
+print of whoever it matches, and a voice matching none starts no print of its own.
 """
 
 from __future__ import annotations
@@ -58,24 +60,29 @@ class Enrolment:
         self.name = name
 
     def state(self) -> EnrolmentState:
-        voiceprint = self.store.get(self.name)
+        """The state of the voice learned from the calls (or, when that has none, the first print)."""
+        prints = self.store.current()
+        return self.state_of(self.name if self.name in prints or not prints else sorted(prints)[0])
+
+    def state_of(self, name: str) -> EnrolmentState:
+        voiceprint = self.store.get(name)
         if voiceprint is None:
-            return EnrolmentState(self.name, 0, 0.0, False)
-        return EnrolmentState(self.name, len(voiceprint.segments), voiceprint.seconds, is_sure(voiceprint))
+            return EnrolmentState(name, 0, 0.0, False)
+        return EnrolmentState(name, len(voiceprint.segments), voiceprint.seconds, is_sure(voiceprint))
 
     def learn(self, embedding: np.ndarray | None, seconds: float) -> bool:
         """Learn one utterance of the caller's; False when it was too short or unlike the print."""
         if embedding is None or seconds < LEARN_MIN_S:
             return False
-        voiceprint = self.store.get(self.name)
-        centroid = voiceprint.centroid() if voiceprint is not None else None
-        if centroid is not None and float(centroid @ embedding) < self.threshold:
-            log.info("voice: not learned (%.2f against %s's print): another voice called", float(centroid @ embedding),
-                     self.name)
+        prints = self.store.current()
+        scored = sorted(((float(p.centroid() @ embedding), p.name) for p in prints.values() if p.segments), reverse=True)
+        if scored and scored[0][0] < self.threshold:
+            log.info("voice: not learned (%.2f against %s's print): another voice called", *scored[0])
             return False
-        was_sure = is_sure(voiceprint)
-        self.store.add(self.name, embedding, seconds)
-        state = self.state()
+        name = scored[0][1] if scored else self.name
+        was_sure = is_sure(prints.get(name))
+        self.store.add(name, embedding, seconds)
+        state = self.state_of(name)
         if state.sure and not was_sure:
             log.info("voice: %s", state.sentence())
         return True

@@ -43,12 +43,14 @@ def test_the_voiceprints_kept_are_listed_with_when_they_were_made_and_forget_del
     for _ in range(5):
         store.add("you", np.eye(256, dtype=np.float32)[0], 3.0, at=1_765_000_000)
     dialog = _dialog(qtbot, tmp_path)
-    shown = dialog.voice.voices.prints.text()
-    dialog.voice.voices.forget.click()
+    rows = dialog.voice.voices
+    shown = rows.prints.item(0).text()
+    state = rows.state.text()
+    rows.forget.click()
 
     assert "Your voice: made 2025-12-" in shown and "15 s of speech from 5 utterances" in shown
-    assert "I know your voice" in shown
-    assert VoiceprintStore(data_dir).names() == [] and not dialog.voice.voices.forget.isEnabled()
+    assert "I know your voice" in state
+    assert VoiceprintStore(data_dir).names() == [] and not rows.forget.isEnabled()
 
 
 def test_only_me_is_a_listening_mode_in_settings(qtbot, tmp_path):
