@@ -160,3 +160,38 @@ class BannerArea(QWidget):
     def _forget(self, key: str, banner: Banner) -> None:
         if self._banners.get(key) is banner:
             del self._banners[key]
+
+
+KNOW_VOICES_KEY = "know_voices"
+KNOW_VOICES_QUESTION = ("Shall I learn your voice so only you can approve commands and follow up? "
+                        "Nothing leaves this computer.")
+
+
+class KnowVoicesQuestion:
+    """Knowing voices is the user's choice, asked once, plainly: while the setting is still "ask",
+    the first time a decision would go by a voice (a call opens her follow-up window, a card
+    waits for an answer that may be spoken) a banner asks, and Yes or No is saved as the setting
+    (`save("yes" | "no")`). Dismissed unanswered, it is not asked again this run; Settings →
+    Voice → Knowing voices still offers the choice."""
+
+    def __init__(self, banners: BannerArea, setting: Callable[[], str], save: Callable[[str], None],
+                 *, listening: Callable[[], bool] = lambda: True) -> None:
+        self._banners, self._setting, self._save, self._listening = banners, setting, save, listening
+        self.asked = False
+
+    def attach(self, bridge) -> None:
+        """Ask on the bridge's events: her attention opened by a call, or an approval card."""
+        bridge.attention.connect(lambda attention, _how: attention == "attentive" and self.needed())
+        bridge.approval_needed.connect(lambda _event: self._listening() and self.needed())
+
+    def needed(self) -> None:
+        """A decision would go by a voice now: ask, unless asked already or answered."""
+        if self.asked or self._setting() != "ask":
+            return
+        self.asked = True
+        self._banners.show_banner(KNOW_VOICES_KEY, KNOW_VOICES_QUESTION, kind="info",
+                                  actions=[("Yes", lambda: self._answer("yes")), ("No", lambda: self._answer("no"))])
+
+    def _answer(self, answer: str) -> None:
+        self._banners.clear(KNOW_VOICES_KEY)
+        self._save(answer)
