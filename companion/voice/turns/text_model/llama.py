@@ -8,6 +8,9 @@ reader, pure Python); each forward step is the llama block as llama.cpp computes
     x = x + Wo · attention(RoPE(Wq · rms(x)), RoPE(Wk · rms(x)), Wv · rms(x))
     x = x + Wdown · (silu(Wgate · rms(x)) * Wup · rms(x))
 
+The blocks' matrices are kept as int8 rows with a scale each (q8.py); the token embedding,
+which is also the output head over 49,152 tokens, stays float32: widening it at every check
+cost ~25 ms. ~220 MB of weights where float32 took ~540.
 RoPE rotates *adjacent* pairs (llama.cpp's "normal" rope): GGUF's converter permuted the query
 and key rows of Hugging Face's half-split layout into that order. Attention is grouped-query
 (9 query heads share 3 key/value heads), and the output projection is the token embedding (tied).
@@ -19,6 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+
+from companion.voice.turns.text_model.q8 import Q8, Scratch
 
 __all__ = ["Llama", "LlamaShape", "KVCache"]
 
@@ -40,14 +45,14 @@ class LlamaShape:
 @dataclass
 class _Block:
     attn_norm: np.ndarray
-    wq: np.ndarray
-    wk: np.ndarray
-    wv: np.ndarray
-    wo: np.ndarray
+    wq: Q8
+    wk: Q8
+    wv: Q8
+    wo: Q8
     ffn_norm: np.ndarray
-    gate: np.ndarray
-    up: np.ndarray
-    down: np.ndarray
+    gate: Q8
+    up: Q8
+    down: Q8
 
 
 class KVCache:
@@ -77,13 +82,15 @@ def _silu(x: np.ndarray) -> np.ndarray:
 
 class Llama:
     """`Llama.load(path)` once; `forward(tokens, cache)` appends `tokens` after the cache's
-    positions and returns the log-probabilities of the next token after the last one."""
+    positions and returns the log-probabilities of the next token after the last one. One
+    caller at a time (the weights are widened into one shared buffer)."""
 
     def __init__(self, shape: LlamaShape, embedding: np.ndarray, blocks: list[_Block], norm: np.ndarray) -> None:
         self.shape = shape
         self.embedding = embedding
         self.blocks = blocks
         self.norm = norm
+        self._scratch = Scratch()
         half = shape.head_dim // 2
         self._inv_freq = shape.rope_base ** (-np.arange(half, dtype=np.float64) / half)
 
@@ -108,17 +115,18 @@ class Llama:
                            eps=float(field("llama.attention.layer_norm_rms_epsilon")))
         tensors = {}
         for tensor in reader.tensors:
-            tensors[tensor.name] = np.ascontiguousarray(
-                dequantize(tensor.data, tensor.tensor_type), dtype=np.float32)
+            # One tensor at a time, so float32 never holds the whole model.
+            weights = np.asarray(dequantize(tensor.data, tensor.tensor_type), dtype=np.float32)
+            blocks_matrix = weights.ndim == 2 and tensor.name.startswith("blk.")
+            tensors[tensor.name] = Q8.of(weights) if blocks_matrix else np.ascontiguousarray(weights)
         if "output.weight" in tensors:
             raise ValueError("an untied output head is not supported")
 
         def block(i: int) -> _Block:
             t = lambda name: tensors.pop(f"blk.{i}.{name}.weight")  # noqa: E731
-            # Stored (out, in); kept transposed so a step is one row-major product x · W.
-            return _Block(attn_norm=t("attn_norm"), wq=t("attn_q").T.copy(), wk=t("attn_k").T.copy(),
-                          wv=t("attn_v").T.copy(), wo=t("attn_output").T.copy(), ffn_norm=t("ffn_norm"),
-                          gate=t("ffn_gate").T.copy(), up=t("ffn_up").T.copy(), down=t("ffn_down").T.copy())
+            return _Block(attn_norm=t("attn_norm"), wq=t("attn_q"), wk=t("attn_k"), wv=t("attn_v"),
+                          wo=t("attn_output"), ffn_norm=t("ffn_norm"), gate=t("ffn_gate"), up=t("ffn_up"),
+                          down=t("ffn_down"))
 
         blocks = [block(i) for i in range(shape.layers)]
         return cls(shape, tensors["token_embd.weight"], blocks, tensors["output_norm.weight"])
@@ -139,6 +147,17 @@ class Llama:
     def forward(self, tokens: list[int], cache: KVCache, last: int = 1) -> np.ndarray:
         """Log-probabilities (last, vocabulary) of the token after each of the `last` final
         positions of `tokens`, which follow the cache's."""
+        return self.log_probabilities(self.hidden(tokens, cache, last))
+
+    def log_probabilities(self, hidden: np.ndarray) -> np.ndarray:
+        """The next token's log-probabilities read from `hidden` states (the tied output head)."""
+        logits = hidden @ self.embedding.T
+        logits = logits - logits.max(axis=-1, keepdims=True)
+        return logits - np.log(np.exp(logits).sum(axis=-1, keepdims=True))
+
+    def hidden(self, tokens: list[int], cache: KVCache, last: int = 1) -> np.ndarray:
+        """The last hidden states (last, width), after the final norm, of the `last` final
+        positions of `tokens`, which follow the cache's."""
         if not tokens:
             raise ValueError("nothing to evaluate")
         s = self.shape
@@ -151,12 +170,13 @@ class Llama:
         scale = float(1.0 / np.sqrt(s.head_dim))  # a Python float: a numpy float64 would lift every array to float64
         # Causal mask for the new rows over every cached column.
         mask = np.where(np.arange(end)[None, :] > positions[:, None], -np.inf, 0.0).astype(np.float32)
+        scratch = self._scratch
         x = self.embedding[np.asarray(tokens)]
         for layer, b in enumerate(self.blocks):
             h = _rms(x, b.attn_norm, s.eps)
-            q = (h @ b.wq).reshape(count, s.heads, s.head_dim).transpose(1, 0, 2)
-            k = (h @ b.wk).reshape(count, s.kv_heads, s.head_dim).transpose(1, 0, 2)
-            v = (h @ b.wv).reshape(count, s.kv_heads, s.head_dim).transpose(1, 0, 2)
+            q = b.wq.product(h, scratch).reshape(count, s.heads, s.head_dim).transpose(1, 0, 2)
+            k = b.wk.product(h, scratch).reshape(count, s.kv_heads, s.head_dim).transpose(1, 0, 2)
+            v = b.wv.product(h, scratch).reshape(count, s.kv_heads, s.head_dim).transpose(1, 0, 2)
             cache.keys[layer, :, start:end] = self._rope(k, positions)
             cache.values[layer, :, start:end] = v
             q = self._rope(q, positions).reshape(s.kv_heads, group * count, s.head_dim)
@@ -167,11 +187,8 @@ class Llama:
             scores /= scores.sum(axis=-1, keepdims=True)
             attended = (scores.reshape(s.kv_heads, group * count, end) @ values)
             attended = attended.reshape(s.heads, count, s.head_dim).transpose(1, 0, 2).reshape(count, s.width)
-            x = x + attended @ b.wo
+            x = x + b.wo.product(attended, scratch)
             h = _rms(x, b.ffn_norm, s.eps)
-            x = x + (_silu(h @ b.gate) * (h @ b.up)) @ b.down
+            x = x + b.down.product(_silu(b.gate.product(h, scratch)) * b.up.product(h, scratch), scratch)
         cache.length = end
-        final = _rms(x[-min(last, count):], self.norm, s.eps)
-        logits = final @ self.embedding.T
-        logits = logits - logits.max(axis=-1, keepdims=True)
-        return logits - np.log(np.exp(logits).sum(axis=-1, keepdims=True))
+        return _rms(x[-min(last, count):], self.norm, s.eps)
