@@ -46,6 +46,7 @@ import pause_set  # noqa: E402
 import turn_sweep  # noqa: E402
 
 from companion.voice.turns.going_on import GOES_ON_S  # noqa: E402
+from companion.voice.turns.text_model.head import HEAD_FILE  # noqa: E402
 from companion.voice.turns.text_turn import PROMPT, TEXT_MODEL_SHA256, load_text_model  # noqa: E402
 from companion.voice.turns.turn_rule import TurnRule, Words, read_words  # noqa: E402
 
@@ -56,6 +57,33 @@ HUMAN_TARGET_PER_MIN = 1.0
 PATIENCE_MS = turn_sweep.PATIENCE_MS
 PAUSE_START_MS = turn_sweep.PAUSE_START_MS
 FIRST_SOUND_MS = turn_sweep.FIRST_SOUND_MS
+READINGS = ("zero_shot", "head", "geometric", "leaning")
+"""The words' model read zero-shot, through the trained head (text_model/head.py), or both
+(their geometric mean: the head lifts what the model finds merely unlikely, not what it finds
+open; "leaning" weighs the head twice: zero_shot^(1/3) · head^(2/3))."""
+
+
+def with_readings(pauses: list[dict], name: str, model_holder: list) -> None:
+    """Each pause's zero-shot and head probabilities (cached by the head's file: the rest of the
+    caches stay valid when only the head is trained again)."""
+    key = hashlib.sha256(HEAD_FILE.read_bytes() + json.dumps([p["words"] for p in pauses]).encode()).hexdigest()[:12]
+    path = pause_set.cache_dir() / f"readings-{name}-{key}.json"
+    if path.is_file():
+        readings = json.loads(path.read_text())
+    else:
+        if not model_holder:
+            model, why = load_text_model()
+            if model is None:
+                raise SystemExit(why)
+            model_holder.append(model)
+        readings = []
+        for pause in pauses:
+            guess = model_holder[0].probability_sync(pause["words"])
+            readings.append([round(guess.zero_shot, 6), round(guess.head or 0.0, 6)])  # no words: no head
+        path.write_text(json.dumps(readings))
+    for pause, (zero_shot, head) in zip(pauses, readings, strict=True):
+        pause["zero_shot"], pause["head"], pause["geometric"] = zero_shot, head, float(np.sqrt(zero_shot * head))
+        pause["leaning"] = float(np.cbrt(zero_shot * head * head))
 
 
 def with_text(rebuild: bool) -> list[dict]:
@@ -163,13 +191,13 @@ def human_pauses(rebuild: bool) -> list[dict]:
     return out
 
 
-def human_score(clips: list[dict], rule: TurnRule, use_text: bool = True) -> dict:
+def human_score(clips: list[dict], rule: TurnRule, use_text: bool = True, reading: str = "zero_shot") -> dict:
     """Mid-sentence turn ends a minute, and the silence at which sentence ends were taken."""
     minutes = sum(c["seconds"] for c in clips) / 60
     cuts, taken, ends = 0, [], 0
     for clip in clips:
         for pause in clip["pauses"]:
-            index, silence = replay([pause], rule, use_text)
+            index, silence = replay([pause], rule, use_text, reading)
             ended = silence < PATIENCE_MS and (pause["length_ms"] is None or silence < pause["length_ms"])
             if pause["sentence_end"]:
                 ends += 1
@@ -183,13 +211,13 @@ def human_score(clips: list[dict], rule: TurnRule, use_text: bool = True) -> dic
             "taken_at_ms_median": round(statistics.median(taken)) if taken else None}
 
 
-def replay(pauses: list[dict], rule: TurnRule, use_text: bool) -> tuple[int, float]:
+def replay(pauses: list[dict], rule: TurnRule, use_text: bool, reading: str = "zero_shot") -> tuple[int, float]:
     """(index of the pause that ended the turn, ms of silence at which it ended), as TurnWatch would."""
     for index, pause in enumerate(pauses):
         length = pause["length_ms"] if pause["length_ms"] is not None else float("inf")
         words = read_words(pause["words"])
         asked = use_text and words is not Words.OPEN and pause["words"].strip()
-        text = pause["text"] if asked else None
+        text = pause.get(reading, pause["text"]) if asked else None
         words_at = PAUSE_START_MS + pause["transcript_ms"] + (pause["text_ms"] if asked else 0.0)
         busy_until = 0.0
         for silence, probability, model_ms in pause["checks"]:
@@ -206,13 +234,13 @@ def replay(pauses: list[dict], rule: TurnRule, use_text: bool) -> tuple[int, flo
     return len(pauses) - 1, PATIENCE_MS
 
 
-def score(data: list[dict], rule: TurnRule, use_text: bool = True) -> dict:
+def score(data: list[dict], rule: TurnRule, use_text: bool = True, reading: str = "zero_shot") -> dict:
     cut = {"function": 0, "content": 0, "clause": 0}
     felt = dict.fromkeys(cut, 0)
     dead = []
     for item in data:
         pauses = item["pauses"]
-        index, silence = replay(pauses, rule, use_text)
+        index, silence = replay(pauses, rule, use_text, reading)
         if pauses[index]["speech_end_s"] < item["speech_end_s"] - 0.3:
             cut[item["kind"]] += 1
             went_on_ms = pauses[index]["length_ms"]
@@ -220,7 +248,7 @@ def score(data: list[dict], rule: TurnRule, use_text: bool = True) -> dict:
                 felt[item["kind"]] += 1
                 continue
             felt[item["kind"]] += went_on_ms >= silence + FIRST_SOUND_MS
-            rest, silence = replay(pauses[index + 1:], rule, use_text)
+            rest, silence = replay(pauses[index + 1:], rule, use_text, reading)
             index += 1 + rest
         dead.append((pauses[index]["speech_end_s"] - item["speech_end_s"]) * 1000 + silence)
     count = {kind: sum(item["kind"] == kind for item in data) for kind in cut}
@@ -260,6 +288,24 @@ def curve(rows: list[dict]) -> list[dict]:
     return front
 
 
+def choose(reading: str, tune: list[dict], check: list[dict], data: list[dict], human_tune: list[dict],
+           human_check: list[dict]) -> dict:
+    """The rule chosen on the tune voices for one reading of the words' model, its curve and its check figures."""
+    rows = [{"rule": settings(rule), "tune": score(tune, rule, True, reading),
+             "human_tune": human_score(human_tune, rule, True, reading), "_rule": rule} for rule in rules()]
+    within = [r for r in rows if r["tune"]["cut_open_felt"] <= FELT_TARGET
+              and r["human_tune"]["mid_sentence_turn_ends_per_min"] <= HUMAN_TARGET_PER_MIN] or \
+        [r for r in rows if r["tune"]["cut_open_felt"] <= FELT_TARGET] or rows
+    chosen = min(within, key=lambda r: (r["tune"]["dead_air_ms"]["median"] + r["tune"]["dead_air_ms"]["p95"],
+                                        r["tune"]["cut_open_felt"]))
+    rule = chosen.pop("_rule")
+    for row in rows:
+        row.pop("_rule", None)
+    return {"rule": chosen["rule"], "tune": chosen["tune"], "check": score(check, rule, True, reading),
+            "all": score(data, rule, True, reading), "human_tune": chosen["human_tune"],
+            "human_check": human_score(human_check, rule, True, reading), "curve": curve(rows)}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rebuild", action="store_true", help="run the words' model again (otherwise the cache)")
@@ -271,16 +317,11 @@ def main() -> int:
     human = human_pauses(args.rebuild)
     human_tune = [c for c in human if c["split"] == "tune"]
     human_check = [c for c in human if c["split"] == "check"]
-    rows = [{"rule": settings(rule), "tune": score(tune, rule), "human_tune": human_score(human_tune, rule),
-             "_rule": rule} for rule in rules()]
-    within = [r for r in rows if r["tune"]["cut_open_felt"] <= FELT_TARGET
-              and r["human_tune"]["mid_sentence_turn_ends_per_min"] <= HUMAN_TARGET_PER_MIN] or \
-        [r for r in rows if r["tune"]["cut_open_felt"] <= FELT_TARGET] or rows
-    chosen = min(within, key=lambda r: (r["tune"]["dead_air_ms"]["median"] + r["tune"]["dead_air_ms"]["p95"],
-                                        r["tune"]["cut_open_felt"]))
-    rule, default = chosen.pop("_rule"), TurnRule()
-    for row in rows:
-        row.pop("_rule", None)
+    holder: list = []
+    with_readings([p for d in data for p in d["pauses"]], "pauses", holder)
+    with_readings([p for c in human for p in c["pauses"]], "human", holder)
+    chosen = {reading: choose(reading, tune, check, data, human_tune, human_check) for reading in READINGS}
+    default = TurnRule()
     asked = [p for d in data for p in d["pauses"] if read_words(p["words"]) is not Words.OPEN]
     costs, walls = [p["text_ms"] for p in asked], [p["text_wall_ms"] for p in asked]
     print(json.dumps({
@@ -299,11 +340,10 @@ def main() -> int:
         "human_pauses": {"tune": sum(len(c["pauses"]) for c in human_tune),
                          "check": sum(len(c["pauses"]) for c in human_check),
                          "mid_sentence": sum(not p["sentence_end"] for c in human for p in c["pauses"])},
-        "settings_tried": len(rows),
-        "curve": curve(rows),
-        "chosen": {"rule": chosen["rule"], "tune": chosen["tune"], "check": score(check, rule),
-                   "all": score(data, rule), "human_tune": chosen["human_tune"],
-                   "human_check": human_score(human_check, rule)},
+        "settings_tried": len(rules()),
+        "shipped": {reading: {"tune": score(tune, default, True, reading), "check": score(check, default, True, reading),
+                              "human_check": human_score(human_check, default, True, reading)} for reading in READINGS},
+        "chosen": chosen,
         "chosen_because": f"the least median + p95 dead air on the tune voices with at most {FELT_TARGET:.0%} "
                           f"of open pauses felt as cut and at most {HUMAN_TARGET_PER_MIN} mid-sentence turn end "
                           "a minute on the human tune clips",

@@ -14,11 +14,13 @@ and read, zero-shot, two ways, of which the larger counts:
   then rarely closes the message; it does not end "Could you" with a question mark either.
 
 "What time is it?" scores ~0.3, "Could you" and "Thomas Piketty, in his book," under 0.001;
-complete statements often score low too, since a user may go on after one (turn_rule.py holds
-her only so long on a low score). The prompt's tokens are cached, and so are the transcript's: a
-transcript that grows from one pause to the next only evaluates its new tokens (a check is one
-forward pass of a few tokens, ~90 ms of one core; one past MAX_TOKENS slides its window and
-is read whole).
+complete statements often score low too, since a user may go on after one ("Ten of clubs."
+0.02). So a trained head (text_model/head.py) reads the model's last hidden state at the last
+word, and the rule reads the two together (`combined`): "Ten of clubs." ~0.14, "Yes." ~0.4,
+"Could you" ~5e-4. The prompt's tokens are cached, and so are the transcript's: a transcript
+that grows from one pause to the next only evaluates its new tokens (a check is one forward
+pass of a few tokens, ~50-70 ms of one core; one past MAX_TOKENS slides its window and is read
+whole).
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ import numpy as np
 from companion.errors import CompanionError, Stage
 from companion.voice.models.files import PackagedFile, resolve_packaged_file
 from companion.voice.models.thread import TURN_CRITICAL, ModelThread
+from companion.voice.turns.text_model.head import head_features
 
 __all__ = ["TextGuess", "TextTurn", "load_text_model", "resolve_text_model", "shared_text_model"]
 
@@ -78,6 +81,10 @@ class TextGuess:
     """Tokens the model evaluated for this check (the rest came from the cache)."""
     cpu_ms: float = 0.0
     """Processor time of the check on its thread (its cost on an idle core; `ms` includes waiting for one)."""
+    zero_shot: float = 0.0
+    """The model's own reading (module docstring), before the head."""
+    head: float | None = None
+    """The trained head's probability that the request is complete (None: no head)."""
 
 
 def split_final_punctuation(words: str) -> tuple[str, str]:
@@ -87,6 +94,20 @@ def split_final_punctuation(words: str) -> tuple[str, str]:
     if match is None or match.start() == 0:
         return text, ""
     return text[:match.start()], text[match.start():].strip()
+
+
+HEAD_WEIGHT = 0.5
+"""The trained head's share of the probability the rule reads: zero_shot^(1-w) · head^w. The head
+alone reads complete-sounding beginnings ("Call the restaurant", "What do you think") as whole
+requests and cut 30 % of the pause set's open pauses; through the model's own doubt it lifts
+terse commands and leaves what the model finds open ("Could you": ~1e-6) open (bench/RESULTS.md)."""
+
+
+def combined(zero_shot: float, head: float | None) -> float:
+    """The probability the rule reads: the model's own, lifted by the trained head when there is one."""
+    if head is None:
+        return zero_shot
+    return float(zero_shot ** (1 - HEAD_WEIGHT) * head ** HEAD_WEIGHT)
 
 
 class TextTurn:
@@ -102,11 +123,12 @@ class TextTurn:
         self._ends: list[int] = []
         self._end_of_message = -1
         self._last: tuple[str, TextGuess] | None = None
+        self._head = None
         self._lock = threading.Lock()
         self._thread = ModelThread("text-turn", nicer_by=TURN_CRITICAL)
 
     def load(self) -> None:
-        """Read and dequantize the model (blocking, ~5-10 s; ~540 MB of float32 weights)."""
+        """Read and quantize the model (blocking, ~3-10 s; ~220 MB of int8 and float32 weights)."""
         self._thread.call(self._load)
 
     def start_loading(self) -> None:
@@ -125,6 +147,7 @@ class TextTurn:
                 return
             from gguf import GGUFReader
 
+            from companion.voice.turns.text_model.head import HEAD_FILE, TurnHead
             from companion.voice.turns.text_model.llama import Llama
             from companion.voice.turns.text_model.vocab import tokenizer_from_gguf
 
@@ -137,6 +160,7 @@ class TextTurn:
                 raise CompanionError("model_unloadable", f"I couldn't load the words' turn model at {self.path} "
                                      f"({exc}). Reinstall it with: {INSTALL_HINT}", stage=Stage.HEARING) from exc
             self._tokenizer, self._model = tokenizer, model
+            self._head = self._read_head(HEAD_FILE, TurnHead)
             self._prompt = tokenizer.encode(PROMPT).ids
             self._end_of_message = tokenizer.token_to_id(END_OF_MESSAGE)
             self._ends = [tokenizer.token_to_id(mark) for mark in SENTENCE_ENDS]
@@ -144,11 +168,23 @@ class TextTurn:
             self._cached = []
         self.probability_sync("Hello.")
 
+    @staticmethod
+    def _read_head(path: Path, kind):
+        try:
+            head = kind.load(path)
+        except (OSError, ValueError, KeyError) as exc:
+            log.warning("no trained head for the words' turn model (%s): the zero-shot reading decides", exc)
+            return None
+        if head.model_sha256 != TEXT_MODEL_SHA256:
+            log.warning("the words' turn head was trained on another model: the zero-shot reading decides")
+            return None
+        return head
+
     def tokens(self, words: str) -> list[int]:
         return self._tokenizer.encode(words).ids
 
     def _evaluate(self, ids: list[int], last: int) -> tuple[np.ndarray, int]:
-        """Log-probabilities after each of the last `last` tokens of `ids`, reusing the cache's common prefix."""
+        """Hidden states of the last `last` tokens of `ids`, reusing the cache's common prefix."""
         same = 0
         for mine, theirs in zip(self._cached, ids, strict=False):
             if mine != theirs:
@@ -158,9 +194,23 @@ class TextTurn:
         self._cache.keep(same)
         self._cached = self._cached[:same]
         fresh = ids[same:]
-        logprobs = self._model.forward(fresh, self._cache, last=last)
+        hidden = self._model.hidden(fresh, self._cache, last=last)
         self._cached = list(ids)
-        return logprobs, len(fresh)
+        return hidden, len(fresh)
+
+    def last_word_state(self, words: str) -> tuple[np.ndarray, float]:
+        """The hidden state at the last word (final punctuation off) and the log-probability that
+        the message or sentence ends there: what the head reads."""
+        if self._model is None:
+            self.load()
+        with self._lock:
+            bare = self.tokens(split_final_punctuation(words)[0])[-MAX_TOKENS:]
+            hidden, _ = self._evaluate(self._prompt + bare, 1)
+        return hidden[0], self._ends_logprob(hidden[:1])
+
+    def _ends_logprob(self, hidden: np.ndarray) -> float:
+        logprobs = self._model.log_probabilities(hidden)
+        return float(np.log(np.exp(logprobs[0, [self._end_of_message, *self._ends]]).sum()))
 
     def probability_sync(self, words: str) -> TextGuess:
         if self._model is None:
@@ -175,15 +225,19 @@ class TextTurn:
             # tokens follow the bare words' unchanged.
             bare = self.tokens(body)[-MAX_TOKENS:]
             if not bare:
-                return TextGuess(0.0, 0.0, 0)
+                return TextGuess(0.0, 0.0, 0)  # nothing to read (the rule does not ask)
             written = bare + (self.tokens(mark) if mark else [])
             after = len(written) - len(bare) + 1  # the positions after the last word and after the mark
-            logprobs, evaluated = self._evaluate(self._prompt + written, after)
+            hidden, evaluated = self._evaluate(self._prompt + written, after)
+        logprobs = self._model.log_probabilities(hidden)
         at_word = np.exp(logprobs[0, [self._end_of_message, *self._ends]]).sum()
         as_written = np.exp(logprobs[-1, self._end_of_message]) if mark else at_word
-        probability = float(min(1.0, max(at_word, as_written)))
-        guess = TextGuess(probability, (time.perf_counter() - started) * 1000, evaluated,
-                          (time.thread_time() - cpu) * 1000)
+        zero_shot = float(min(1.0, max(at_word, as_written)))
+        head = None
+        if self._head is not None:
+            head = self._head.probability(head_features(hidden[0], float(np.log(max(at_word, 1e-30)))))
+        guess = TextGuess(combined(zero_shot, head), (time.perf_counter() - started) * 1000, evaluated,
+                          (time.thread_time() - cpu) * 1000, zero_shot, head)
         self._last = (words, guess)
         return guess
 

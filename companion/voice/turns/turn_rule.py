@@ -59,10 +59,13 @@ WANTS_MORE = frozenset({"wondering", "wanna", "gonna", "hoping", "trying", "wher
 
 # The words' model's thresholds, chosen by bench/text_turn.py on the pause set's tune voices (the
 # least median + p95 dead air with at most 10 % of open pauses felt as cut) and reported on its
-# check voices: felt cuts 35 % → 10 % (tune) and 15 % → 10 % (check), median dead air 585 → 804
-# and 561 → 614 ms. Most cuts left are Whisper finishing the sentence wrongly ("How far is it
-# from here too?"), which no reading of the words can see.
-TEXT_SURE = 0.3
+# check voices, for the model's reading lifted by its trained head (text_turn.combined): felt
+# cuts 35 % → 10 % (tune) and 15 % → 10 % (check), median / p95 dead air 585 / 1,397 → 662 / 1,528
+# and 561 / 1,601 → 634 / 2,035 ms. The model alone (0.3 / 0.2) had the same cuts at 926 / 1,691
+# and 637 / 2,052 ms, and held terse commands ("Lights off.") for the whole 1.5 s. Most cuts
+# left are Whisper finishing the sentence wrongly ("How far is it from here too?"), which no
+# reading of the words can see.
+TEXT_SURE = 0.5
 TEXT_OPEN = 0.2
 TEXT_OPEN_UNTIL_MS = 1536
 
