@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
 import sys
+from asyncio.base_subprocess import BaseSubprocessTransport
 from pathlib import Path
 
 import pytest
@@ -124,6 +126,25 @@ async def test_cancelling_the_task_kills_the_group(tmp_path: Path) -> None:
     with pytest.raises(asyncio.CancelledError):
         await task
     assert await _ends(pid)
+
+
+async def test_a_cancelled_run_has_closed_its_process_and_pipes_when_the_cancel_returns(tmp_path: Path) -> None:
+    # Left open, the transport is closed by garbage collection after its loop has closed: an
+    # "Event loop is closed" traceback, and a killed process of hers nobody had reaped.
+    pids: list[int] = []
+    started = asyncio.Event()
+
+    async def on_start(pid: int) -> None:
+        pids.append(pid)
+        started.set()
+
+    task = asyncio.ensure_future(run_process(["sleep", "60"], cwd=tmp_path, timeout_s=60, started=on_start))
+    await started.wait()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    ours = [o for o in gc.get_objects() if isinstance(o, BaseSubprocessTransport) and o.get_pid() == pids[0]]
+    assert ours and all(transport.is_closing() for transport in ours), ours
 
 
 async def test_background_leftovers_are_killed_when_the_command_ends(tmp_path: Path) -> None:

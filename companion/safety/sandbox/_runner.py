@@ -35,6 +35,8 @@ UMASK = 0o077
 default; bwrap passes the umask through to the command)."""
 TIMEOUT_EXIT = 124
 KILL_GRACE_S = 5.0
+REAP_S = 5.0
+"""How long a cancelled run waits for its killed process's end to be read."""
 
 _ALLOWED_NAMES = frozenset({
     "PATH", "HOME", "LANG", "LANGUAGE", "TERM", "TZ", "USER", "LOGNAME", "SHELL", "TMPDIR",
@@ -170,6 +172,7 @@ async def run_process(
             await done_task
     except asyncio.CancelledError:
         _kill_group(pgid, signal.SIGKILL)
+        await _reaped(done_task)
         raise
     finally:
         for task in (cancel_task, done_task, read_all_task, started_task):
@@ -186,6 +189,13 @@ async def run_process(
         cancelled=cancelled,
         duration_s=time.monotonic() - began,
     )
+
+
+async def _reaped(done_task: asyncio.Future[None]) -> None:
+    """After the kill of a cancelled run, see its end read (a few seconds at most): its pipes and
+    transport then close on this loop, not at garbage collection once the loop has closed."""
+    with contextlib.suppress(Exception, asyncio.CancelledError):
+        await asyncio.wait_for(asyncio.shield(done_task), timeout=REAP_S)
 
 
 async def _settle(started_task: asyncio.Future[None], done_task: asyncio.Future[None], pgid: int) -> None:
