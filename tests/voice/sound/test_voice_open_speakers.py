@@ -114,8 +114,9 @@ async def test_each_personality_in_her_own_voice_on_open_speakers_never_hears_he
     # Her voice in the room was her own: hibari's woman's voice, or Joe's shifted by her pitch.
     her_hz = median_pitch_hz(result.hers, 16_000)
     joe_hz = median_pitch_hz(piper_voice.synthesize_sync(OPENING), piper_voice.sample_rate)
-    # Measured in the room against Joe's ~100 Hz: Mira ~216 Hz, Jeeves (-2 semitones) ~84-86, Pip (+4) ~123.
-    bounds = {"Mira": (1.6, 3.0), "Jeeves": (0.7, 0.95), "Pip": (1.12, 1.5)}[name]
+    # Measured in the room against Joe's 100 Hz on this text: Mira 215-216 Hz, Jeeves (-2 semitones)
+    # 81-86, Pip (+4) 117-123; without the pitch step Jeeves was 94 and Pip 99.
+    bounds = {"Mira": (1.6, 3.0), "Jeeves": (0.7, 0.89), "Pip": (1.1, 1.5)}[name]
     assert bounds[0] * joe_hz < her_hz < bounds[1] * joe_hz, (name, her_hz, joe_hz)
     assert result.barge_ins == 1
     assert len(result.heard_lines) == 2, result.heard_lines
