@@ -64,3 +64,13 @@ def test_an_int8_product_stays_within_a_percent_of_the_float_one():
     x = rng.normal(size=(3, 576)).astype(np.float32)
     exact, quantised = x @ w.T, Q8.of(w).product(x, Scratch())
     assert np.abs(quantised - exact).max() < 0.01 * np.abs(exact).max()
+
+
+def test_the_rule_no_longer_holds_terse_commands_for_open_words_but_still_holds_open_phrases(text_model):
+    from companion.voice.turns.turn_rule import TurnRule, read_words
+
+    rule = TurnRule()  # the shipped thresholds
+    for words in ("Lights off.", "Next song.", "Yes.", "Stop."):
+        assert not rule.holds(read_words(words), 300, text_model.probability_sync(words).probability), words
+    for words in ("Could you.", "Thomas Piketty, in his book."):
+        assert rule.holds(read_words(words), 300, text_model.probability_sync(words).probability), words
