@@ -33,6 +33,7 @@ from companion.voice.turns.text_turn import (  # noqa: E402
     PROMPT,
     TEXT_MODEL_SHA256,
     TextTurn,
+    combined,
     resolve_text_model,
     split_final_punctuation,
 )
@@ -158,11 +159,14 @@ def main() -> int:
     lam = min(cv, key=cv.get)
     head = fit(x, y, lam)
     p_test = head.probability(x_test)
+    read_test = np.array([combined(z, h) for z, h in zip(zero_test, p_test, strict=True)])
 
     def score(words: str) -> dict:
         guess = model.probability_sync(words)
         state, at_word = model.last_word_state(words)
-        return {"zero_shot": round(guess.zero_shot, 4), "head": round(float(head.probability(head_features(state, at_word))), 4)}
+        lifted = float(head.probability(head_features(state, at_word)))
+        return {"zero_shot": round(guess.zero_shot, 4), "head": round(lifted, 4),
+                "read_by_the_rule": round(combined(guess.zero_shot, lifted), 4)}
 
     about = {"requests": len(every), "train_lines": len(train_lines), "held_out_lines": len(test_lines),
              "train_examples": int(len(y)), "train_complete": int(y.sum()), "l2": lam,
@@ -170,9 +174,11 @@ def main() -> int:
     result = {
         "load_average": load, "about": about, "cv_log_loss": {str(k): round(v, 4) for k, v in cv.items()},
         "held_out": {"examples": int(len(y_test)), "complete": int(y_test.sum()),
-                     "auc": {"head": round(auc(p_test, y_test), 4), "zero_shot": round(auc(zero_test, y_test), 4)},
+                     "auc": {"head": round(auc(p_test, y_test), 4), "zero_shot": round(auc(zero_test, y_test), 4),
+                             "read_by_the_rule": round(auc(read_test, y_test), 4)},
                      "log_loss_head": round(loss(head, x_test, y_test), 4),
-                     "curve_head": curve(p_test, y_test), "curve_zero_shot": curve(zero_test, y_test)},
+                     "curve_head": curve(p_test, y_test), "curve_zero_shot": curve(zero_test, y_test),
+                     "curve_read_by_the_rule": curve(read_test, y_test)},
         "terse_complete": {w: score(w) for w in TERSE},
         "open_phrases": {w: score(w) for w in OPEN},
         "seconds": round(time.perf_counter() - started, 1),
