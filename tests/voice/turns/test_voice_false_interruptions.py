@@ -17,7 +17,7 @@ from brain_harness import make_config
 from e2e_support import words
 
 from companion.config import VoiceSettings
-from companion.events import EventBus
+from companion.events import EventBus, SpeakingChanged, TurnFinished
 from companion.runtime import Companion
 from companion.voice.brain_port import CompanionBrain
 from companion.voice.session import VoiceSession
@@ -34,13 +34,17 @@ SENTENCES = [s + "." for s in STORY.removesuffix(".").split(". ")]
 
 class CuedMicrophone:
     """A microphone in real time: `first`, silence until `cue` is set, then `then`, then silence
-    until `tail_s` has passed (long enough for her to finish her story)."""
+    until `tail_s` has passed, or until `GRACE_S` after `done` is set (she has said all she had
+    to say) if that comes first."""
 
     realtime = True
 
-    def __init__(self, first: np.ndarray, then: np.ndarray, cue: asyncio.Event, *, tail_s: float) -> None:
-        self._first, self._cue = first, cue
+    def __init__(self, first: np.ndarray, then: np.ndarray, cue: asyncio.Event, *, tail_s: float,
+                 done: asyncio.Event | None = None) -> None:
+        self._first, self._cue, self._done = first, cue, done
+        self._done_at: int | None = None
         self._then = np.concatenate([then, np.zeros(int(tail_s * 16_000), dtype=np.float32)])
+        self._cue_sound_end = then.size
         self._cued_at: int | None = None
         self._index = 0
         self._start: float | None = None
@@ -62,7 +66,13 @@ class CuedMicrophone:
                 return np.zeros(FRAME_SAMPLES, dtype=np.float32)
             self._cued_at = self._index - 1
         at = (self._index - 1 - self._cued_at) * FRAME_SAMPLES
-        return _frame(self._then, at) if at < self._then.size else None
+        if at >= self._then.size:
+            return None
+        if self._done is not None and self._done.is_set() and at >= self._cue_sound_end:
+            self._done_at = self._index if self._done_at is None else self._done_at
+            if (self._index - self._done_at) * FRAME_S >= GRACE_S:
+                return None
+        return _frame(self._then, at)
 
     def close(self) -> None:
         self._closed = True
@@ -89,6 +99,9 @@ COUGHS = "[[Vx]] [[Vx]]"
 """Two coughs: each alone is enough to stop her."""
 NEAR = 1.5
 """The user's sounds a little louder than her playback, as a voice near the microphone is."""
+GRACE_S = 3.0
+"""How long the microphone stays open after she has said all she had to say: time for a story
+told twice, or a turn the quiet starts, to show."""
 
 
 class OnsetLeak:
@@ -131,10 +144,20 @@ async def story_over(tmp_path, scripted_brain, hearing, piper_voice, sound: np.n
     scripted_brain.push({"text": STORY}, {"text": "Okay."})
     companion = Companion(make_config(tmp_path, scripted_brain.url), EventBus())
     await companion.start()
-    her_first_word = asyncio.Event()
+    her_first_word, all_said = asyncio.Event(), asyncio.Event()
+
+    def story_told(event) -> None:
+        # Her voice has fallen quiet with nothing left to say, after the turn that told the story.
+        if isinstance(event, TurnFinished) and event.text == STORY:
+            told.append(event)
+        elif isinstance(event, SpeakingChanged) and not (event.speaking or event.queued) and told:
+            all_said.set()
+
+    told: list[TurnFinished] = []
+    companion.bus.subscribe(story_told)
     lead = np.zeros(int(after_s * 16_000), dtype=np.float32)
     microphone = CuedMicrophone(speech(piper_voice, "Tell me a story.", tail_s=0.3),
-                                np.concatenate([lead, sound]), her_first_word, tail_s=tail_s)
+                                np.concatenate([lead, sound]), her_first_word, tail_s=tail_s, done=all_said)
     started = time.monotonic()
     sink = WavSink(lambda: time.monotonic() - started, rate=piper_voice.sample_rate, realtime=True)
     sink.add_start_listener(lambda _when: her_first_word.set())
