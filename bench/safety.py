@@ -33,7 +33,7 @@ from companion.config import Settings, ToolSettings  # noqa: E402
 from companion.safety.command_line.code_scan import scan_code  # noqa: E402
 from companion.safety.gate import Gate  # noqa: E402
 from companion.safety.grants import GrantStore  # noqa: E402
-from companion.safety.sandbox import sandbox  # noqa: E402
+from companion.safety.sandbox import probe, sandbox  # noqa: E402
 from companion.safety.sandbox._runner import run_process  # noqa: E402
 from companion.tools.action import shell  # noqa: E402
 from companion.tools.builtin import web_extract  # noqa: E402
@@ -70,8 +70,8 @@ async def sandbox_cost(tmp: Path, runs: int = 30) -> dict[str, object]:
     workspace.mkdir()
     for i in range(20):
         (workspace / f"file{i}.txt").write_text("x" * i)
-    bwrap = sandbox.find_bwrap()
-    assert bwrap is not None and sandbox.unavailable_reason() is None, sandbox.unavailable_reason()
+    bwrap = probe.find_bwrap()
+    assert bwrap is not None and probe.unavailable_reason() is None, probe.unavailable_reason()
     out: dict[str, object] = {"runs": runs}
     for network in (False, True):
         for label, argv in (("true", ["true"]), ("ls", ["ls", "-la"])):
@@ -109,7 +109,7 @@ async def identity_cost(tmp: Path, runs: int = 30) -> dict[str, object]:
     workspace = tmp / "closed" / "identity"
     workspace.mkdir(parents=True)
     (tmp / "closed").chmod(0o700)
-    bwrap = sandbox.find_bwrap()
+    bwrap = probe.find_bwrap()
     assert bwrap is not None
     nobody, ruled = identity.for_workspace, landlock.argv_for
 

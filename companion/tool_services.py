@@ -94,9 +94,9 @@ class ToolServices:
             self.bus.emit(ErrorOccurred("safety", "approvals_broken", self.gate.grants.notice))
 
     def _configure_sandbox(self, settings: Settings) -> None:
-        from companion.safety.sandbox import sandbox
+        from companion.safety.sandbox import probe
 
-        sandbox.configure(allow_unsandboxed=settings.tools.run_without_sandbox)
+        probe.configure(allow_unsandboxed=settings.tools.run_without_sandbox)
         if self.registry is not None:
             self.registry.forget_checks()  # shell/execute_code's check() reads it: answer afresh
 

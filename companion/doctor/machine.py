@@ -82,30 +82,30 @@ def check_workspace(settings: Settings) -> Check:
 def check_sandbox(settings: Settings) -> Check:
     """Can commands and code run in the kernel sandbox (bubblewrap) here? Without it, shell and
     execute_code are not offered unless the user chose to run them without one."""
-    from companion.safety.sandbox import sandbox
+    from companion.safety.sandbox import probe
 
-    reason = sandbox.unavailable_reason()
+    reason = probe.unavailable_reason()
     if reason is None:
-        return Check("Command sandbox", True, f"bubblewrap ({sandbox.find_bwrap()}) works: commands and "
+        return Check("Command sandbox", True, f"bubblewrap ({probe.find_bwrap()}) works: commands and "
                      "code run as nobody with no privileges, the system and your home out of reach, the "
                      "workspace read-only unless you approved a command that writes, limits per call",
                      essential=False)
     if settings.tools.run_without_sandbox:
         return Check("Command sandbox", False, f"{reason} You chose to run commands and code WITHOUT a "
                      "sandbox (Settings → Approvals): an approved command can touch all your files.",
-                     sandbox.unavailable_fix(), essential=False)
+                     probe.unavailable_fix(), essential=False)
     return Check("Command sandbox", False, f"{reason} Until it works she won't offer to run commands "
-                 "or code (shell and execute_code are switched off).", sandbox.unavailable_fix(),
+                 "or code (shell and execute_code are switched off).", probe.unavailable_fix(),
                  essential=False)
 
 
 def check_sandbox_user(settings: Settings) -> Check:
     """Who a sandboxed command is on the host: as root, nobody (65534) unless the workspace can't
     be shown to nobody through an idmapped mount; then root without its powers (identity.py)."""
-    from companion.safety.sandbox import identity, sandbox
+    from companion.safety.sandbox import identity, probe
 
-    if sandbox.unavailable_reason() is not None:
-        return Check("Sandbox user", False, "no sandbox, so no command runs", sandbox.unavailable_fix(),
+    if probe.unavailable_reason() is not None:
+        return Check("Sandbox user", False, "no sandbox, so no command runs", probe.unavailable_fix(),
                      essential=False)
     if os.geteuid() != 0:
         return Check("Sandbox user", True, f"commands run as you (uid {os.geteuid()}) with no privileges",
@@ -140,11 +140,11 @@ def check_landlock() -> Check:
 def check_sandbox_network() -> Check:
     """Can a command approved with "This needs the internet." go online, and only there?"""
     from companion.safety.network import outbound
-    from companion.safety.sandbox import sandbox
+    from companion.safety.sandbox import probe, sandbox
 
-    if sandbox.unavailable_reason() is not None:
+    if probe.unavailable_reason() is not None:
         return Check("Internet for commands", False, "no sandbox, so no command goes online",
-                     sandbox.unavailable_fix(), essential=False)
+                     probe.unavailable_fix(), essential=False)
     reason = sandbox.network_unavailable_reason()
     if reason is not None:
         return Check("Internet for commands", False, f"{reason} A command that needs the internet is "

@@ -13,7 +13,7 @@ import pytest
 from companion.safety.consent.approval import Answer, ApprovalRequest, AuditLog, Decision
 from companion.safety.gate import Gate
 from companion.safety.grants import GrantStore
-from companion.safety.sandbox import sandbox
+from companion.safety.sandbox import probe
 from companion.tools.context import ToolContext
 
 
@@ -31,7 +31,7 @@ class Approves:
 @pytest.fixture(name="real_sandbox", autouse=True)
 def real_sandbox_fixture() -> None:
     """These tests are about the sandbox itself: it must be here (bubblewrap is a system dependency)."""
-    assert sandbox.unavailable_reason() is None, sandbox.unavailable_reason()
+    assert probe.unavailable_reason() is None, probe.unavailable_reason()
 
 
 @pytest.fixture(name="gate")

@@ -17,7 +17,7 @@ from companion.safety.consent.approval import Answer, ApprovalRequest, AuditLog,
 from companion.safety.gate import CODE_FAMILY, Gate
 from companion.safety.grants import GrantError, GrantStore
 from companion.safety.jail.jail import GIT_SENTENCE
-from companion.safety.sandbox import sandbox
+from companion.safety.sandbox import probe
 from companion.tools.action import execute_code, shell, write_file
 from companion.tools.context import ToolContext
 
@@ -36,7 +36,7 @@ class Answers:
 
 @pytest.fixture(autouse=True)
 def real_sandbox() -> None:
-    assert sandbox.unavailable_reason() is None, sandbox.unavailable_reason()
+    assert probe.unavailable_reason() is None, probe.unavailable_reason()
 
 
 @pytest.fixture

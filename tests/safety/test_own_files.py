@@ -17,7 +17,7 @@ from companion.runtime import Companion
 from companion.safety.consent.approval import Answer, ApprovalRequest, Decision
 from companion.safety.gate import build_gate
 from companion.safety.jail.jail import OWN_PATHS_SERVICE, OWN_SENTENCE, JailError, check_workspace
-from companion.safety.sandbox import sandbox
+from companion.safety.sandbox import probe
 from companion.tools.action import patch, read_file, search_files, shell, write_file
 from companion.tools.context import ToolContext
 
@@ -148,7 +148,7 @@ class Approves:
 
 async def test_an_approved_command_in_a_home_workspace_sees_none_of_her_folders(home, monkeypatch):
     # The gate the runtime builds hides the same folders the jail refuses (state and cache too).
-    assert sandbox.unavailable_reason() is None, sandbox.unavailable_reason()
+    assert probe.unavailable_reason() is None, probe.unavailable_reason()
     monkeypatch.setenv("HOME", str(home))
     for name in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"):
         monkeypatch.delenv(name, raising=False)

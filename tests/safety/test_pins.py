@@ -12,7 +12,7 @@ from companion.safety.command_line.pins import files_run_by, fingerprint
 from companion.safety.consent.approval import Answer, ApprovalRequest, AuditLog, Decision
 from companion.safety.gate import Gate
 from companion.safety.grants import GrantStore
-from companion.safety.sandbox import sandbox
+from companion.safety.sandbox import probe
 from companion.tools.action import shell
 from companion.tools.context import ToolContext
 
@@ -55,7 +55,7 @@ def test_a_line_is_pinned_with_what_it_pulls_in(workspace: Path, line: str, pinn
 
 
 async def test_a_sourced_script_changed_while_the_card_is_open_asks_again(workspace: Path, tmp_path: Path) -> None:
-    assert sandbox.unavailable_reason() is None, sandbox.unavailable_reason()
+    assert probe.unavailable_reason() is None, probe.unavailable_reason()
 
     class ChangesTheLibrary:
         def __init__(self) -> None:

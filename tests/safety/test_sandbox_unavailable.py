@@ -16,7 +16,7 @@ from companion.doctor.report import format_report
 from companion.safety.consent.approval import Answer, ApprovalRequest, AuditLog, Decision
 from companion.safety.gate import Gate, ProcessRefused
 from companion.safety.grants import GrantStore
-from companion.safety.sandbox import sandbox
+from companion.safety.sandbox import probe, sandbox
 from companion.tools import registry
 from companion.tools.action import shell
 from companion.tools.context import ToolContext
@@ -30,7 +30,7 @@ NO_USERNS = ("#!/bin/sh\necho 'bwrap: No permissions to creating new namespace, 
 @pytest.fixture(autouse=True)
 def _switch_back_off():
     yield
-    sandbox.configure(allow_unsandboxed=False)
+    probe.configure(allow_unsandboxed=False)
 
 
 @pytest.fixture(params=["no bwrap", "no user namespaces"])
@@ -53,7 +53,7 @@ def offered_names() -> set[str]:
 
 
 def test_with_the_sandbox_working_commands_and_code_are_offered() -> None:
-    assert sandbox.unavailable_reason() is None
+    assert probe.unavailable_reason() is None
     assert offered_names() >= EXEC_TOOLS
     assert doctor.check_sandbox(Settings()).ok
 
@@ -89,7 +89,7 @@ async def test_the_door_refuses_to_start_anything_without_the_sandbox(broken: st
 
 
 async def test_the_user_can_choose_to_run_commands_without_a_sandbox(broken: str, tmp_path: Path) -> None:
-    sandbox.configure(allow_unsandboxed=True)
+    probe.configure(allow_unsandboxed=True)
     assert offered_names() >= EXEC_TOOLS
     gate = Gate(tmp_path / "ws", GrantStore(tmp_path / "approvals.toml"), approver=Approves(),
                 audit=AuditLog(tmp_path / "approvals.log"))
@@ -140,7 +140,7 @@ async def test_without_slirp4netns_a_command_that_needs_the_internet_is_refused_
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # A machine without slirp4netns (everything else the sandbox needs is here).
     monkeypatch.setattr(sandbox, "find_slirp", lambda: None)
-    assert sandbox.unavailable_reason() is None  # commands still run, offline
+    assert probe.unavailable_reason() is None  # commands still run, offline
     gate = Gate(tmp_path / "ws", GrantStore(tmp_path / "approvals.toml"), approver=Approves(),
                 audit=AuditLog(tmp_path / "approvals.log"))
     ctx = ToolContext(workspace=tmp_path / "ws", data_dir=tmp_path / "data", services={"gate": gate},

@@ -22,7 +22,7 @@ import pytest
 from sandbox_support import real_sandbox_fixture  # noqa: F401 (fixture)
 
 import companion
-from companion.safety.sandbox import sandbox
+from companion.safety.sandbox import probe
 
 as_root = pytest.mark.skipif(os.geteuid() != 0, reason="a user's own folder of mode 700 is the user's to enter")
 
@@ -33,18 +33,18 @@ import asyncio, sys
 from pathlib import Path
 from companion.config import Settings
 from companion.doctor import machine
-from companion.safety.sandbox import sandbox
+from companion.safety.sandbox import probe
 from companion.safety.gate import CODE_FAMILY, Gate
 from companion.safety.grants import GrantStore
 from companion.tools.action import execute_code
 from companion.tools.context import ToolContext
 
 workspace = Path(sys.argv[1])
-print("REASON:", sandbox.unavailable_reason())
-print("FIX:", sandbox.unavailable_fix())
+print("REASON:", probe.unavailable_reason())
+print("FIX:", probe.unavailable_fix())
 check = machine.check_sandbox(Settings())
 print("DOCTOR:", check.ok, check.fix)
-if sandbox.unavailable_reason() is None:
+if probe.unavailable_reason() is None:
     gate = Gate(workspace, GrantStore(workspace.parent / "approvals.toml"))
     gate.grant_family(CODE_FAMILY)
     ctx = ToolContext(workspace=workspace, data_dir=workspace.parent / "data", budget_s=60,
@@ -122,7 +122,7 @@ def test_a_file_of_hers_the_sandboxs_user_may_not_read_is_named_with_what_to_do(
 
 def test_a_failed_probe_is_tried_again_later_so_a_fix_brings_the_tools_back_without_a_restart(
         request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
-    real = sandbox.find_bwrap()
+    real = probe.find_bwrap()
     assert real is not None
     bin_dir = Path(tempfile.mkdtemp(prefix="companion-bin-", dir="/var/tmp"))
     bin_dir.chmod(0o755)  # bwrap runs as nobody when she is root: it must reach its own program
@@ -131,14 +131,14 @@ def test_a_failed_probe_is_tried_again_later_so_a_fix_brings_the_tools_back_with
     fake.write_text("#!/bin/sh\necho 'bwrap: something is wrong here' >&2\nexit 1\n")
     fake.chmod(0o755)
     monkeypatch.setenv("PATH", f"{fake.parent}:{os.environ['PATH']}")
-    monkeypatch.setattr(sandbox, "_probed", {})
+    monkeypatch.setattr(probe, "_probed", {})
     now = [1000.0]
-    monkeypatch.setattr(sandbox, "_now", lambda: now[0])
-    reason = sandbox.unavailable_reason()
+    monkeypatch.setattr(probe, "_now", lambda: now[0])
+    reason = probe.unavailable_reason()
     assert reason is not None and "something is wrong here" in reason, reason
     assert "user namespaces" not in reason  # nothing said so
     fake.write_text(f"#!/bin/sh\nexec {real} \"$@\"\n")  # the user fixed it
-    assert sandbox.unavailable_reason() == reason  # not probed again at once on every question
+    assert probe.unavailable_reason() == reason  # not probed again at once on every question
     now[0] += 31
-    assert sandbox.unavailable_reason() is None
-    assert sandbox.commands_allowed()
+    assert probe.unavailable_reason() is None
+    assert probe.commands_allowed()

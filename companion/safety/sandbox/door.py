@@ -35,7 +35,7 @@ from companion.safety.jail.beneath import open_beneath, stat_beneath
 from companion.safety.jail.jail import JailError, ensure_workspace
 from companion.safety.jail.own_files import detach_links
 from companion.safety.network.outbound import OutboundError
-from companion.safety.sandbox import sandbox
+from companion.safety.sandbox import probe, sandbox
 from companion.safety.sandbox._runner import (
     KILL_GRACE_S,
     LiveProcess,
@@ -189,7 +189,7 @@ class ProcessDoor:
         # A file of hers with another name (a hard link in the workspace) gets a copy of its own
         # first: the command may write through that name, never into what she reads.
         detach_links(self.hidden)
-        reason = sandbox.unavailable_reason()
+        reason = probe.unavailable_reason()
         if reason is None:
             if permit.network and (why := sandbox.network_unavailable_reason()):
                 raise ProcessRefused("no_network", f"{why} {sandbox.NETWORK_FIX}")
@@ -198,16 +198,16 @@ class ProcessDoor:
                                            read_only=self.read_only,
                                            snapshots=snapshots, limits=self.limits,
                                            visible=permit.visible)
-            bwrap = sandbox.find_bwrap()
+            bwrap = probe.find_bwrap()
             assert bwrap is not None
             try:
                 prepared = sandbox.prepare(bwrap, policy, permit.argv)
             except (SeccompUnavailable, OSError) as exc:
                 raise ProcessRefused("no_sandbox", f"I couldn't prepare the sandbox ({exc}).") from exc
             return _Admitted(permit, workspace, prepared)
-        if sandbox.allow_unsandboxed():
+        if probe.allow_unsandboxed():
             return _Admitted(permit, workspace, None)
-        raise ProcessRefused("no_sandbox", f"{reason} {sandbox.unavailable_fix()}")
+        raise ProcessRefused("no_sandbox", f"{reason} {probe.unavailable_fix()}")
 
     async def run(self, permit: Permit, *, risk: str, timeout_s: float,
                   cancel: asyncio.Event | None = None, grace_s: float = KILL_GRACE_S,

@@ -6,7 +6,7 @@ import sys
 
 from companion.safety.command_line.code_scan import scan_code
 from companion.safety.gate import ProcessRefused
-from companion.safety.sandbox import sandbox
+from companion.safety.sandbox import probe
 from companion.tools.action._timeout import TIMEOUT_PARAMETER, pick_timeout
 
 SCHEMA = {
@@ -42,7 +42,7 @@ MAX_CODE_CHARS = 100_000
 
 def check() -> bool:
     # Not offered where the sandbox can't run, unless the user chose to run code without it.
-    return bool(sys.executable) and sandbox.commands_allowed()
+    return bool(sys.executable) and probe.commands_allowed()
 
 
 async def execute(args: dict, ctx) -> str:

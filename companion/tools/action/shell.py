@@ -5,7 +5,7 @@ from __future__ import annotations
 import shutil
 
 from companion.safety.gate import ProcessRefused
-from companion.safety.sandbox import sandbox
+from companion.safety.sandbox import probe
 from companion.tools.action._timeout import TIMEOUT_PARAMETER, pick_timeout
 
 SCHEMA = {
@@ -46,7 +46,7 @@ MAX_COMMAND_CHARS = 10_000
 
 def check() -> bool:
     # Not offered where the sandbox can't run, unless the user chose to run commands without it.
-    return shutil.which("bash") is not None and sandbox.commands_allowed()
+    return shutil.which("bash") is not None and probe.commands_allowed()
 
 
 async def execute(args: dict, ctx) -> str:

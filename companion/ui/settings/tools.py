@@ -238,9 +238,9 @@ class ApprovalsTab(QScrollArea):
 
 
 def _sandbox_note() -> str:
-    from companion.safety.sandbox import sandbox
+    from companion.safety.sandbox import probe
 
-    reason = sandbox.unavailable_reason()
+    reason = probe.unavailable_reason()
     if reason is None:
         return ("Every command and program she runs is sandboxed (bubblewrap): your system is "
                 "read-only to it, your home is hidden, only the workspace can change, and it has no "
@@ -249,7 +249,7 @@ def _sandbox_note() -> str:
     return (f"{reason} So she doesn't offer to run commands or code. Switching this on lets her, "
             "WITHOUT a sandbox: a command you approve then runs as you and can read, change or "
             "delete any of your files and use the internet. The approval cards are then the only "
-            f"protection. {sandbox.unavailable_fix()}")
+            f"protection. {probe.unavailable_fix()}")
 
 
 def _wrapped(text: str) -> QLabel:
