@@ -1,4 +1,5 @@
-"""Ship the top-level assets/ and personality/ folders inside the wheel.
+"""Ship the top-level assets/ and personality/ folders inside the wheel, and the data files the
+code's own packages read.
 
 They live at the repository root (the product's layout) and install as
 companion/share/assets and companion/share/personality; companion.paths.resource_dir finds either.
@@ -11,6 +12,8 @@ from pathlib import Path
 from setuptools import find_packages, setup
 
 DATA_FOLDERS = {"companion.share.assets": "assets", "companion.share.personality": "personality"}
+CODE_DATA = {"companion.voice.turns.text_model": ["turn_head.json"]}
+"""Data files inside the code's own packages (the words' turn head, trained in bench/text_turn_train)."""
 
 
 def data_packages() -> list[str]:
@@ -26,5 +29,5 @@ def data_packages() -> list[str]:
 setup(
     packages=find_packages(include=["companion", "companion.*"]) + data_packages(),
     package_dir=DATA_FOLDERS,
-    package_data={name: ["*"] for name in data_packages()},
+    package_data={name: ["*"] for name in data_packages()} | CODE_DATA,
 )

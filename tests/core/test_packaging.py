@@ -46,14 +46,14 @@ def test_the_wheel_carries_the_personality_and_assets_folders(wheel):
     assert {"companion/share/" + a for a in shipped_assets} <= names
 
 
-def test_the_wheel_carries_every_module_of_the_package(wheel):
+def test_the_wheel_carries_every_module_and_data_file_of_the_package(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
-    modules = {
+    files = {
         p.relative_to(ROOT).as_posix()
-        for p in (ROOT / "companion").rglob("*.py")
-        if "__pycache__" not in p.parts
+        for p in (ROOT / "companion").rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts
     }
-    assert modules - names == set()
+    assert files - names == set()
     assert any(n.endswith("entry_points.txt") for n in names)
 
 
