@@ -18,11 +18,13 @@ class SentenceSplitter:
 
     The first piece of a reply is cut at its first comma, or after `first_max_words` words
     when no punctuation comes, so its synthesis is quick and her first sound starts sooner
-    (piper needs ~20 ms for "Sure," and ~100 ms for a whole sentence). A code block is kept
-    whole (the speech filter replaces it).
+    (piper makes a whole piece before its first sample: ~40 ms for "Good afternoon,", ~90 for
+    six words, ~140 for a whole eight-word sentence; Jeeves and Pip on Joe's voice render up to
+    10 % more audio for their pitch step). A code block is kept whole (the speech filter
+    replaces it).
     """
 
-    def __init__(self, first_cut_words: int = 1, first_max_words: int = 6) -> None:
+    def __init__(self, first_cut_words: int = 1, first_max_words: int = 5) -> None:
         self.first_cut_words = first_cut_words
         self.first_max_words = first_max_words
         self._buffer = ""
@@ -85,12 +87,13 @@ class SentenceSplitter:
         return None
 
     def _first_fragment(self, sentence: str) -> tuple[int, int] | None:
-        """Where to cut the first piece of a reply short: its first comma within six words, else
-        after six words when at least two more follow (a lone word left over would sound worse
-        than waiting). A comma further in would make the first piece as slow as a sentence
-        (piper makes a whole piece before its first sample: ~60 ms for six words, ~140 for ten);
-        streamed a few words at a time the six-word cut came first anyway, given in one piece
-        (a fast brain, a prepared reply) it did not."""
+        """Where to cut the first piece of a reply short: its first comma within five words, else
+        after five words when at least two more follow (a lone word left over would sound worse
+        than waiting). Five, not six: six words took piper ~90 ms on a quiet machine, Jeeves's
+        and Pip's pitch step's longer render ~100 (bench/voices.py), the first-audio target. A
+        comma further in would make the first piece as slow as a sentence; streamed a few words
+        at a time the word cut came first anyway, given in one piece (a fast brain, a prepared
+        reply) it did not."""
         for match in _COMMA.finditer(sentence):
             before = len(sentence[: match.start()].split())
             if before > self.first_max_words:
