@@ -11,8 +11,9 @@ file mode), which leaves out talking over her.
 
 Per clip and per split ("tune" / "check"), from a word alignment (edit distance, words lower
 cased, punctuation and hyphens dropped):
-- `floor`: the whole clip through Whisper at once (her transcriber, no turn-taking): what
-  hearing alone loses (deleted words) or mishears (substituted);
+- `floor`: the clip through her Whisper alone, no turn-taking, in pieces under 30 s cut at
+  its quietest moments (`floor_transcript`): what hearing alone loses (deleted words) or
+  mishears (substituted);
 - `session`: every turn's words that reached the brain, joined: what hearing and turn-taking
   lose together; `lost_by_turn_taking` = session deletions - floor deletions;
 - `mid_sentence_turn_ends_per_min`: turn ends whose last heard reference word is not a
@@ -141,6 +142,21 @@ def _goes_on(before: list[str], words: list[str]) -> bool:
     return len(words) > len(before) and misses <= len(before) // 5
 
 
+def floor_transcript(transcriber, audio: np.ndarray, rate: int) -> str:
+    """The clip through her transcriber alone, in pieces under Whisper's 30 s window, each cut
+    at the quietest 100 ms between 18 and 28 s: what hearing alone loses, without the 30 s path
+    (which on a full window stopped after one sentence of Allison's 30 s: 7 words of 67)."""
+    pieces, start, step = [], 0, rate // 10
+    while audio.size - start > 28 * rate:
+        window = audio[start + 18 * rate:start + 28 * rate]
+        energy = [float(np.mean(window[i:i + step] ** 2)) for i in range(0, window.size - step, step)]
+        cut = start + 18 * rate + int(np.argmin(energy)) * step + step // 2
+        pieces.append(audio[start:cut])
+        start = cut
+    pieces.append(audio[start:])
+    return " ".join(transcriber.transcribe_sync(piece) for piece in pieces)
+
+
 async def session_turns(wav: Path, brain: ScriptedBrain, folder: Path, engines, turn_model, fast: bool) -> dict:
     folder.mkdir(parents=True, exist_ok=True)
     transcriber, synthesizer = engines
@@ -211,7 +227,7 @@ async def main() -> int:
                 await asyncio.sleep(0.2)
         for clip in clips:
             audio, rate = read_wav(Path(clip["wav"]))
-            floor_text = engines[0].transcribe_sync(audio)
+            floor_text = floor_transcript(engines[0], audio, rate)
             played = folder / f"{clip['clip']}.wav"
             write_wav(played, audio, rate)
             heard = await session_turns(played, brain, folder / clip["clip"], engines, turn_model, args.fast)

