@@ -163,6 +163,7 @@ class CompanionWindow(QMainWindow):
         bridge.approval_needed.connect(lambda _request: self._update(waiting=True))
         bridge.speech_level.connect(self.face.set_speech_level)
         bridge.mic_level.connect(self.face.set_listen_level)
+        self.face.follow_holds(bridge)
         bridge.approval_needed.connect(self.approvals.add_request)
         bridge.approval_resolved.connect(self.approvals.resolve)
         bridge.error.connect(self.show_error)

@@ -17,7 +17,7 @@ import contextlib
 import logging
 from typing import Protocol
 
-from companion.events import EventBus, ListeningChanged, Speak, SpeechKind
+from companion.events import EventBus, HoldingChanged, ListeningChanged, Speak, SpeechKind
 from companion.safety.consent.answers import spoken_answer
 from companion.turns import TurnOwner
 from companion.voice.addressing.calling import Calling
@@ -102,6 +102,8 @@ class VoiceLoop:
         self.ear = Ear(source=source, vad=vad, transcriber=transcriber, her_voice=self.mouth,
                        heard=self._heard, barged_in=self._barged_in, settings=settings, sink=sink,
                        turn_model=turn_model, pauses=self)
+        if self.ear.turn_watch is not None:
+            self.ear.turn_watch.on_hold = lambda holding: bus.emit(HoldingChanged(holding))
         self.calling = Calling(bus, clock=lambda: self.ear.endpointer.stream_s,
                                her_voice_playing=lambda: self.mouth.playing)
         """Who may start a turn (listening mode, her name, the wake word, the follow-up window)."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
 from companion.voice.turns.endpoint import TurnCheck
@@ -79,6 +80,15 @@ class TurnWatch:
         self._tasks: dict[int, asyncio.Task[Verdict]] = {}
         self.verdicts: dict[int, list[Verdict]] = {}
         """Every answer per pause id, for the latency report."""
+        self.on_hold: Callable[[bool], None] = lambda _holding: None
+        """Told True when a check holds her because the words are open, False when that ends (the
+        user went on, or the utterance ended): the loop shows it on her face."""
+        self._holding = False
+
+    def _hold(self, holding: bool) -> None:
+        if holding != self._holding:
+            self._holding = holding
+            self.on_hold(holding)
 
     def check(self, event: TurnCheck, transcript: asyncio.Future[str] | None) -> None:
         running = self._tasks.get(event.pause_id)
@@ -101,6 +111,7 @@ class TurnWatch:
             await asyncio.wait([task])
 
     def resumed(self, pause_id: int) -> None:
+        self._hold(False)
         task = self._tasks.pop(pause_id, None)
         if task is not None:
             task.cancel()
@@ -122,6 +133,7 @@ class TurnWatch:
             self.verdicts.setdefault(pause_id, []).append(verdict)
             log.debug("turn check after %.0f ms: p=%.2f, words %s (text %s, bar %s) → %s", verdict.silence_ms,
                       verdict.probability, verdict.words, verdict.text, verdict.bar, verdict.complete)
+            self._hold(verdict.bar is None)
             if verdict.complete:
                 done.append(pause_id)
         return done
@@ -130,6 +142,7 @@ class TurnWatch:
         """The answers given for `pause_id`; forgets every pause (a new utterance starts afresh)."""
         verdicts = self.verdicts.get(pause_id, []) if pause_id is not None else []
         self.verdicts.clear()
+        self._hold(False)
         return verdicts
 
     def close(self) -> None:

@@ -7,7 +7,7 @@ from audio_env import speech
 from brain_harness import make_config
 
 from companion.config import VoiceSettings
-from companion.events import EventBus
+from companion.events import EventBus, HoldingChanged
 from companion.runtime import Companion
 from companion.voice.brain_port import CompanionBrain
 from companion.voice.session import VoiceSession
@@ -25,8 +25,12 @@ def text_model() -> TextTurn:
     return model
 
 
-async def converse(tmp_path, scripted_brain, hearing, piper_voice, wav, turn_model) -> VoiceSession:
+async def converse(tmp_path, scripted_brain, hearing, piper_voice, wav, turn_model,
+                   holds: list[bool] | None = None) -> VoiceSession:
+    """One spoken conversation from `wav`; `holds` gathers each HoldingChanged her face is told."""
     companion = Companion(make_config(tmp_path, scripted_brain.url), EventBus())
+    if holds is not None:
+        companion.bus.subscribe(lambda event: isinstance(event, HoldingChanged) and holds.append(event.holding))
     await companion.start()
     source = WavSource(wav, realtime=False)
     sink = WavSink(lambda: source.position_s, rate=piper_voice.sample_rate, realtime=False)
@@ -47,9 +51,11 @@ async def test_a_spoken_open_prefix_and_a_thinking_pause_stay_one_turn_with_the_
     scripted_brain.push({"text": "I'll remind you."}, {"text": "Anything else?"})
     wav = tmp_path / "q.wav"
     write_wav(wav, speech(piper_voice, *OPEN_PREFIX, tail_s=2.5), 16_000)
-    session = await converse(tmp_path, scripted_brain, hearing, piper_voice, wav, turn_model)
+    holds: list[bool] = []
+    session = await converse(tmp_path, scripted_brain, hearing, piper_voice, wav, turn_model, holds)
     assert len(session.loop.heard) == 1, session.loop.heard
     assert "plants" in session.loop.heard[0]
+    assert holds[:1] == [True] and holds[-1] is False, holds  # her face listened through the pause
 
 
 async def test_without_the_words_model_the_same_open_prefix_is_cut_at_the_thinking_pause(
@@ -68,8 +74,10 @@ async def test_a_complete_question_ends_at_the_first_check_with_the_words_model(
     scripted_brain.push({"text": "Noon."})
     wav = tmp_path / "q.wav"
     write_wav(wav, speech(piper_voice, "What time is it?", tail_s=2.5), 16_000)
-    session = await converse(tmp_path, scripted_brain, hearing, piper_voice, wav, turn_model)
+    holds: list[bool] = []
+    session = await converse(tmp_path, scripted_brain, hearing, piper_voice, wav, turn_model, holds)
     assert session.loop.heard == ["What time is it?"]
+    assert holds == []  # nothing held her
     [latency] = session.loop.latencies
     [verdict] = latency.verdicts
     assert verdict.complete and verdict.text is not None and verdict.silence_ms < 200
