@@ -27,13 +27,10 @@ file is by then) is what the sandbox shows at its path.
 
 from __future__ import annotations
 
-import ast
 import hashlib
-import importlib.machinery
 import os
 import re
 import stat
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath
 
@@ -44,6 +41,7 @@ from companion.safety.command_line.danger import (
     redirect_sources,
     simple_commands,
 )
+from companion.safety.command_line.python_pins import imported_files, loaded_beside, shadows
 from companion.safety.command_line.understood import is_python, why_not_understood
 from companion.safety.jail.beneath import read_beneath, stat_beneath
 from companion.safety.jail.jail import JailError, jailed
@@ -122,8 +120,8 @@ def _walk_code(code: str, workspace: Path) -> _Walk:
     sys.path), and what they pull in."""
     walk = _Walk()
     root = Path(workspace).expanduser().resolve()
-    _shadows(PurePath("."), root, walk)
-    return _follow([(m, "python") for m in _python_imports(code, CODE, root, walk, hypothetical=False)],
+    shadows(PurePath("."), root, walk.shadows_seen, walk.cannot_tell)
+    return _follow([(m, "python") for m in imported_files(code, CODE, root, walk.cannot_tell, hypothetical=False)],
                    workspace, walk)
 
 
@@ -174,8 +172,9 @@ def _named_by(line: str, workspace: Path, _depth: int, walk: _Walk) -> list[tupl
         if is_python(name):  # what Python puts first on sys.path: the script's folder, or here
             first = _operand(args, kind)
             relative_script = bool(first) and not os.path.isabs(first)
-            _shadows(PurePath(os.path.normpath(first)).parent if relative_script else PurePath("."),
-                     Path(workspace).expanduser().resolve(), walk, os.path.basename(first) if relative_script else "")
+            shadows(PurePath(os.path.normpath(first)).parent if relative_script else PurePath("."),
+                    Path(workspace).expanduser().resolve(), walk.shadows_seen, walk.cannot_tell,
+                    os.path.basename(first) if relative_script else "")
         if name in SHELLS | {"source", "."} or is_python(name):
             operand = _operand(args, kind)
             if operand and not _readable_ahead(operand, workspace):
@@ -267,7 +266,7 @@ def _pulled_in(relative: PurePath, kind: str, workspace: Path, walk: _Walk) -> l
         if kind not in ("shell", "python"):
             return []
         if kind == "python":  # its folder is sys.path[0]
-            _shadows(relative.parent, root, walk, relative.name)
+            shadows(relative.parent, root, walk.shadows_seen, walk.cannot_tell, relative.name)
     try:
         data = read_beneath(root, relative, MAX_READ_BYTES + 1, shared=True)
     except OSError:
@@ -285,8 +284,8 @@ def _pulled_in(relative: PurePath, kind: str, workspace: Path, walk: _Walk) -> l
         # make runs in the makefile's folder (`make -C dir`): its includes are relative to it.
         return [(str(relative.parent / path), "make") for match in map(_MAKE_INCLUDE.match, text.splitlines())
                 if match for path in match.group(1).split() if "$" not in path]
-    _beside(relative, root, walk)
-    return [(module, "python") for module in _python_imports(text, relative, root, walk)]
+    loaded_beside(relative, root, walk.cannot_tell)
+    return [(module, "python") for module in imported_files(text, relative, root, walk.cannot_tell)]
 
 
 def _by_first_line(root: Path, relative: PurePath, walk: _Walk) -> str:
@@ -311,94 +310,6 @@ def _by_first_line(root: Path, relative: PurePath, walk: _Walk) -> str:
         return "python"
     walk.cannot_tell(f"{relative} starts with {' '.join(words)[:60]!r}, which I don't follow")
     return ""
-
-
-def _shadows(folder: PurePath, root: Path, walk: _Walk, script: str = "") -> None:
-    """Python puts the script's folder (or, for `-m` and code, the working folder) first on
-    sys.path: a file there named like a module Python finds elsewhere (its standard library, an
-    installed package) loads instead of it, for any import by anything, shown or not."""
-    if folder in walk.shadows_seen:
-        return
-    walk.shadows_seen.add(folder)
-    for name in sorted(_names(root / folder))[:MAX_PINNED]:
-        if name == script:  # the script itself runs as __main__
-            continue
-        module = name[:-3] if name.endswith(".py") else name if (root / folder / name / "__init__.py").is_file() else ""
-        if module and module.isidentifier() and _found_elsewhere(module):
-            walk.cannot_tell(f"{folder / name} has the name of a module Python has elsewhere, and loads instead of it")
-
-
-def _found_elsewhere(module: str) -> bool:
-    if module in sys.stdlib_module_names:
-        return True
-    try:
-        return importlib.machinery.PathFinder.find_spec(module, [p for p in sys.path if p]) is not None
-    except (ImportError, ValueError, OSError):
-        return False
-
-
-def _beside(relative: PurePath, root: Path, walk: _Walk) -> None:
-    """What Python may load instead of a pinned module: a compiled copy in __pycache__, a
-    sourceless .pyc, or an extension module of the same name beside it."""
-    folder = root / relative.parent
-    stem = relative.stem
-    cache = folder / "__pycache__"
-    if any(name.startswith(f"{stem}.") for name in _names(cache)):
-        walk.cannot_tell(f"{cache.relative_to(root)} holds compiled code Python may run instead of {relative}")
-    for name in _names(folder):
-        if name.startswith(f"{stem}.") and name != relative.name:
-            walk.cannot_tell(f"{relative.parent / name} may load instead of {relative}")
-
-
-def _names(folder: Path) -> list[str]:
-    try:
-        return os.listdir(folder)
-    except OSError:
-        return []
-
-
-_DYNAMIC = ("importlib", "__import__", "runpy", "exec(", "eval(", "compile(", "imp.load")
-
-
-def _python_imports(text: str, relative: PurePath, root: Path, walk: _Walk, *, hypothetical: bool = True) -> list[str]:
-    """Files (relative to the workspace) a script's imports could load from its own folder
-    (sys.path[0]) or, for `from . import x`, from its package. `hypothetical`: say that a file
-    put there later could stand in for a module found elsewhere (for what a grant may run again)."""
-    if hypothetical and any(sign in text for sign in _DYNAMIC):
-        walk.cannot_tell(f"{relative} decides at run time what it imports or runs")
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return []
-    names: list[tuple[PurePath, str]] = []
-    here = relative.parent
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            names.extend((here, alias.name) for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            names.append((here, node.module))
-            names.extend((here, f"{node.module}.{alias.name}") for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.level > 0:
-            # `from . import x` / `from ..pkg import y`: relative to the file's own package.
-            base = here
-            for _ in range(node.level - 1):
-                base = base.parent
-            prefix = f"{node.module}." if node.module else ""
-            if node.module:
-                names.append((base, node.module))
-            names.extend((base, f"{prefix}{alias.name}") for alias in node.names)
-    files: list[str] = []
-    for base, name in names:
-        path = (base / name.replace(".", "/")).as_posix()
-        files += [f"{path}.py", f"{path}/__init__.py"]
-    # A module found elsewhere (the standard library) is taken from the script's folder first
-    # once a file of its name appears there: no content shown ahead can cover that.
-    for base, name in names:
-        top = base / name.split(".")[0]
-        if hypothetical and base == here and not (root / f"{top}.py").exists() and not (root / top).is_dir():
-            walk.cannot_tell(f"a file put beside {relative} could stand in for a module it imports")
-            break
-    return files
 
 
 def take(line: str, workspace: Path) -> Taken:
