@@ -13,14 +13,23 @@ HTTP) and counts the process's own CPU time (every thread) over MEASURE_S of wal
   RSS, what her hearing ran meanwhile (transcripts, utterances skipped), and the RSS before
   her voice started, so what her voice adds is known.
 
+- voice (issue 56): the terminal's `companion voice` at default settings (*When called*) on the
+  private PulseAudio with a silent microphone, measured from outside the process (/proc: its
+  CPU seconds over wall seconds, per thread too) for VOICE_MEASURE_S once VOICE_SETTLE_S have
+  passed after it says it listens (her start-up work: narration lines, her names, the turn
+  models); VOICE_RUNS runs. `--tree DIR` runs the `companion` package of another checkout
+  (a `git worktree` of an older commit) for a before/after in the same hour.
+
 CPU time is what the process itself used, so other work on the machine slows it but does
 not inflate it much; the 1-minute load average is printed beside every number anyway.
 
-    .venv/bin/python bench/idle_cost.py
+    .venv/bin/python bench/idle_cost.py                 # window listening waiting
+    nice -n 10 .venv/bin/python bench/idle_cost.py voice [--tree /tmp/before]
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -32,7 +41,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 SETTLE_S = 3.0
 MEASURE_S = 12.0
-TARGETS = {"idle_cpu_percent": 3.0, "hidden_cpu_percent": 0.5, "listening_cpu_percent": 15.0,
+VOICE_SETTLE_S = 30.0
+VOICE_MEASURE_S = 60.0
+VOICE_RUNS = 2
+TARGETS = {"voice_cpu_percent": 5.0, "idle_cpu_percent": 3.0, "hidden_cpu_percent": 0.5, "listening_cpu_percent": 15.0,
            "listening_rss_mb": 450.0, "waiting_cpu_percent": 5.0, "waiting_rss_mb": 450.0}
 
 
@@ -125,6 +137,85 @@ def child(mode: str, brain_url: str, config_dir: str) -> None:
     print(json.dumps(result))
 
 
+def _cpu_s(stat_path: str) -> tuple[str, float]:
+    """(thread or process name, user + system CPU seconds) from a /proc stat file."""
+    with open(stat_path) as f:
+        text = f.read()
+    fields = text.rsplit(")", 1)[1].split()
+    return text[text.index("(") + 1:text.rindex(")")], (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _threads(pid: int) -> dict[str, tuple[str, float]]:
+    found = {}
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        with contextlib.suppress(OSError):  # a thread that ended meanwhile
+            found[tid] = _cpu_s(f"/proc/{pid}/task/{tid}/stat")
+    return found
+
+
+def voice_run(pulse, brain_url: str, folder: Path, tree: Path | None) -> dict:
+    """One run of `companion voice` waiting for a call, measured from outside (see the module)."""
+    env = {**pulse.client_env(), "PULSE_SINK": "speaker", "PULSE_SOURCE": "mic", "PYTHONUNBUFFERED": "1"}
+    if tree is not None:
+        env["PYTHONPATH"] = str(tree)
+    command = [sys.executable, "-c", "from companion.cli import entry; entry()", "voice", "--brain-url", brain_url,
+               "--model", "scripted", "--config-dir", str(folder / "cfg"), "--workspace", str(folder / "ws")]
+    said = folder / "her.log"
+    with said.open("w") as log:
+        her = subprocess.Popen(command, env=env, stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT,
+                               cwd=tree or ROOT)
+    try:
+        deadline = time.monotonic() + 180
+        while "Listening" not in said.read_text():
+            # Another process: nothing to wait on but what it prints.
+            if her.poll() is not None or time.monotonic() > deadline:
+                raise SystemExit(f"companion voice did not start:\n{said.read_text()[-2000:]}")
+            time.sleep(0.2)
+        time.sleep(VOICE_SETTLE_S)  # her start-up work, measured apart from waiting
+        before, threads_before, start = _cpu_s(f"/proc/{her.pid}/stat")[1], _threads(her.pid), time.monotonic()
+        load = os.getloadavg()[0]
+        time.sleep(VOICE_MEASURE_S)
+        used, wall = _cpu_s(f"/proc/{her.pid}/stat")[1] - before, time.monotonic() - start
+        threads = {}
+        for tid, (name, cpu) in _threads(her.pid).items():
+            share = 100 * (cpu - threads_before.get(tid, (name, 0.0))[1]) / wall
+            if share >= 0.05:
+                threads[f"{name}:{tid}"] = round(share, 2)
+        with open(f"/proc/{her.pid}/statm") as f:
+            rss = int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+        return {"cpu_percent": round(100 * used / wall, 2), "rss_mb": round(rss),
+                "load_average_1m": [round(load, 2), round(os.getloadavg()[0], 2)],
+                "threads_percent": dict(sorted(threads.items(), key=lambda kv: -kv[1]))}
+    finally:
+        her.terminate()
+        try:
+            her.wait(15)
+        except subprocess.TimeoutExpired:
+            her.kill()
+            her.wait()
+
+
+def voice(tree: Path | None) -> dict:
+    sys.path.insert(0, str(ROOT / "tests" / "helpers"))
+    from audio_env import PrivatePulseAudio
+    from scripted_brain import ScriptedBrain
+
+    runs = []
+    with tempfile.TemporaryDirectory() as tmp, ScriptedBrain() as brain:
+        pulse = PrivatePulseAudio(Path(tmp) / "pulse").start()
+        try:
+            for index in range(VOICE_RUNS):
+                folder = Path(tmp) / f"run{index}"
+                folder.mkdir()
+                runs.append(voice_run(pulse, brain.url, folder, tree))
+        finally:
+            pulse.stop()
+    cpu = [run["cpu_percent"] for run in runs]
+    return {"voice_cpu_percent": max(cpu), "voice_runs": runs, "tree": str(tree or ROOT),
+            "targets": {"voice_cpu_percent": TARGETS["voice_cpu_percent"]},
+            "meets_targets": {"voice_cpu_percent": max(cpu) <= TARGETS["voice_cpu_percent"]}, "cores": os.cpu_count()}
+
+
 def parent() -> dict:
     sys.path.insert(0, str(ROOT / "tests" / "helpers"))
     from audio_env import PrivatePulseAudio
@@ -154,5 +245,7 @@ def parent() -> dict:
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "--child":
         child(sys.argv[2], sys.argv[3], sys.argv[4])
+    elif len(sys.argv) > 1 and sys.argv[1] == "voice":
+        print(json.dumps(voice(Path(sys.argv[3]).resolve() if sys.argv[2:3] == ["--tree"] else None)))
     else:
         print(json.dumps(parent()))  # optional arguments: the phases to run (window listening waiting)

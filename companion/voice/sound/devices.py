@@ -120,11 +120,6 @@ class _Watched:
         return self._stream is not None
 
     @property
-    def resting(self) -> bool:
-        """The stream is paused on purpose (a speaker with nothing to play): no blocks is no stall."""
-        return False
-
-    @property
     def ended(self) -> bool:
         """The open stream has stopped by itself (its sound server died)."""
         stream = self._stream
@@ -162,8 +157,6 @@ class DeviceSource(_Watched):
         self._blocks: deque[np.ndarray | None] = deque()
         self._arrived: asyncio.Future[None] | None = None
         self._pending = np.zeros(0, dtype=np.float32)
-        self._held: list[np.ndarray] = []
-        self._held_size = self._handed = 0
         self._closed = False
         self._echo = echo
         self._name, self._forced_rate = device, rate
@@ -198,7 +191,6 @@ class DeviceSource(_Watched):
         """A new stream on the same device (blocking; after reinitialise_portaudio). Raises
         CompanionError when it can't be opened yet."""
         self._pending = np.zeros(0, dtype=np.float32)  # half a frame from before the gap
-        self._held, self._held_size, self._handed = [], 0, 0
         self._open()
 
     def _callback(self, indata, frames, time_info, status) -> None:
@@ -219,28 +211,13 @@ class DeviceSource(_Watched):
             return
         if self._echo is not None:
             self._echo.capture(block, self.rate, adc_time, xrun, exact=exact)
-        elif self._resampler is None:
-            self._hand_on(block)
         else:
             self._loop.call_soon_threadsafe(self._put, block)
 
     def _cleaned(self, block: np.ndarray) -> None:
         """From the echo canceller's thread: cleaned 16 kHz audio."""
         if not self._closed:
-            self._hand_on(block)
-
-    def _hand_on(self, block: np.ndarray) -> None:
-        """On the one thread that produces 16 kHz blocks: pass them to the loop once they
-        complete a frame. read() returns whole frames only, so a frame is ready no later, and
-        the loop wakes once a frame rather than once a block (20 ms blocks, 32 ms frames)."""
-        self._held.append(block)
-        self._held_size += block.size
-        if self._handed + self._held_size < FRAME_SAMPLES:
-            return
-        held = np.concatenate(self._held) if len(self._held) > 1 else block
-        self._handed = (self._handed + self._held_size) % FRAME_SAMPLES
-        self._held, self._held_size = [], 0
-        self._loop.call_soon_threadsafe(self._put, held)
+            self._loop.call_soon_threadsafe(self._put, block)
 
     def _put(self, block: np.ndarray | None) -> None:
         """On the loop's thread: a block arrived (None: the source closed)."""
@@ -395,11 +372,7 @@ class DeviceSink(_Levels, _Watched):
         item = _Playback(audio, self._loop.create_future())
         with self._lock:
             self._queue.append(item)
-        self._wake()  # after queueing: a stream resting now finds the line when it asks
         return await item.done
-
-    def _wake(self) -> None:
-        """A stream resting for want of audio starts again (PortAudio's never rests)."""
 
     def stop(self) -> None:
         with self._lock:

@@ -165,10 +165,6 @@ class EchoCanceller:
         # Keep only what can still be paired with a microphone frame.
         self._far.drop_before(max(self._far_fed, self._far.end - FAR_KEPT))
 
-    def far_paused(self) -> None:
-        """The speaker paused on purpose: its next block is where a new run starts."""
-        self._far.pause()
-
     def capture(self, block: np.ndarray, rate: int, adc_time: float, *, xrun: bool = False,
                 exact: bool = False) -> np.ndarray:
         self.stats.xruns += xrun
@@ -194,20 +190,23 @@ class EchoCanceller:
 
     def _pass_quiet(self) -> np.ndarray | None:
         """Every whole frame ready, at once, when each would skip the module (a quiet room, her
-        speaker resting with nothing left to pair): the frames pass on as they are, as _process
-        would pass them one by one. None when any frame needs _process."""
+        speaker long silent, playing zeros): the frames pass on as they are, as _process would
+        pass them one by one, ~10x cheaper than frame by frame. None when any frame needs _process."""
         count = (self._near.end - self._near_done) // APM_FRAME
         far_fed = self._far_fed
         if not self._near_done - FAR_KEPT <= far_fed <= self._near_done + FAR_KEPT:
             far_fed = self._near_done  # as _process starts pairing afresh
-        if count == 0 or self._far_silent_run + 1 <= QUIET_TAIL_FRAMES or self._far.end > far_fed or self._near.filled:
+        if count == 0 or self._far_silent_run + 1 <= QUIET_TAIL_FRAMES or self._near.filled:
             return None
-        began = time.thread_time()
+        end = self._near_done + count * APM_FRAME
+        if end > far_fed:
+            far = self._far.take(far_fed, end - far_fed)
+            if float(np.dot(far, far)) > FAR_SILENT * APM_FRAME:  # so every frame's far end is silent
+                return None
         near = self._near.take(self._near_done, count * APM_FRAME)
         frames = near.reshape(count, APM_FRAME)
         if not bool((np.einsum("ij,ij->i", frames, frames) <= NEAR_QUIET * APM_FRAME).all()):
             return None
-        end = self._near_done + count * APM_FRAME
         self._far_fed = max(far_fed, end)
         self._far.drop_before(self._far_fed)
         self._far_silent_run += count
@@ -216,7 +215,6 @@ class EchoCanceller:
         stats = self.stats
         stats.frames += count
         stats.quiet_frames += count
-        stats.busy_s += time.thread_time() - began
         return near
 
     def _process(self, near: np.ndarray) -> np.ndarray:

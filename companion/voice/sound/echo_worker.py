@@ -70,11 +70,6 @@ class EchoWorker:
         if not self._closed:
             self._queue.put(("near", block, rate, adc_time, xrun, exact))
 
-    def far_paused(self) -> None:
-        """The speaker stopped asking for audio (corked): its next block starts a new run."""
-        if not self._closed:
-            self._queue.put(("pause",))
-
     # --- called from the event loop ---------------------------------------------------------
     def configure(self, settings: EchoSettings) -> None:
         """Switch echo cancellation, noise suppression or the high-pass filter; applies at once."""
@@ -112,8 +107,6 @@ class EchoWorker:
                     self._canceller.render(item[1], item[2], item[3], xrun=item[4], exact=item[5])
                 elif kind == "near":
                     self._near(item[1], item[2], item[3], item[4], item[5])
-                elif kind == "pause":
-                    self._canceller.far_paused()
                 else:
                     self._canceller.configure(item[1])
             except Exception:

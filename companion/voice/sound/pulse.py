@@ -119,7 +119,6 @@ class PulseStream:
         """Times the server's clock was too wild to be a time (CLOCK_STRAY_S); the last sane one stood in."""
         self._ahead: float | None = None
         self._xrun = False
-        self._corked = False
         # Arguments of the calls made on every fragment, made once.
         self._peeked, self._peeked_size, self._usec = ctypes.c_void_p(), ctypes.c_size_t(), ctypes.c_uint64()
         self._peek_refs = (ctypes.byref(self._peeked), ctypes.byref(self._peeked_size))
@@ -282,34 +281,6 @@ class PulseStream:
         samples = np.ascontiguousarray(self._on_playback(count, at, xrun), dtype=np.float32)
         self._lib.pa_stream_write(self._stream, samples.ctypes.data, samples.size * 4, None, 0, 0)
         self.frames += samples.size
-
-    # --- pausing (any thread) ---------------------------------------------------------------------
-    @property
-    def corked(self) -> bool:
-        """Paused by cork(True): the server asks for nothing and plays nothing."""
-        return self._corked
-
-    def cork(self, corked: bool) -> bool:
-        """Pause (True) or resume a playback stream; True when that changed anything. While
-        corked the server sends no requests, so neither the mainloop's thread nor the server
-        wakes every 10 ms to pass silence along (and the device may sleep)."""
-        lib, loop = self._lib, self._loop
-        if self._closed or not loop:
-            return False
-        inside = lib.pa_threaded_mainloop_in_thread(loop)  # a callback: the lock is held already
-        if not inside:
-            lib.pa_threaded_mainloop_lock(loop)
-        try:
-            if not self._stream or corked == self._corked:
-                return False
-            operation = lib.pa_stream_cork(self._stream, int(corked), None, None)
-            if operation:
-                lib.pa_operation_unref(operation)
-            self._corked = corked
-            return True
-        finally:
-            if not inside:
-                lib.pa_threaded_mainloop_unlock(loop)
 
     # --- closing (any thread but the mainloop's) -----------------------------------------------
     @property

@@ -36,13 +36,6 @@ pause). At load ~20 on 2 cores a 40 ms target underran 3-13 times per 3 s line (
 removal fell to 15-25 dB); 60 ms underran 0-4 times, keeping 32-51 dB."""
 
 
-REST_AFTER_S = 10.0
-"""Once she has played nothing for this long, her speaker's stream is corked until her next
-line: waiting for a call, its 100 requests a second of silence (and the echo canceller's far
-end fed from them) were a fifth of what listening cost. Not sooner: within a conversation the
-user's turn and her thinking stay inside it, so her replies start on a running stream."""
-
-
 SERVER_DEFAULT_NAMES = frozenset({"default", "pulse", "pipewire", "sysdefault"})
 """ALSA's names for "the sound server's default device", saved from PortAudio's device list:
 on the server itself they name no device, so they mean its default (the server's "" here)."""
@@ -105,15 +98,12 @@ class PulseSink(DeviceSink):
 
     backend = "pulse"
 
-    def __init__(self, device: str = "", *, buffer: BufferAttr = SPEAKER_BUFFER, rest_after_s: float = REST_AFTER_S,
-                 **kwargs) -> None:
+    def __init__(self, device: str = "", *, buffer: BufferAttr = SPEAKER_BUFFER, **kwargs) -> None:
         self._buffer = buffer
-        self._rest_after_s = rest_after_s
         super().__init__(device, **kwargs)
 
     def _open(self) -> None:
         self.rate = self._preferred_rate
-        self._sound_at = time.monotonic()
         token, _finished = self._watched_stream()
         _open_pulse(self, token, lambda: PulseStream(
             rate=self.rate, attr=self._buffer, device=server_device(self._name), name="companion speaker",
@@ -124,30 +114,7 @@ class PulseSink(DeviceSink):
         block = max(1, int(self.rate * LEVEL_BLOCK_S))
         for start in range(0, count, block):  # her mouth moves per 20 ms, as on PortAudio
             self._serve(out[start:start + block], at + start / self.rate, xrun and start == 0, exact=True)
-        now = time.monotonic()
-        if self._sounding:
-            self._sound_at = now
-        elif now - self._sound_at > self._rest_after_s and not self._queue:
-            self._rest()
         return out
-
-    def _rest(self) -> None:
-        """On the mainloop's thread: cork the stream until play() wakes it. The echo canceller's
-        far end restarts on the next block (the time between is a gap, not audio)."""
-        stream = self._stream
-        if isinstance(stream, PulseStream) and stream.cork(True) and self._echo is not None:
-            self._echo.far_paused()
-
-    def _wake(self) -> None:
-        stream = self._stream
-        if isinstance(stream, PulseStream) and stream.cork(False):
-            # The watch gives a resumed stream as long as a new one to deliver its first block.
-            self.last_block_at = self._sound_at = time.monotonic()
-
-    @property
-    def resting(self) -> bool:
-        stream = self._stream
-        return isinstance(stream, PulseStream) and stream.corked and stream.active
 
 
 def _open_pulse(device: _Watched, token: object, make: Callable[[], PulseStream], what: str) -> None:

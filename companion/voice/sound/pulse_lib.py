@@ -76,9 +76,6 @@ _SIGNATURES = {
     "pa_stream_get_time": (ctypes.c_int, [ctypes.c_void_p, ctypes.POINTER(ctypes.c_uint64)]),
     "pa_stream_get_buffer_attr": (ctypes.POINTER(_BufferAttr), [ctypes.c_void_p]),
     "pa_stream_get_device_name": (ctypes.c_char_p, [ctypes.c_void_p]),
-    "pa_stream_cork": (ctypes.c_void_p, [ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p]),
-    "pa_operation_unref": (None, [ctypes.c_void_p]),
-    "pa_threaded_mainloop_in_thread": (ctypes.c_int, [ctypes.c_void_p]),
     "pa_stream_disconnect": (ctypes.c_int, [ctypes.c_void_p]),
     "pa_stream_unref": (None, [ctypes.c_void_p]),
 }

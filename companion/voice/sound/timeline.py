@@ -84,7 +84,6 @@ class Timeline:
         """Changes of a running stream's exact stamps that no xrun announced (not followed)."""
         self._run_start = self._grace_until = self._steady = 0
         self._outside: list[int] = []  # offsets of the exact blocks in a row outside the tolerance
-        self._paused = False
         self.filled: list[tuple[int, int]] = []
         """[start, end) of the silence each forward move inserted: on the far end it is silence
         the speaker played; on the near end it was never heard, and the ear must not hear it."""
@@ -99,8 +98,7 @@ class Timeline:
         `exact` when `at` comes from the server's indexes: then every stamp is followed."""
         block = np.asarray(block, dtype=np.float32).reshape(-1)
         offset = _index(at) - self._next_in
-        if self.runs == 0 or self._paused or rate != self._rate or abs(offset) > RESTART_S * SAMPLE_RATE:
-            self._paused = False
+        if self.runs == 0 or rate != self._rate or abs(offset) > RESTART_S * SAMPLE_RATE:
             self._restart(rate, _index(at))
             offset = 0
         if exact:
@@ -167,11 +165,6 @@ class Timeline:
         # A resampler holds back a few ms: its first output sample still belongs at `stamped`.
         self.samples = np.zeros(0, dtype=np.float32)
         self.start = stamped
-
-    def pause(self) -> None:
-        """The device stopped on purpose (a corked speaker): however short the gap, the next
-        block starts a new run at its own stamp (read as a jump, a gap under RESTART_S misplaced it)."""
-        self._paused = True
 
     def release(self) -> None:
         """Free the native resampler now (the stream is done): one still alive when Python exits

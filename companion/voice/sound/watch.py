@@ -132,7 +132,7 @@ class SoundWatch:
     def _stalled(self) -> bool:
         now = time.monotonic()
         for device in self._devices:
-            if not device.attached or device.resting:
+            if not device.attached:
                 continue
             # Through PulseAudio a new stream delivers a burst of blocks, then none for ~1.5 s,
             # then one every block: a stall counts only once it has had time to settle.
