@@ -147,7 +147,7 @@ def floor_transcript(transcriber, audio: np.ndarray, rate: int) -> str:
     at the quietest 100 ms between 18 and 28 s: what hearing alone loses, without the 30 s path
     (which on a full window stopped after one sentence of Allison's 30 s: 7 words of 67)."""
     pieces, start, step = [], 0, rate // 10
-    while audio.size - start > 28 * rate:
+    while audio.size - start > 30 * rate:
         window = audio[start + 18 * rate:start + 28 * rate]
         energy = [float(np.mean(window[i:i + step] ** 2)) for i in range(0, window.size - step, step)]
         cut = start + 18 * rate + int(np.argmin(energy)) * step + step // 2
