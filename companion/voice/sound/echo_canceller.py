@@ -173,9 +173,6 @@ class EchoCanceller:
         if not self._near.start <= self._near_done <= self._near.end:
             self._near_done = self._near.start  # a new run, or the stream moved past what was done
         out = []
-        quiet = self._pass_quiet()
-        if quiet is not None:
-            out.append(quiet)
         while self._near.end - self._near_done >= APM_FRAME:
             cleaned = self._process(self._near.take(self._near_done, APM_FRAME))
             # Silence the stamps inserted into the microphone's stream keeps the canceller in
@@ -187,35 +184,6 @@ class EchoCanceller:
             self._near_done += APM_FRAME
             self._near.drop_before(self._near_done)
         return np.concatenate(out) if out else np.zeros(0, dtype=np.float32)
-
-    def _pass_quiet(self) -> np.ndarray | None:
-        """Every whole frame ready, at once, when each would skip the module (a quiet room, her
-        speaker long silent, playing zeros): the frames pass on as they are, as _process would
-        pass them one by one, ~10x cheaper than frame by frame. None when any frame needs _process."""
-        count = (self._near.end - self._near_done) // APM_FRAME
-        far_fed = self._far_fed
-        if not self._near_done - FAR_KEPT <= far_fed <= self._near_done + FAR_KEPT:
-            far_fed = self._near_done  # as _process starts pairing afresh
-        if count == 0 or self._far_silent_run + 1 <= QUIET_TAIL_FRAMES or self._near.filled:
-            return None
-        end = self._near_done + count * APM_FRAME
-        if end > far_fed:
-            far = self._far.take(far_fed, end - far_fed)
-            if float(np.dot(far, far)) > FAR_SILENT * APM_FRAME:  # so every frame's far end is silent
-                return None
-        near = self._near.take(self._near_done, count * APM_FRAME)
-        frames = near.reshape(count, APM_FRAME)
-        if not bool((np.einsum("ij,ij->i", frames, frames) <= NEAR_QUIET * APM_FRAME).all()):
-            return None
-        self._far_fed = max(far_fed, end)
-        self._far.drop_before(self._far_fed)
-        self._far_silent_run += count
-        self._near_done = end
-        self._near.drop_before(end)
-        stats = self.stats
-        stats.frames += count
-        stats.quiet_frames += count
-        return near
 
     def _process(self, near: np.ndarray) -> np.ndarray:
         """One 10 ms microphone frame starting at self._near_done, with its far end first."""
