@@ -13,6 +13,10 @@ _ABBREVIATIONS = frozenset({
 })
 
 
+MIN_TAIL_WORDS = 3
+"""A first sentence is cut after its first words only when at least this many follow."""
+
+
 class SentenceSplitter:
     """push() streamed text, get back whole sentences; flush() at the end for the rest.
 
@@ -88,8 +92,8 @@ class SentenceSplitter:
 
     def _first_fragment(self, sentence: str) -> tuple[int, int] | None:
         """Where to cut the first piece of a reply short: its first comma within five words, else
-        after five words when at least two more follow (a lone word left over would sound worse
-        than waiting). Five, not six: six words took piper ~90 ms on a quiet machine, Jeeves's
+        after five words when at least `MIN_TAIL_WORDS` more follow (a word or two left over
+        would be said as a clipped sentence of their own: "Here is a short story | for you."). Five, not six: six words took piper ~90 ms on a quiet machine, Jeeves's
         and Pip's pitch step's longer render ~100 (bench/voices.py), the first-audio target. A
         comma further in would make the first piece as slow as a sentence; streamed a few words
         at a time the word cut came first anyway, given in one piece (a fast brain, a prepared
@@ -101,7 +105,7 @@ class SentenceSplitter:
             if before >= self.first_cut_words:
                 return match.start(), match.end()
         words = list(re.finditer(r"\S+\s+", sentence))
-        if len(sentence.split()) >= self.first_max_words + 2:
+        if len(sentence.split()) >= self.first_max_words + MIN_TAIL_WORDS:
             cut = words[self.first_max_words - 1].end()
             return cut, cut
         return None

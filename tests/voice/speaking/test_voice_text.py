@@ -59,6 +59,13 @@ def test_a_first_sentence_without_a_comma_is_cut_after_five_words():
     assert split_streamed("I found three files in there.") == ["I found three files in there."]
 
 
+def test_a_first_sentence_is_not_cut_to_leave_a_word_or_two_said_alone():
+    # "Here is a short story | for you." would end her first piece and say two words as a sentence.
+    assert split_streamed("Here is a short story for you. Once upon a time.") == [
+        "Here is a short story for you.", "Once upon a time."]
+    assert split_streamed("Here is a short story just for you.")[0] == "Here is a short story"
+
+
 def test_a_first_sentence_given_whole_with_a_late_comma_is_cut_after_five_words_not_at_the_comma():
     # A fast brain or a prepared reply hands the whole sentence over at once: cut at its comma, her
     # first piece would be ten words (~150 ms of piper before her first sound instead of ~80).
