@@ -13,13 +13,12 @@ run: $(STAMP) $(SYSDEPS_STAMP)
 	$(VENV)/bin/companion
 
 # `make test`: lint, the house's import rules, then the tests in passes. The pure tests run on
-# both cores (pytest-xdist). Every real-audio test runs after them in two rooms at once, each in
-# a worker with a PulseAudio of its own: the sound room's (devices, open speakers, sound-server
-# faults) in a fresh process of their own, the other real-audio tests in the other, so each one
-# runs beside another real-time conversation. `make test-under-load` adds a busy core to that
-# (tests/helpers/cpu_hog.py): with it, on a quiet machine, 2 of 67 were not done in time in a
-# clean clone's run (see docs/developing.md).
-REAL_AUDIO := $(VENV)/bin/python -m pytest -q -m real_audio -n 2 --dist loadgroup
+# both cores (pytest-xdist). Every real-audio test runs after them in three rooms at once, each
+# in a worker with a PulseAudio of its own: the sound room's (devices, open speakers) in a fresh
+# process of their own, the sound-server faults in another, the other real-audio tests in the
+# third, so each one runs beside two other real-time conversations. `make test-under-load` adds
+# a busy core to that (tests/helpers/cpu_hog.py; see docs/developing.md).
+REAL_AUDIO := $(VENV)/bin/python -m pytest -q -m real_audio -n 3 --dist loadgroup
 test: lint $(SYSDEPS_STAMP)
 	$(VENV)/bin/python -m pytest -q -n 2 -m "not real_audio"
 	$(REAL_AUDIO)
@@ -30,7 +29,7 @@ test: lint $(SYSDEPS_STAMP)
 test-unprivileged: $(STAMP) $(SYSDEPS_STAMP)
 	bash .ci/unprivileged
 
-# Just the real-audio tests, two rooms at once beside a busy core.
+# Just the real-audio tests, three rooms at once beside a busy core.
 test-under-load: $(STAMP) $(SYSDEPS_STAMP)
 	COMPANION_TEST_HOG=1 $(REAL_AUDIO)
 

@@ -1,19 +1,20 @@
-"""The real-audio tests under load, two rooms at a time.
+"""The real-audio tests under load, three rooms at a time.
 
 With COMPANION_TEST_HOG=1 another process keeps a core busy for the whole run (`make
 test-under-load` sets it), so a test that only passes on a quiet machine fails there rather than
 on a user's busy laptop or a shared CI runner. One hog per run, started by the process that
-leads it (pytest-xdist's controller, or pytest alone): under `-n 2` each real-audio test runs
-beside the busy core and another real-audio test. `make test` runs the two rooms side by side
-without it: each test already has another real-time conversation beside it.
+leads it (pytest-xdist's controller, or pytest alone): under `-n 3` each real-audio test runs
+beside the busy core and two other real-audio tests. `make test` runs the three rooms side by
+side without it: each test already has two other real-time conversations beside it.
 
 Every test that uses the private PulseAudio (`pulse_audio`) is marked `real_audio` (a test that
 talks in real time without it marks itself); select them with `-m real_audio`. Each is put in
-the xdist group of its room (`--dist loadgroup`): the sound room's tests (devices, open speakers,
-sound-server faults) share a worker of their own, fresh as her voice is when it starts (after
-~40 other voice sessions in one process her echo on the sound-server path leaked at the start of
-a reply: docs/developing.md), and every other real-audio test shares the other worker. Each
-worker has its own PulseAudio (a session fixture), so the rooms never hear each other.
+the xdist group of its room (`--dist loadgroup`, one worker a room): the sound room's tests
+(devices, open speakers, speaker checks) share a worker of their own, fresh as her voice is when
+it starts (after ~40 other voice sessions in one process her echo on the sound-server path leaked
+at the start of a reply: docs/developing.md); the sound-server faults share another; every other
+real-audio test shares the third. Each worker has its own PulseAudio (a session fixture), so the
+rooms never hear each other.
 """
 
 from __future__ import annotations
@@ -54,5 +55,12 @@ def pytest_collection_modifyitems(config, items) -> None:
         if "pulse_audio" not in getattr(item, "fixturenames", ()) and not real_time:
             continue
         item.add_marker(pytest.mark.real_audio)
-        room = "sound-room" if Path(item.path).is_relative_to(SOUND_ROOM) else "real-audio"
-        item.add_marker(pytest.mark.xdist_group(room))
+        item.add_marker(pytest.mark.xdist_group(room_of(Path(item.path))))
+
+
+def room_of(path: Path) -> str:
+    """The sound room splits in two: the sound-server faults (each test with a PulseAudio of its
+    own to kill) and the devices, open speakers and speaker checks, each in a fresh process."""
+    if not path.is_relative_to(SOUND_ROOM):
+        return "real-audio"
+    return "sound-faults" if path.name.startswith("test_faults_") else "sound-room"
