@@ -51,10 +51,10 @@ async def words_lost(tmp_path, scripted_brain, hearing, piper_voice, turn_model,
 
 
 @pytest.mark.xfail(reason=(
-    "issue 51, not yet fixed: words at a turn's edge never reach the brain. Seen here: 'too cruel' "
-    "read on after the turn ended at 'to thy sweet self' while she answered, and (in real time, "
-    "bench/human_words.py) 'thou that art now' at the endpointer's 30 s cut, whose 30 s of audio go "
-    "to Whisper's full path (stt._transcribe_full, without_timestamps=True)"))
+    "issue 51, not yet fixed: words said while she answers the turn before never reach the brain. "
+    "Seen here: 'too cruel' read on after the turn ended at 'to thy sweet self'. (The 30 s limit "
+    "now ends an utterance at a gap between words, and a window full of speech is decoded with "
+    "timestamps: tests/voice/hearing/test_voice_hearing.py.)"))
 async def test_a_person_reading_on_past_whispers_30_s_window_reaches_the_brain_word_for_word(
         tmp_path, scripted_brain, hearing, piper_voice, turn_model):
     through_her, alone, turns = await words_lost(tmp_path, scripted_brain, hearing, piper_voice, turn_model,

@@ -21,6 +21,9 @@ RECHECK_MS = 96
 """While the rule says "not yet", ask again after this much more silence: the bar falls with
 the silence, so a finished sentence is taken up as soon as the sound clears it (a check
 due while the last one still runs is skipped, turn_end.TurnWatch)."""
+CUT_WINDOW_S = 5.0
+"""How long before the utterance's limit a gap between words may end it (a person reading on
+with no pause long enough for a turn)."""
 FALLBACK_SILENCE_MS = 500
 """Without the turn model, this much silence ends a turn (the old fixed rule)."""
 
@@ -44,6 +47,8 @@ class EndpointSettings:
     recheck_ms: int = RECHECK_MS
     """While the model says "not finished", ask again after this much more silence."""
     max_utterance_s: float = 30.0
+    """The longest utterance: Whisper hears 30 s at a time. Past `max_utterance_s -
+    CUT_WINDOW_S` it ends at the first gap between words, so no word is split at the limit."""
 
     @classmethod
     def for_patience(cls, patience_ms: int, *, turn_model: bool) -> EndpointSettings:
@@ -127,6 +132,7 @@ class Endpointer:
         self._check_frames = _frames(s.turn_check_ms) if s.turn_check_ms is not None else None
         self._recheck_frames = _frames(s.recheck_ms)
         self._max_frames = _frames(s.max_utterance_s * 1000)
+        self._cut_frames = max(1, self._max_frames - _frames(CUT_WINDOW_S * 1000))
         self._frame_index = 0
         self._pause_ids = 0
         self._reset()
@@ -241,7 +247,13 @@ class Endpointer:
                 # An unconfirmed burst (a click) just disappears.
                 self._reset()
                 return events
-        if self._confirmed and len(self._frames_in) >= self._max_frames:
+        if self._confirmed and len(self._frames_in) >= self._cut_frames and self._silence:
+            # Near the limit, a gap between words ends it: the next words start the next one whole.
+            pause, end_s = self._pause, now_s - self._silence * FRAME_S
+            audio = pause.audio if pause is not None else np.concatenate(self._frames_in)
+            events.append(UtteranceEnded(audio, pause.pause_id if pause is not None else None, end_s))
+            self._reset()
+        elif self._confirmed and len(self._frames_in) >= self._max_frames:
             if self._pause is not None:
                 events.append(SpeechResumed(self._pause.pause_id))
             events.append(UtteranceEnded(np.concatenate(self._frames_in), None, now_s))

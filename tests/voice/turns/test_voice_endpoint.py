@@ -6,6 +6,7 @@ import numpy as np
 
 from companion.voice.sound.frames import FRAME_S, FRAME_SAMPLES
 from companion.voice.turns.endpoint import (
+    CUT_WINDOW_S,
     Endpointer,
     EndpointSettings,
     PauseStarted,
@@ -73,6 +74,28 @@ def test_an_utterance_is_capped_at_thirty_seconds():
     ended = of(UtteranceEnded, events)
     assert ended[0].pause_id is None
     assert len(ended[0].audio) <= round(30.0 / FRAME_S) * FRAME_SAMPLES
+
+
+def test_someone_reading_on_is_cut_near_the_limit_at_a_gap_between_words_not_inside_one():
+    # 0.9 s of words and 0.1 s between them, for 40 s: never a pause long enough for a turn.
+    spans = [(0.3, False)] + [(0.9, True), (0.1, False)] * 40
+    events = feed(spans)
+    first = of(UtteranceEnded, events)[0]
+    seconds = len(first.audio) / FRAME_SAMPLES * FRAME_S
+    assert 30.0 - CUT_WINDOW_S <= seconds < 30.0, seconds
+    last_frame = int(first.audio[-1])
+    assert _is_gap(last_frame, spans), last_frame  # it ends between words
+    assert len(of(SpeechStarted, events)) >= 2  # the next words begin the next utterance whole
+
+
+def _is_gap(frame_index: int, spans: list[tuple[float, bool]]) -> bool:
+    at = 0
+    for seconds, speech in spans:
+        frames = round(seconds / FRAME_S)
+        if frame_index < at + frames:
+            return not speech
+        at += frames
+    return False
 
 
 def test_the_end_of_turn_silence_setting_decides_what_counts_as_the_end():
