@@ -23,6 +23,7 @@ from companion.logs import details_hint
 from companion.tools.context import Channel
 from companion.ui.app_dialogs import AppDialogs
 from companion.ui.app_listening import ListeningControls
+from companion.ui.banner import KnowVoicesQuestion
 from companion.ui.brain_watch import BrainWatch
 from companion.ui.bridge import EventBridge
 from companion.ui.cards.answers import answer_card
@@ -99,6 +100,11 @@ class CompanionApp(QObject):
         self.listening = ListeningControls(self.tray, self.keeper, self.window, save=self._save,
                                            her_name=self._her_name)
         """The tray's Listening mode menu and what the pill says calls her."""
+        self.know_voices = KnowVoicesQuestion(
+            self.window.banners, lambda: self.keeper.settings.voice.know_voices, self._save_know_voices,
+            listening=lambda: self.voice is not None)
+        """Whether to know voices, asked once the first time a decision would go by one."""
+        self.know_voices.attach(self.bridge)
         if config.notice:
             self.window.banners.show_banner("settings", config.notice, kind="warning")
 
@@ -281,6 +287,10 @@ class CompanionApp(QObject):
             return
         self.window.face.set_character(self.companion.personality.current.face)
         self.her_voice.follow_personality()
+
+    def _save_know_voices(self, answer: str) -> None:
+        settings = self.keeper.settings
+        self._save(replace(settings, voice=replace(settings.voice, know_voices=answer)))
 
     def _remember_on_top(self, on: bool) -> None:
         settings = self.keeper.settings

@@ -260,3 +260,20 @@ def test_closing_while_the_brain_probe_still_waits_ends_the_probe_with_her(
 
         probe = qt_loop(scenario())
     assert probe.cancelled()
+
+
+def test_her_window_asks_once_whether_to_know_voices_when_a_call_opens_her_window_and_saves_the_answer(
+        qtbot, tmp_path, scripted_brain, make_app, qt_loop):
+    from companion import events as ev
+    from companion.ui.banner import KNOW_VOICES_KEY
+
+    config = app_config(tmp_path, scripted_brain.url)
+    app = make_app(config)
+    qt_loop(app.start())
+    app.bus.emit(ev.AttentionChanged("attentive", "her name"))
+    qtbot.waitUntil(lambda: app.window.banners.banner(KNOW_VOICES_KEY) is not None, timeout=3000)
+    app.window.banners.banner(KNOW_VOICES_KEY).buttons["Yes"].click()
+    assert load_settings(config.paths).settings.voice.know_voices == "yes"
+    with qtbot.waitSignal(app.bridge.attention, timeout=3000):  # delivered: and not asked again
+        app.bus.emit(ev.AttentionChanged("attentive", "her name"))
+    assert app.window.banners.banner(KNOW_VOICES_KEY) is None
