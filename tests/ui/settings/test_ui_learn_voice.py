@@ -48,8 +48,7 @@ def test_reading_aloud_shows_each_sentence_the_level_and_progress_and_keeps_the_
     dialog = LearnVoiceDialog(VoiceprintStore(data_dir), lambda: WavSource(wav, realtime=False),
                               encoder=SpeakerEncoder(), parent=settings)
     dialog.learned.connect(rows._learned)
-    qtbot.addWidget(dialog)
-    dialog.show()
+    dialog.show()  # (Settings owns it, as in the app: closing Settings closes it)
     sentences, levels, progress = [], [], []
 
     async def read() -> tuple:
