@@ -11,33 +11,12 @@ the scripted one on loopback.
 from __future__ import annotations
 
 import pytest
-from brain_harness import make_config
+from file_talk import converse
 from human_clips import hearing_alone, lost_words, michael_talking, sonnet_read
 
-from companion.config import VoiceSettings
-from companion.events import EventBus
-from companion.runtime import Companion
-from companion.voice.brain_port import CompanionBrain
-from companion.voice.session import VoiceSession
-from companion.voice.sound.audio import WavSink, WavSource, write_wav
+from companion.voice.sound.audio import write_wav
 
 pytestmark = pytest.mark.timeout(600)
-
-
-async def heard_turns(tmp_path, scripted_brain, hearing, piper_voice, turn_model, wav) -> list[str]:
-    companion = Companion(make_config(tmp_path, scripted_brain.url), EventBus())
-    await companion.start()
-    source = WavSource(wav, realtime=False, tail_s=3.0)
-    sink = WavSink(lambda: source.position_s, rate=piper_voice.sample_rate, realtime=False)
-    session = VoiceSession(brain=CompanionBrain(companion), bus=companion.bus, source=source, sink=sink,
-                           transcriber=hearing, synthesizer=piper_voice, voice=VoiceSettings(listening="always"),
-                           turn_model=turn_model)
-    try:
-        await session.run()
-    finally:
-        await session.close()
-        await companion.close()
-    return list(session.loop.heard)
 
 
 async def words_lost(tmp_path, scripted_brain, hearing, piper_voice, turn_model, clip) -> tuple[list, list, list]:
@@ -46,7 +25,8 @@ async def words_lost(tmp_path, scripted_brain, hearing, piper_voice, turn_model,
     scripted_brain.push(*[{"text": "Mm-hm."}] * 20)
     wav = tmp_path / "human.wav"
     write_wav(wav, clip.audio, 16_000)
-    turns = await heard_turns(tmp_path, scripted_brain, hearing, piper_voice, turn_model, wav)
+    session = await converse(tmp_path, scripted_brain, hearing, piper_voice, wav, turn_model, tail_s=3.0)
+    turns = list(session.loop.heard)
     return lost_words(clip.text, " ".join(turns)), alone, turns
 
 

@@ -4,14 +4,10 @@ from __future__ import annotations
 
 import pytest
 from audio_env import speech
-from brain_harness import make_config
+from file_talk import converse
 
-from companion.config import VoiceSettings
-from companion.events import EventBus, HoldingChanged
-from companion.runtime import Companion
-from companion.voice.brain_port import CompanionBrain
-from companion.voice.session import VoiceSession
-from companion.voice.sound.audio import WavSink, WavSource, write_wav
+from companion.events import HoldingChanged
+from companion.voice.sound.audio import write_wav
 from companion.voice.turns.text_turn import TextTurn, resolve_text_model
 
 OPEN_PREFIX = ("Please remind me", 0.9, "to water the plants this evening.")
@@ -25,24 +21,9 @@ def text_model() -> TextTurn:
     return model
 
 
-async def converse(tmp_path, scripted_brain, hearing, piper_voice, wav, turn_model,
-                   holds: list[bool] | None = None) -> VoiceSession:
-    """One spoken conversation from `wav`; `holds` gathers each HoldingChanged her face is told."""
-    companion = Companion(make_config(tmp_path, scripted_brain.url), EventBus())
-    if holds is not None:
-        companion.bus.subscribe(lambda event: isinstance(event, HoldingChanged) and holds.append(event.holding))
-    await companion.start()
-    source = WavSource(wav, realtime=False)
-    sink = WavSink(lambda: source.position_s, rate=piper_voice.sample_rate, realtime=False)
-    session = VoiceSession(brain=CompanionBrain(companion), bus=companion.bus, source=source, sink=sink,
-                           transcriber=hearing, synthesizer=piper_voice, voice=VoiceSettings(listening="always"),
-                           turn_model=turn_model)
-    try:
-        await session.run()
-    finally:
-        await session.close()
-        await companion.close()
-    return session
+def holding_into(holds: list[bool]):
+    """A bus watcher gathering each HoldingChanged her face is told."""
+    return lambda event: isinstance(event, HoldingChanged) and holds.append(event.holding)
 
 
 async def test_a_spoken_open_prefix_and_a_thinking_pause_stay_one_turn_with_the_words_model(
@@ -52,7 +33,7 @@ async def test_a_spoken_open_prefix_and_a_thinking_pause_stay_one_turn_with_the_
     wav = tmp_path / "q.wav"
     write_wav(wav, speech(piper_voice, *OPEN_PREFIX, tail_s=2.5), 16_000)
     holds: list[bool] = []
-    session = await converse(tmp_path, scripted_brain, hearing, piper_voice, wav, turn_model, holds)
+    session = await converse(tmp_path, scripted_brain, hearing, piper_voice, wav, turn_model, watch=holding_into(holds))
     assert len(session.loop.heard) == 1, session.loop.heard
     assert "plants" in session.loop.heard[0]
     assert holds[:1] == [True] and holds[-1] is False, holds  # her face listened through the pause
@@ -75,7 +56,7 @@ async def test_a_complete_question_ends_at_the_first_check_with_the_words_model(
     wav = tmp_path / "q.wav"
     write_wav(wav, speech(piper_voice, "What time is it?", tail_s=2.5), 16_000)
     holds: list[bool] = []
-    session = await converse(tmp_path, scripted_brain, hearing, piper_voice, wav, turn_model, holds)
+    session = await converse(tmp_path, scripted_brain, hearing, piper_voice, wav, turn_model, watch=holding_into(holds))
     assert session.loop.heard == ["What time is it?"]
     assert holds == []  # nothing held her
     [latency] = session.loop.latencies
