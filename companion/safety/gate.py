@@ -1,8 +1,8 @@
 """The approval gate: the one door every command (and every piece of code) passes to run.
 
 The decision before asking is decision.py's (a saved grant for this exact line → a saved grant
-for its family → auto-safe → ask the user → deny); this module puts the question and issues
-the permit. Lines that always ask skip the grants and can never be saved; "always" is offered only for lines the allowlist in always.py
+for its family → auto-safe → ask the user → deny); asking.py puts the question; this module
+issues the permit. Lines that always ask skip the grants and can never be saved; "always" is offered only for lines the allowlist in always.py
 accepts (the card says why otherwise). Silence is never consent: an unanswered question
 expires. A line that needs the internet always asks, and only that answer gives it the network.
 The checks run off the event loop; the workspace files a line runs are pinned when its card is
@@ -27,23 +27,21 @@ from __future__ import annotations
 import asyncio
 import shlex
 import sys
-import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from companion.events import ApprovalNeeded, ApprovalResolved, EventBus
+from companion.events import EventBus
 from companion.paths import own_paths
+from companion.safety.asking import Asker, Fingerprinter, Hold, Reader
 from companion.safety.command_line import git_settings
 from companion.safety.command_line.always import program_of
 from companion.safety.command_line.git_pins import fingerprint, take
-from companion.safety.command_line.pins import Taken, fingerprint_code, take_code
+from companion.safety.command_line.pins import fingerprint_code, take_code
 from companion.safety.consent.approval import (
     ACCESS_WRITE,
     TEXT_EXPIRY_S,
     VOICE_EXPIRY_S,
-    Answer,
-    ApprovalRequest,
     Approver,
     AuditLog,
     Decision,
@@ -53,7 +51,6 @@ from companion.safety.consent.still import Held, Stilled, StillWorkspace
 from companion.safety.decision import (
     CODE_FAMILY,
     Precheck,
-    changed_files,
     decide_code,
     decide_line,
     decide_tool_call,
@@ -68,14 +65,7 @@ from companion.safety.sandbox.door import (
     RunResult,
 )
 
-__all__ = ["CANT_TELL", "CODE_FAMILY", "NEEDS_INTERNET", "Gate", "Precheck", "ProcessRefused", "Verdict", "build_gate"]
-
-Hold = Callable[[float], None]
-Reader = Callable[[str, Path], Taken]
-Fingerprinter = Callable[[str, Path], dict[str, str]]
-
-MAX_REASKS = 3
-"""How often a question is put again because a file it runs changed while it was open."""
+__all__ = ["CODE_FAMILY", "NEEDS_INTERNET", "Gate", "Precheck", "ProcessRefused", "Verdict", "build_gate"]
 
 NEEDS_INTERNET = "This needs the internet."
 """Said on the card of a request that asks for the network (and so is asked every time)."""
@@ -129,7 +119,7 @@ class Gate:
         """Who is asked: the window's CardApprover, chat's TerminalApprover, or nobody."""
         self.bus = bus
         self.audit = audit
-        self._asking: asyncio.Lock | None = None
+        self._asker = Asker(lambda: self.workspace, lambda: self.approver, lambda: self.bus, self._record)
         self.still = StillWorkspace()
         """From a card that starts a process to the end of its run, nothing else of hers writes."""
         self.door = ProcessDoor(lambda: self.workspace, lambda: self.audit, hidden, still=self.still)
@@ -295,28 +285,11 @@ class Gate:
                              reader: tuple[Reader, Fingerprinter] | None) -> Verdict:
         """The question and its answer, with the workspace `held` still (None: nothing starts);
         `reader`: how the workspace files it runs are read and hashed (None: none are)."""
-        # What the line runs is read as the question is put: that content is what runs if the
-        # answer is yes, whatever the files become meanwhile.
-        taken = await asyncio.to_thread(reader[0], command, self.workspace) if reader is not None else None
-        reason, saveable, once_only = _cant_tell(pre.reason, pre.saveable, pre.once_only, taken)
-        for _ in range(MAX_REASKS + 1):
-            # A process the user approves when asked may change the workspace.
-            request = ApprovalRequest(command, reason, saveable, timeout_s, tool,
+        # A process the user approves when asked may change the workspace.
+        asked = await self._asker.ask(command, pre, tool, timeout_s, hold,
                                       access="" if argv is None else ACCESS_WRITE, network=network,
-                                      once_only=once_only)
-            answer = await self._ask_holding(request, command, tool, hold)
-            if answer.decision is not Decision.APPROVED or taken is None:
-                break
-            assert reader is not None
-            changed = changed_files(taken.hashes, await asyncio.to_thread(reader[1], command, self.workspace))
-            if not changed:
-                break
-            taken = await asyncio.to_thread(reader[0], command, self.workspace)
-            reason, saveable, once_only = _cant_tell(
-                f"{changed} changed while I was asking, so I need your OK again for what it is now.",
-                pre.saveable, pre.once_only, taken)
-        else:
-            answer = Answer(Decision.DECLINED)  # it kept changing under the question
+                                      reader=reader)
+        answer, taken, saveable = asked.answer, asked.taken, asked.saveable
         pins = taken.hashes if taken is not None else {}
         note = ""
         if answer.decision is Decision.APPROVED and answer.always and saveable:
@@ -341,49 +314,6 @@ class Gate:
         if held is not None:
             await held.release()
         return Verdict(False, answer.decision, "asked", REFUSALS[answer.decision])
-
-    async def _ask_holding(self, request: ApprovalRequest, command: str, tool: str,
-                           hold: Hold | None) -> Answer:
-        """Ask, keeping the time spent waiting off the tool's budget."""
-        if hold is not None:
-            hold(request.timeout_s + 1.0)
-        started = time.monotonic()
-        try:
-            answer = await self._ask(request)
-        except asyncio.CancelledError:
-            # The turn was stopped mid-question: the question lapses (never a yes or a no).
-            self._record(command, tool, Decision.EXPIRED, "withdrawn: the turn was stopped")
-            raise
-        if hold is not None:
-            # Give back what the question did not use: only the real wait is excused.
-            hold(-max(0.0, request.timeout_s + 1.0 - (time.monotonic() - started)))
-        return answer
-
-    async def _ask(self, request: ApprovalRequest) -> Answer:
-        if self._asking is None:
-            self._asking = asyncio.Lock()
-        # One question at a time: two cards racing for one "yes" would be ambiguous. An approver
-        # that queues questions itself (the terminal's: one shown, the rest counted on screen)
-        # gets them all at once, so a waiting question is visible; a lock of its own never waits.
-        queues = getattr(self.approver, "queues_questions", False) is True
-        async with asyncio.Lock() if queues else self._asking:
-            if self.bus is not None:
-                self.bus.emit(ApprovalNeeded(request.request_id, request.command, request.reason,
-                                             request.saveable, request.timeout_s, request.access,
-                                             request.network, request.once_only, request.tool))
-            try:
-                answer = await self.approver.ask(request)
-            except (OSError, RuntimeError, ValueError):
-                answer = Answer(Decision.UNAVAILABLE)
-            except asyncio.CancelledError:
-                if self.bus is not None:  # close the card
-                    self.bus.emit(ApprovalResolved(request.request_id, Decision.EXPIRED.value))
-                raise
-            if not isinstance(answer, Answer):
-                answer = Answer(Decision.UNAVAILABLE)
-            if self.bus is not None:
-                self.bus.emit(ApprovalResolved(request.request_id, answer.decision.value))
-            return answer
 
     # --- answering and remembering ------------------------------------------------------
     def answer(self, request_id: str, decision: Decision | str, *, always: bool = False) -> bool:
@@ -412,21 +342,6 @@ def build_gate(workspace: Path, config_dir_file: Path, data_dir: Path, *, bus: E
     return Gate(workspace, GrantStore(config_dir_file), approver=approver, bus=bus,
                 audit=AuditLog(Path(data_dir) / "approvals.log"),
                 hidden=own_paths(Path(config_dir_file).parent, Path(data_dir), *also_hidden))
-
-
-CANT_TELL = "I can't tell everything this runs"
-"""Said on a card whose line runs what can't all be known ahead (pins.py); never saveable."""
-
-
-def _cant_tell(reason: str, saveable: bool, once_only: str, taken: Taken | None) -> tuple[str, bool, str]:
-    """The card's reason, saveability and once-only note, with what can't be known said."""
-    if taken is None or not taken.unknown:
-        return reason, saveable, once_only
-    if not saveable and not once_only:
-        # It can destroy data: it stays so (a click, or the explicit phrase aloud; answers.py).
-        return f"{reason} {CANT_TELL} ({'; '.join(taken.unknown)}).", False, ""
-    return (f"{reason} {CANT_TELL} ({'; '.join(taken.unknown)}).", False,
-            f"{once_only} {CANT_TELL} either." if once_only else f"{CANT_TELL}, so I can only allow it once.")
 
 
 def _permit_of(verdict: Verdict) -> Permit:

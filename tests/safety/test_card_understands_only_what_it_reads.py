@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 from sandbox_support import ctx_for, gate_fixture, real_sandbox_fixture  # noqa: F401 (fixtures)
 
+from companion.safety.asking import CANT_TELL
 from companion.safety.consent.approval import Answer, ApprovalRequest, Decision
-from companion.safety.gate import CANT_TELL, Gate
+from companion.safety.gate import Gate
 from companion.tools.action import shell
 
 
