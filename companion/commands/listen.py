@@ -56,7 +56,7 @@ async def _listen(args: argparse.Namespace, config: RunConfig) -> int:
     from companion.runtime import Companion
     from companion.voice.brain_port import CompanionBrain
     from companion.voice.factory import build_voice
-    from companion.voice.models.files import progress_bar
+    from companion.voice.models.download import progress_bar
     from companion.voice.session import VoiceSession
     from companion.voice.sound.audio import WavSink, WavSource
 

@@ -75,7 +75,7 @@ async def _voice(args: argparse.Namespace, config: RunConfig) -> int:
     from companion.tools.context import Channel
     from companion.voice.brain_port import CompanionBrain
     from companion.voice.factory import build_voice
-    from companion.voice.models.files import progress_bar
+    from companion.voice.models.download import progress_bar
     from companion.voice.session import LISTENING_WATCH, VoiceSession
     from companion.voice.sound.audio import NullSource
 

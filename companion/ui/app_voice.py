@@ -17,7 +17,7 @@ from companion.events import EventBus, SpeechKind
 from companion.runtime import Companion
 from companion.voice.brain_port import CompanionBrain
 from companion.voice.factory import build_voice
-from companion.voice.models.files import Progress
+from companion.voice.models.download import Progress
 from companion.voice.session import LISTENING_WATCH, VoiceSession
 from companion.voice.sound.frames import rms
 

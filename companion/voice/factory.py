@@ -21,7 +21,8 @@ from companion.voice.fallback import open_hearing, open_voice
 from companion.voice.hearing.local import local_transcriber
 from companion.voice.hearing.stt import Transcriber
 from companion.voice.hearing.vad import SileroVad, SkipQuiet, SpeechDetector
-from companion.voice.models.files import Progress, resolve_hearing_model
+from companion.voice.models.download import Progress
+from companion.voice.models.files import resolve_hearing_model
 from companion.voice.sound.audio import AudioSink, AudioSource, NullSink, NullSource
 from companion.voice.sound.echo_canceller import EchoSettings
 from companion.voice.sound.echo_worker import EchoWorker

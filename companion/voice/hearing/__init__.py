@@ -1,2 +1,3 @@
 """Hearing: voice activity detection and the recognisers that turn an utterance into words
-(faster-whisper, Moonshine). May use voice.sound (frame format) and voice.models.files."""
+(faster-whisper, Moonshine). May use voice.sound (frame format) and voice.models (its files,
+checksums and downloads)."""

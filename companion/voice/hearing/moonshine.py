@@ -14,7 +14,8 @@ from companion.errors import CompanionError, Stage
 from companion.paths import atomic_write_bytes, atomic_write_text
 from companion.voice.hearing.moonshine_tokens import MoonshineTokens
 from companion.voice.hearing.stt import is_phantom
-from companion.voice.models.files import HearingModel, sha256_of, verify_files
+from companion.voice.models.checksums import sha256_of, verify_files
+from companion.voice.models.files import HearingModel
 from companion.voice.models.thread import TURN_CRITICAL, ModelThread
 
 if TYPE_CHECKING:

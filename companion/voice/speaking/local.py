@@ -8,7 +8,8 @@ from pathlib import Path
 
 from companion.config import VoiceSettings
 from companion.errors import CompanionError
-from companion.voice.models.files import Progress, VoiceModel, is_hibari, resolve_voice
+from companion.voice.models.download import Progress
+from companion.voice.models.files import VoiceModel, is_hibari, resolve_voice
 from companion.voice.speaking.tts import LocalSynthesizer, PiperSynthesizer
 
 log = logging.getLogger(__name__)

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from companion.errors import CompanionError, Stage
-from companion.voice.models.files import PackagedFile, resolve_packaged_file
+from companion.voice.models.checksums import PackagedFile, resolve_packaged_file
 from companion.voice.models.thread import TURN_CRITICAL, ModelThread
 from companion.voice.turns.text_turn import TextTurn, shared_text_model
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from companion.errors import CompanionError, Stage
-from companion.voice.models.files import PackagedFile, resolve_packaged_file
+from companion.voice.models.checksums import PackagedFile, resolve_packaged_file
 from companion.voice.models.thread import ModelThread
 from companion.voice.voiceprint.features import log_mel, windows
 

@@ -16,12 +16,8 @@ from companion.errors import CompanionError, Stage
 from companion.voice.factory import make_transcriber
 from companion.voice.hearing.moonshine import MoonshineTranscriber
 from companion.voice.hearing.moonshine_tokens import MoonshineTokens
-from companion.voice.models.files import (
-    MOONSHINE,
-    MOONSHINE_HASHES,
-    resolve_hearing_model,
-    verify_files,
-)
+from companion.voice.models.checksums import verify_files
+from companion.voice.models.files import MOONSHINE, MOONSHINE_HASHES, resolve_hearing_model
 from companion.voice.sound.audio import WavSource, read_wav, resample
 from companion.voice.turns.ear import PARTIAL_EVERY_S
 from companion.voice.turns.load import PartialPacer

