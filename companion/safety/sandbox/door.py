@@ -6,9 +6,9 @@ was allowed; `network`: the internet), the content of every workspace file it ru
 was approved (`pins`), and a one-time ticket. `ProcessDoor` starts a process only for a
 permit it issued and has not used yet, only for a tool whose RISK is `exec`, and only inside
 the bubblewrap sandbox (or, where the sandbox cannot run, when the user switched on "Run
-commands without a sandbox"). A pinned file is read once here, checked against its pin, and
-that very content is what the sandbox shows at its path. Every start and its outcome is
-written to the audit log.
+commands without a sandbox"). A pinned file is read once (admission.py), checked against its
+pin, and that very content is what the sandbox shows at its path. Every start and its outcome
+is written to the audit log.
 
 The still workspace (consent/still.py): a permit from a card carries the card's hold, released
 when its run ends (or, never run, after HOLD_LAPSE_S); any other process that may write waits
@@ -19,23 +19,15 @@ running is stopped by the kernel for as long as a later card holds it.
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import os
 import secrets
-import stat
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 
-from companion.errors import CompanionError, Stage
 from companion.paths import code_paths
 from companion.safety.consent.approval import ACCESS_READ, ACCESS_WRITE, AuditLog
 from companion.safety.consent.still import Held, Stilled, StillWorkspace
-from companion.safety.jail.beneath import open_beneath, stat_beneath
-from companion.safety.jail.jail import JailError, ensure_workspace
-from companion.safety.jail.own_files import detach_links
 from companion.safety.network.outbound import OutboundError
-from companion.safety.sandbox import probe, sandbox
 from companion.safety.sandbox._runner import (
     KILL_GRACE_S,
     LiveProcess,
@@ -44,66 +36,20 @@ from companion.safety.sandbox._runner import (
     safe_environment,
     start_process,
 )
+from companion.safety.sandbox.admission import Admitted, discard, prepare
 from companion.safety.sandbox.cgroup import CallCgroup
 from companion.safety.sandbox.freeze import freeze_tree, thaw
 from companion.safety.sandbox.limits import Limits, ProcessCount, limit_sentence
-from companion.safety.sandbox.seccomp import SeccompUnavailable
+from companion.safety.sandbox.permit import Permit, ProcessRefused
 
 __all__ = ["ACCESS_READ", "ACCESS_WRITE", "LiveProcess", "Permit", "ProcessDoor", "ProcessRefused",
            "RunResult"]
 
-MAX_PINNED_BYTES = 64 * 1024 * 1024
-"""The largest pinned file the door reads and shows as approved (as large as pins.py hashes)."""
 _LIMIT_CHECK_S = 0.05
 HOLD_LAPSE_S = 5.0
 """A card's yes not run within this lets the workspace go (and the permit lapses)."""
 SERVER_START_WAIT_S = 120.0
 """How long a server that may write waits to start while a card holds the workspace."""
-
-
-class ProcessRefused(CompanionError):
-    """The door would not start the process; `sentence` says why."""
-
-    stage = Stage.SAFETY
-
-
-@dataclass(frozen=True)
-class Permit:
-    """What an allowed verdict lets run: exactly this, once."""
-
-    argv: tuple[str, ...]
-    shown: str
-    """The line (or code) the user saw or the rules judged."""
-    tool: str
-    stdin: bytes | None = None
-    network: bool = False
-    """The internet: only when the user was just asked, with "This needs the internet" on the card."""
-    how: str = ""
-    ticket: str = field(default="", repr=False, compare=False)
-    access: str = ACCESS_READ
-    """ACCESS_READ (the workspace is read-only inside) or ACCESS_WRITE (approved as changing files)."""
-    pins: Mapping[str, str] = field(default_factory=dict)
-    """{workspace file it runs, relative: its sha256 when it was approved}."""
-    contents: Mapping[str, tuple[bytes, int]] = field(default_factory=dict, repr=False)
-    """{workspace file, relative: (bytes, mode)} read when the card was shown (or the rules read
-    it): shown as that in the sandbox. A pin without content is read at the run and checked."""
-    visible: tuple[str, ...] = ()
-    """Files and folders the sandbox hides (in the home) shown read-only anyway: a declared
-    server's own program, its environment and its script (companion/mcp/program.py)."""
-    hold: Held | None = field(default=None, repr=False, compare=False)
-    """The card's hold on the still workspace: this run is the one it was held for."""
-
-
-@dataclass
-class _Admitted:
-    permit: Permit
-    workspace: Path
-    prepared: sandbox.Prepared | None
-    """None when it runs without the sandbox (the user's choice where none can run)."""
-
-    @property
-    def argv(self) -> list[str]:
-        return self.prepared.argv if self.prepared is not None else list(self.permit.argv)
 
 
 class ProcessDoor:
@@ -158,7 +104,7 @@ class ProcessDoor:
             raise ProcessRefused("still", exc.sentence) from None
         return True
 
-    async def _admit(self, permit: object, risk: str) -> _Admitted:
+    async def _admit(self, permit: object, risk: str) -> Admitted:
         """Check everything before anything starts; the sandbox is prepared off the event loop
         (it starts a process to make its user namespace and reads files)."""
         if risk != "exec":
@@ -177,37 +123,12 @@ class ProcessDoor:
         try:
             return await asyncio.shield(work)
         except asyncio.CancelledError:
-            work.add_done_callback(_discard)  # prepared after all: give its descriptors back
+            work.add_done_callback(discard)  # prepared after all: give its descriptors back
             raise
 
-    def _prepare(self, permit: Permit) -> _Admitted:
-        try:
-            workspace = ensure_workspace(self._workspace())
-        except JailError as exc:
-            raise ProcessRefused("workspace", exc.sentence) from exc
-        snapshots = _snapshots(permit, workspace)
-        # A file of hers with another name (a hard link in the workspace) gets a copy of its own
-        # first: the command may write through that name, never into what she reads.
-        detach_links(self.hidden)
-        reason = probe.unavailable_reason()
-        if reason is None:
-            if permit.network and (why := sandbox.network_unavailable_reason()):
-                raise ProcessRefused("no_network", f"{why} {sandbox.NETWORK_FIX}")
-            policy = sandbox.SandboxPolicy(workspace, writable=permit.access == ACCESS_WRITE,
-                                           network=permit.network, hidden=self.hidden,
-                                           read_only=self.read_only,
-                                           snapshots=snapshots, limits=self.limits,
-                                           visible=permit.visible)
-            bwrap = probe.find_bwrap()
-            assert bwrap is not None
-            try:
-                prepared = sandbox.prepare(bwrap, policy, permit.argv)
-            except (SeccompUnavailable, OSError) as exc:
-                raise ProcessRefused("no_sandbox", f"I couldn't prepare the sandbox ({exc}).") from exc
-            return _Admitted(permit, workspace, prepared)
-        if probe.allow_unsandboxed():
-            return _Admitted(permit, workspace, None)
-        raise ProcessRefused("no_sandbox", f"{reason} {probe.unavailable_fix()}")
+    def _prepare(self, permit: Permit) -> Admitted:
+        return prepare(permit, self._workspace(), hidden=self.hidden, read_only=self.read_only,
+                       limits=self.limits)
 
     async def run(self, permit: Permit, *, risk: str, timeout_s: float,
                   cancel: asyncio.Event | None = None, grace_s: float = KILL_GRACE_S,
@@ -345,37 +266,6 @@ class ProcessDoor:
                              **{k: v for k, v in outcome.items() if v is not None})
 
 
-def _snapshots(permit: Permit, workspace: Path) -> dict[str, sandbox.Snapshot]:
-    """What each pinned file is shown as: the content taken when it was approved, or (a pin
-    without content) the file read now and checked; raises ProcessRefused("changed") when it differs."""
-    # A file gone since is not made again (bwrap would create it to mount on): it runs as absent.
-    found = {relative: sandbox.Snapshot(data, mode) for relative, (data, mode) in permit.contents.items()
-             if _still_there(workspace, relative)}
-    for relative, expected in sorted(permit.pins.items()):
-        if relative in found:
-            continue
-        try:
-            fd = open_beneath(workspace, relative, shared=True)  # what runs is shown as read, links or not
-        except OSError:
-            fd = None
-        data, mode = b"", 0
-        if fd is not None:
-            with os.fdopen(fd, "rb") as f:
-                info = os.fstat(f.fileno())
-                if stat.S_ISREG(info.st_mode):
-                    data, mode = f.read(MAX_PINNED_BYTES + 1), info.st_mode
-        if len(data) > MAX_PINNED_BYTES:
-            raise ProcessRefused("too_big", f"{relative} is too big for me to hold to what you approved "
-                                 f"(over {MAX_PINNED_BYTES >> 20} MB), so I didn't run it.")
-        digest = hashlib.sha256(data).hexdigest() if mode else ""
-        if digest != expected:
-            raise ProcessRefused("changed", f"{relative} changed since you approved it, so I didn't run it; "
-                                 "it needs your OK again.")
-        if mode:
-            found[relative] = sandbox.Snapshot(data, mode)
-    return found
-
-
 def _freezer(leader: int) -> Callable[[], Awaitable[Callable[[], Awaitable[None]]]]:
     """How a hold stops the sandbox under `leader` (every process of it) and lets it go on."""
     async def freeze() -> Callable[[], Awaitable[None]]:
@@ -385,23 +275,6 @@ def _freezer(leader: int) -> Callable[[], Awaitable[Callable[[], Awaitable[None]
             thaw(stopped)
         return go_on
     return freeze
-
-
-def _discard(work: asyncio.Future[_Admitted]) -> None:
-    if work.cancelled() or work.exception() is not None:
-        return
-    prepared = work.result().prepared
-    if prepared is not None:
-        prepared.close_fds()
-        if prepared.cap is not None:
-            prepared.cap.close()
-
-
-def _still_there(workspace: Path, relative: str) -> bool:
-    try:
-        return stat_beneath(workspace, relative) is not None
-    except OSError:
-        return False
 
 
 async def _relay(source: asyncio.Event, target: asyncio.Event) -> None:
