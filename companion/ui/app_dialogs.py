@@ -63,6 +63,9 @@ class AppDialogs:
             names_heard=self.names_heard,
             autostart_present=self._autostart_present(), launcher_refusal=self._launcher_refusal(),
             parent=self.window)
+        if voice is not None:
+            # A reading is no turn for her: whichever session runs when it starts and ends.
+            dialog.voice.voices.enrolling = lambda reading: voice.session and voice.session.enrolling(reading)
         if tab:
             dialog.show_tab(tab)  # the banner's "Open Settings" lands where it talks about
         dialog.finished.connect(lambda _result, closed=dialog: self._settings_closed(closed))

@@ -111,6 +111,9 @@ class VoiceLoop:
         self.ear.words.words_wanted = self._wants_words
         self.ear.early_words = lambda start, end: self.card_open() or self.calling.policy.needs_words(start, end)
         self._answer_open = False
+        self.enrolling = False
+        """A voice is being learned from a reading (VoiceSession.enrolling): what is heard is read
+        aloud to the dialog, never a turn (an utterance already on its way to Whisper included)."""
         self.latencies: list[TurnLatency] = []
         self.heard: list[str] = []
         self.barge_ins = 0
@@ -268,6 +271,11 @@ class VoiceLoop:
     async def _heard(self, utterance: Utterance) -> None:
         text, latency = utterance.text, utterance.latency
         prepared = self.preparer.take(utterance.pause_id)
+        if self.enrolling:
+            if prepared is not None:
+                self.preparer.refuse(prepared)
+            log.info("voice: %r was read to Learn my voice…: no turn", text)
+            return
         if self.card_open():
             if prepared is not None:
                 self.preparer.refuse(prepared)

@@ -55,6 +55,8 @@ class VoiceSession:
         """`microphone`: the device under `source` when a front-end wraps it (VoiceParts.microphone)."""
         self.brain = brain
         self.bus = bus
+        self._enrolling = 0
+        """Readings under way in Learn my voice… (enrolling): her ear is muted meanwhile."""
         self.source = source
         self.sink = sink
         self.synthesizer = synthesizer
@@ -203,8 +205,28 @@ class VoiceSession:
             asyncio.ensure_future(self.sink.play(chime(), CHIME_RATE))
 
     def _loop_settings(self, voice: VoiceSettings) -> LoopSettings:
-        return LoopSettings.from_voice(voice, turn_model=self.turn_model is not None,
-                                       echo_cancelled=self.echo is not None and self.echo.cancelling)
+        settings = LoopSettings.from_voice(voice, turn_model=self.turn_model is not None,
+                                           echo_cancelled=self.echo is not None and self.echo.cancelling)
+        return replace(settings, muted=True) if self._enrolling else settings
+
+    def enrolling(self, reading: bool) -> None:
+        """Learn my voice… began (True) or ended (False) a reading: while one is under way her ear
+        is muted (frames read and thrown away, as with the user's own mute), so no sentence read
+        to the dialog becomes a turn, even in *Always answer*, and she stops talking (her voice
+        would be in the reading). The user's mute comes back when the last reading ends; a
+        Settings change meanwhile keeps her muted."""
+        was = self._enrolling
+        self._enrolling = max(0, was + (1 if reading else -1))
+        if bool(was) == bool(self._enrolling):
+            return
+        self.loop.enrolling = bool(self._enrolling)
+        if self._enrolling:
+            self.loop.interrupt("a voice is being learned")
+            self.loop.ear.drop_utterance()
+            log.info("voice: learning a voice from a reading: not listening for turns meanwhile")
+        else:
+            log.info("voice: the reading ended: listening again")
+        self.loop.apply(self._loop_settings(self.voice))
 
     async def self_test(self) -> None:
         """After an engine switch: her ear hears a known word and her mouth says one (raises a

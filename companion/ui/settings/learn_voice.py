@@ -51,16 +51,20 @@ def level_percent(rms: float) -> int:
 
 class LearnVoiceDialog(QDialog):
     """`open_source()` opens the microphone (raises CompanionError when it can't); the print goes
-    to `store` under the name typed. `learned(name)` once it is kept."""
+    to `store` under the name typed. `learned(name)` once it is kept. `enrolling(True)` is called
+    when a reading starts and `enrolling(False)` when it ends (VoiceSession.enrolling: her ear
+    is muted meanwhile, so the sentences read are no turns for her)."""
 
     learned = Signal(str)
 
     def __init__(self, store: VoiceprintStore, open_source: Callable[[], AudioSource], *,
-                 encoder: SpeakerEncoder | None = None, name: str = "", parent: QWidget | None = None) -> None:
+                 encoder: SpeakerEncoder | None = None, name: str = "",
+                 enrolling: Callable[[bool], None] | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Learn my voice")
         self.setMinimumWidth(460)
         self._store, self._open_source = store, open_source
+        self._enrolling = enrolling
         self._encoder = encoder or SpeakerEncoder()
         self._reading: Reading | None = None
         self._source: AudioSource | None = None
@@ -122,6 +126,8 @@ class LearnVoiceDialog(QDialog):
         self.start.setEnabled(False)
         self.note.setText("Listening…")
         self._reading = Reading(self._store, self._encoder, self.name.text(), on_progress=self._show)
+        if self._enrolling is not None:
+            self._enrolling(True)  # before the first frame: not one word read is hers to answer
         self._task = asyncio.ensure_future(self._read(self._reading, self._source))
 
     async def _read(self, reading: Reading, source: AudioSource) -> None:
@@ -136,6 +142,8 @@ class LearnVoiceDialog(QDialog):
             kept = False
         finally:
             source.close()
+            if self._enrolling is not None:
+                self._enrolling(False)
         self.start.setText("Read again")
         self.start.setEnabled(True)
         self.name.setEnabled(True)

@@ -57,6 +57,9 @@ class VoicesRows:
         self.learn.clicked.connect(self.open_learning)
         self.learning = None
         """The reading dialog while it is open."""
+        self.enrolling = None
+        """Her running voice session's VoiceSession.enrolling (set by the app; None without a
+        voice): the reading dialog mutes her ear while a person reads to it."""
         self._store = VoiceprintStore(folder) if folder is not None else None
         self.learn.setEnabled(self._store is not None)
         self._show()
@@ -106,7 +109,8 @@ class VoicesRows:
 
         voice = self._voice
         self.learning = LearnVoiceDialog(self._store, lambda: open_microphone(voice.input_device, voice.sound_backend),
-                                         name="" if self._store.names() else "you", parent=self.prints.window())
+                                         name="" if self._store.names() else "you", enrolling=self.enrolling,
+                                         parent=self.prints.window())
         self.learning.learned.connect(self._learned)
         self.learning.open()
 

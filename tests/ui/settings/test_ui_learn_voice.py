@@ -110,3 +110,74 @@ def test_several_voices_are_listed_by_name_and_each_is_forgotten_on_its_own(qtbo
     rows.forget.click()
     assert VoiceprintStore(data_dir).names() == ["you"] and rows.prints.count() == 1
     assert rows.learn.isEnabled()
+
+
+class _RoomThenQuestion:
+    """Her own microphone in the room: the sentences the person reads to the dialog, then, once
+    the reading is over (`over`), a question for her. Real frames from two WAVs."""
+
+    realtime = False
+
+    def __init__(self, reading: WavSource, question: WavSource, over: asyncio.Future) -> None:
+        self._reading, self._question, self._over = reading, question, over
+
+    @property
+    def position_s(self) -> float:
+        return self._reading.position_s + self._question.position_s
+
+    async def read(self) -> np.ndarray | None:
+        frame = await self._reading.read()
+        if frame is not None:
+            return frame
+        await self._over
+        return await self._question.read()
+
+    def close(self) -> None:
+        self._reading.close()
+        self._question.close()
+
+
+def test_sentences_read_to_the_dialog_in_always_answer_start_no_turn_and_she_answers_once_it_is_over(
+        qtbot, qt_loop, tmp_path, piper_voice, hearing, scripted_brain):
+    from brain_harness import make_config
+
+    from companion.config import VoiceSettings
+    from companion.events import EventBus, UserHeard
+    from companion.runtime import Companion
+    from companion.voice.brain_port import CompanionBrain
+    from companion.voice.session import VoiceSession
+    from companion.voice.sound.audio import WavSink
+
+    reading = speech_wav(tmp_path / "reading.wav", piper_voice, *[part for s in SENTENCES[:6] for part in (s, 1.2)])
+    question = speech_wav(tmp_path / "question.wav", piper_voice, 0.5, "What is the capital of France?", 1.0)
+    scripted_brain.push("Paris.")
+    heard: list[str] = []
+
+    async def run() -> str:
+        companion = Companion(make_config(tmp_path, scripted_brain.url), EventBus())
+        companion.bus.subscribe(lambda e: heard.append(e.text) if isinstance(e, UserHeard) else None)
+        await companion.start()
+        over: asyncio.Future = asyncio.get_running_loop().create_future()
+        source = _RoomThenQuestion(WavSource(reading, realtime=False), WavSource(question, realtime=False), over)
+        sink = WavSink(lambda: source.position_s, rate=piper_voice.sample_rate, realtime=False)
+        session = VoiceSession(brain=CompanionBrain(companion), bus=companion.bus, source=source, sink=sink,
+                               transcriber=hearing, synthesizer=piper_voice, voice=VoiceSettings(listening="always"))
+        # As Settings hands it on from her running session (VoicesRows.enrolling).
+        dialog = LearnVoiceDialog(VoiceprintStore(Paths.default(tmp_path).data_dir),
+                                  lambda: WavSource(reading, realtime=False), encoder=SpeakerEncoder(),
+                                  enrolling=session.enrolling)
+        qtbot.addWidget(dialog)
+        dialog.show()
+        dialog.learned.connect(lambda name: over.done() or over.set_result(name))
+        dialog.name.setText("Ann")
+        dialog.start.click()  # the person reads to the dialog while her own microphone hears the room
+        try:
+            await session.run()
+        finally:
+            await session.close()
+            await companion.close()
+        return await over
+
+    assert qt_loop(run(), timeout=180) == "Ann"
+    assert len(heard) == 1 and "France" in heard[0], heard  # only the question after the reading
+    assert len(scripted_brain.bodies) == 1
