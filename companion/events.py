@@ -244,6 +244,19 @@ class AttentionChanged:
 
 
 @dataclass(frozen=True)
+class VoiceIgnored:
+    """Words went unanswered because of whose voice said them (knowing voices on): `reason` is
+    "other-voice" (another voice inside the follow-up window: it needs its own call),
+    "stop-ignored" (a voice she doesn't know talked over her: she goes on), "card-stranger" (a
+    spoken answer to a card in a voice she doesn't know: not taken) or "not-you" (Only me: not
+    the user's voice). `sentence` says it for her log and a caption. Her face gives a brief
+    "not you" look."""
+
+    reason: str
+    sentence: str = ""
+
+
+@dataclass(frozen=True)
 class NameHeard:
     """How her hearing writes one of her names (voice.addressing.learning): said in several
     voices, written `heard` (one spelling each, "" when not at all), `caught` of them calling her."""
@@ -288,7 +301,7 @@ Event = (
     UserHeard | ReplyDelta | ReplyDone | Speak | ExpressionChanged | ToolStarted | ToolFinished
     | ApprovalNeeded | ApprovalResolved | StateChanged | ErrorOccurred | TurnFinished | WorkChanged
     | ReminderDue | TurnStarted | TurnInterrupted | SpeakingChanged | ListeningChanged
-    | AttentionChanged | NamesHeard | HoldingChanged
+    | AttentionChanged | NamesHeard | HoldingChanged | VoiceIgnored
 )
 Subscriber = Callable[[Event], None]
 

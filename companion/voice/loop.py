@@ -17,7 +17,14 @@ import contextlib
 import logging
 from typing import Protocol
 
-from companion.events import EventBus, HoldingChanged, ListeningChanged, Speak, SpeechKind
+from companion.events import (
+    EventBus,
+    HoldingChanged,
+    ListeningChanged,
+    Speak,
+    SpeechKind,
+    VoiceIgnored,
+)
 from companion.safety.consent.answers import spoken_answer
 from companion.turns import TurnOwner
 from companion.voice.addressing.calling import Calling
@@ -45,6 +52,15 @@ the newest card needs other words (a destructive command takes no plain yes)."""
 
 STRANGER_ANSWER = "I only take a spoken answer to that card from a voice I know. Click it or type your answer."
 """Said when a voice she doesn't know answers an approval card aloud (knowing voices on)."""
+
+VOICE_REASONS = {
+    "other-voice": "another voice inside the follow-up window: it needs its own call",
+    "stop-ignored": "a voice I don't know talked over me: I go on",
+    "card-stranger": "a spoken answer to the card in a voice I don't know: not taken",
+    "not-you": "in Only me I answer only a voice I know: this one I don't",
+}
+"""Each decision a voice makes that leaves words unanswered, as her log and her face hear it
+(events.VoiceIgnored)."""
 
 LoopSettings = EarSettings
 """What the loop is tuned by: the ear's settings (barge-in, mute, end of turn)."""
@@ -289,6 +305,8 @@ class VoiceLoop:
         verdict = await self.calling.judge(text, utterance.start_s, utterance.end_s, stopped_her=utterance.stopped_her)
         text = verdict.question(text)
         if not verdict.turn:
+            if verdict.reason in ("other-voice", "not-you"):
+                self._voice_ignored("stop-ignored" if utterance.stopped_her else verdict.reason)
             if prepared is not None:
                 self.preparer.refuse(prepared)
             # Words that were not for her are nothing to go on with: a question right after a
@@ -347,8 +365,15 @@ class VoiceLoop:
         if match is None or match.name is not None:
             return True
         log.info("voice: a spoken answer to the card in a voice I don't know (%.2f): not taken", match.score)
+        self._voice_ignored("card-stranger")
         self.bus.emit(Speak(SpeechKind.SAY, STRANGER_ANSWER))
         return False
+
+    def _voice_ignored(self, reason: str) -> None:
+        """Words left unanswered for their voice: the reason in her log and on her face."""
+        sentence = VOICE_REASONS[reason]
+        log.info("voice: %s", sentence)
+        self.bus.emit(VoiceIgnored(reason, sentence))
 
     async def _ask(self, text: str, prepared: Preparation | None = None) -> None:
         try:

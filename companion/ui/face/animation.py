@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import math
 import random
+from dataclasses import replace
 
 from companion.ui.face.character import CHARACTERS
 from companion.ui.face.expressions import FaceShape, blend, shape_for
 from companion.ui.face.extras import breath_step
 from companion.ui.face.frame import FaceFrame
 from companion.ui.face.holding import HOLD_EASE_S, attentive, nod
+from companion.ui.face.not_you import NOT_YOU_S, doubtful, not_you_weight, shake
 
 TRANSITION_S = 0.22
 """Expression changes finish within this (the brief allows 250 ms)."""
@@ -62,6 +64,8 @@ class FaceAnimator:
         self._hold_target = 0.0
         self._hold = 0.0
         """How far the attentive look of a hold for open words is on (0..1, eased)."""
+        self._not_you_at = now - NOT_YOU_S
+        """When her last "not you" look began (not_you.py)."""
         self._last = now
         self._blink_at = now + self._rng.uniform(1.5, 4.0)
         self._double_blink = False
@@ -90,6 +94,13 @@ class FaceAnimator:
     def holding(self) -> bool:
         return self._hold_target > 0
 
+    def not_you(self, now: float) -> None:
+        """Words in a voice not hers to answer were ignored: a brief "not you" look and head shake."""
+        self._not_you_at = now
+
+    def showing_not_you(self, now: float) -> bool:
+        return 0.0 <= now - self._not_you_at < NOT_YOU_S
+
     def set_speech_level(self, level: float) -> None:
         """Output audio level 0..1 while she speaks."""
         self._speech_target = max(0.0, min(1.0, level))
@@ -111,7 +122,8 @@ class FaceAnimator:
 
     def lively(self, now: float) -> bool:
         """Something quick is moving (a change, speech): paint at full rate."""
-        return self.in_transition(now) or self.state == "speaking" or self._speech > 0.01
+        return (self.in_transition(now) or self.state == "speaking" or self._speech > 0.01
+                or self.showing_not_you(now))
 
     def blinking(self, now: float) -> bool:
         return self._blink_at <= now < self._blink_at + BLINK_CLOSE_S + BLINK_OPEN_S + 0.02
@@ -173,6 +185,10 @@ class FaceAnimator:
         shape = blend(self._from, self._to, progress)
         if self._hold > 0.001:
             shape = blend(shape, attentive(shape), self._hold)
+        since = now - self._not_you_at
+        if self.showing_not_you(now):
+            shape = blend(shape, doubtful(shape), not_you_weight(since))
+            shape = replace(shape, head_tilt=shape.head_tilt + shake(since))
         return FaceFrame(
             shape=shape,
             blink=self._blink(now),

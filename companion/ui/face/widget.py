@@ -12,7 +12,7 @@ from PySide6.QtCore import QEvent, QRect, QRectF, QSize, Qt, QTimer, Signal, Slo
 from PySide6.QtGui import QColor, QImage, QPainter, QPaintEvent, QPixmap
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
-from companion.events import HoldingChanged, State, StateChanged
+from companion.events import HoldingChanged, State, StateChanged, VoiceIgnored
 from companion.ui.face.animation import FAST_MS, STILL_MS, FaceAnimator
 from companion.ui.face.character import Character, character_for
 from companion.ui.face.expressions import shape_for
@@ -100,8 +100,9 @@ class FaceWidget(QWidget):
         self._pace(FRAME_INTERVAL_MS)
 
     def follow_holds(self, bridge) -> None:
-        """Show the core's holds for open words (`bridge`: ui.bridge.EventBridge, whose `event`
-        signal carries every core event on the Qt thread)."""
+        """Show the core's holds for open words and her "not you" look when a voice is ignored
+        (`bridge`: ui.bridge.EventBridge, whose `event` signal carries every core event on the
+        Qt thread)."""
         bridge.event.connect(self._on_core_event)
 
     @Slot(object)
@@ -109,6 +110,9 @@ class FaceWidget(QWidget):
         match event:
             case HoldingChanged(holding=holding):
                 self.set_holding(holding)
+            case VoiceIgnored():
+                self.animator.not_you(self._clock())
+                self._pace(FRAME_INTERVAL_MS)
             case StateChanged(state=state) if state != State.LISTENING and self.animator.holding:
                 self.set_holding(False)  # her turn began: whatever held her is over
 

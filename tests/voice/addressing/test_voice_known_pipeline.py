@@ -13,6 +13,7 @@ import pytest
 from calling_support import CALLED, conversation, espeak, run_over, said, started, user_lines
 from test_voice_card_answers import with_a_card_open
 
+from companion.events import VoiceIgnored
 from companion.voice.loop import STRANGER_ANSWER
 from companion.voice.voiceprint import SpeakerEncoder, VoiceprintStore
 
@@ -30,6 +31,13 @@ def encoder() -> SpeakerEncoder:
     return SpeakerEncoder()
 
 
+def ignored_voices(companion) -> list[str]:
+    """The reasons of every VoiceIgnored her bus carries from now on (her log's and her face's)."""
+    reasons: list[str] = []
+    companion.bus.subscribe(lambda e: reasons.append(e.reason) if isinstance(e, VoiceIgnored) else None)
+    return reasons
+
+
 def enrol_joe(companion, piper_voice, encoder: SpeakerEncoder) -> None:
     """The user's voice learned beforehand, as her calls would have: seven of Joe's utterances."""
     store = VoiceprintStore(companion.paths.data_dir)
@@ -43,6 +51,7 @@ async def test_a_stranger_inside_the_follow_up_window_starts_no_turn(tmp_path, s
     wav = conversation(tmp_path / "room.wav", said(piper_voice, "Mira, what time is it?"), 1.5,
                        espeak("Can you pass me the salt?", STRANGER, tmp_path), 1.5)
     companion = await started(tmp_path, scripted_brain)
+    ignored = ignored_voices(companion)
     try:
         session = await run_over(companion, wav, piper_voice, hearing, KNOWING)
     finally:
@@ -51,6 +60,7 @@ async def test_a_stranger_inside_the_follow_up_window_starts_no_turn(tmp_path, s
     assert [v.reason for v in session.loop.calling.verdicts] == ["name", "other-voice"]
     assert len(user_lines(companion)) == 1 and "time" in user_lines(companion)[0]
     assert len(scripted_brain.requests) == 1
+    assert ignored == ["other-voice"]  # the reason, for her log and her face
 
 
 async def test_without_knowing_voices_the_strangers_question_in_the_window_is_a_follow_up(
@@ -60,12 +70,14 @@ async def test_without_knowing_voices_the_strangers_question_in_the_window_is_a_
     wav = conversation(tmp_path / "room.wav", said(piper_voice, "Mira, what time is it?"), 1.5,
                        espeak("Can you pass me the salt?", STRANGER, tmp_path), 1.5)
     companion = await started(tmp_path, scripted_brain)
+    ignored = ignored_voices(companion)
     try:
         session = await run_over(companion, wav, piper_voice, hearing, CALLED)
     finally:
         await companion.close()
 
     assert [v.reason for v in session.loop.calling.verdicts] == ["name", "follow-up"]
+    assert ignored == []
 
 
 async def test_the_callers_own_follow_up_starts_a_turn(tmp_path, scripted_brain, piper_voice, hearing):
@@ -86,12 +98,13 @@ async def test_the_callers_own_follow_up_starts_a_turn(tmp_path, scripted_brain,
 async def test_a_strangers_spoken_yes_run_it_does_not_approve_the_card(
         tmp_path, scripted_brain, piper_voice, hearing, encoder):
     companion, typed, spoken = await with_a_card_open(tmp_path, scripted_brain)
+    ignored = ignored_voices(companion)
     try:
         enrol_joe(companion, piper_voice, encoder)
         wav = conversation(tmp_path / "guest.wav", espeak("Yes, run it.", STRANGER, tmp_path), 1.5)
         await run_over(companion, wav, piper_voice, hearing, KNOWING)
         still_open = bool(companion.gate.approver.pending())
-        refused = STRANGER_ANSWER in spoken
+        refused = STRANGER_ANSWER in spoken and ignored == ["card-stranger"]
         wav = conversation(tmp_path / "user.wav", said(piper_voice, "Yes, run it."), 1.5)
         await run_over(companion, wav, piper_voice, hearing, KNOWING)
         await asyncio.wait_for(typed, 30)
@@ -99,8 +112,9 @@ async def test_a_strangers_spoken_yes_run_it_does_not_approve_the_card(
     finally:
         await companion.close()
 
-    assert still_open and refused, spoken
+    assert still_open and refused, (spoken, ignored)
     assert decisions == ["approved"]  # the user's own yes, afterwards
+    assert ignored == ["card-stranger"]  # and the user's yes was no voice ignored
 
 
 async def test_without_knowing_voices_the_strangers_yes_approves_the_card(
@@ -126,6 +140,7 @@ async def test_only_me_answers_the_known_voice_uncalled_and_ignores_another(
                        said(piper_voice, "What day of the week is it today, and will it rain?"), 1.5,
                        espeak("Mira, can you pass me the salt?", STRANGER, tmp_path), 1.5)
     companion = await started(tmp_path, scripted_brain)
+    ignored = ignored_voices(companion)
     try:
         enrol_joe(companion, piper_voice, encoder)
         session = await run_over(companion, wav, piper_voice, hearing, replace(KNOWING, listening="only_me"))
@@ -133,6 +148,7 @@ async def test_only_me_answers_the_known_voice_uncalled_and_ignores_another(
         await companion.close()
 
     assert [v.reason for v in session.loop.calling.verdicts] == ["not-you", "only-me", "not-you"]
+    assert ignored == ["not-you", "not-you"]
     assert len(user_lines(companion)) == 1 and "day" in user_lines(companion)[0]
 
 
