@@ -7,7 +7,6 @@
 from __future__ import annotations
 
 import asyncio
-import importlib
 import logging
 import time
 from dataclasses import replace
@@ -18,10 +17,10 @@ from PySide6.QtCore import QObject, Signal
 from companion.api_keys import with_api_key
 from companion.config import Settings
 from companion.errors import could_not_save
-from companion.events import ErrorOccurred, EventBus
-from companion.logs import details_hint
+from companion.events import EventBus
 from companion.tools.context import Channel
 from companion.ui.app_dialogs import AppDialogs
+from companion.ui.app_lifecycle import NOT_STARTED, BackgroundTasks, face_in, first_frame, load_core
 from companion.ui.app_listening import ListeningControls
 from companion.ui.banner import KnowVoicesQuestion
 from companion.ui.brain_watch import BrainWatch
@@ -31,14 +30,11 @@ from companion.ui.cards.gate_link import link_gate
 from companion.ui.desktop.presence import DesktopPresence
 from companion.ui.desktop.tray import TrayIcon
 from companion.ui.her_voice import HerVoice
-from companion.ui.imports import import_alone
 from companion.ui.launch import name_the_loop
 from companion.ui.settings.keeper import SettingsKeeper
 from companion.ui.window import CompanionWindow
 
 log = logging.getLogger(__name__)
-
-NOT_STARTED = "I couldn't start, so this waits here: I'll answer it once Try again on the banner works."
 
 
 class CompanionApp(QObject):
@@ -54,6 +50,8 @@ class CompanionApp(QObject):
         self.config = config
         self.times: dict[str, float] = {"launched": launched_at or time.perf_counter()}
         self.bus = EventBus()
+        self.tasks = BackgroundTasks(self.bus)
+        """What runs in the background, ended by close()."""
         self.bridge = EventBridge(self)
         self.bridge.attach(self.bus)
         self.keeper = SettingsKeeper(config.paths, config.settings, self, saved=config.saved)
@@ -68,9 +66,8 @@ class CompanionApp(QObject):
         self.gate = None
         self.brain_watch = BrainWatch(self.window, core=lambda: self.companion)
         """Asks her brain whether it is there, so the window can say it is not."""
-        self._tasks: set[asyncio.Task] = set()
         self.her_voice = HerVoice(self.window, self.bridge, self.keeper, self.bus, config.paths.models_dir,
-                                  core=lambda: self.companion, spawn=self._spawn, times=self.times)
+                                  core=lambda: self.companion, spawn=self.tasks.spawn, times=self.times)
         self.voices = self.her_voice.controller
         """Owns her one voice session (see the `voice` property)."""
         self.voice_started = self.her_voice.started
@@ -89,7 +86,7 @@ class CompanionApp(QObject):
         self.dialogs = AppDialogs(
             self.window, self.keeper, self.bridge, config.paths, core=lambda: self.companion,
             voice=lambda: self.voice, settings_opened=lambda dialog: self.desktop.settings_opened(dialog),
-            reopen=lambda conversation_id: self._spawn(self.reopen_conversation(conversation_id)),
+            reopen=lambda conversation_id: self.tasks.spawn(self.reopen_conversation(conversation_id)),
             personality_applied=self._personality_applied,
             autostart_present=lambda: self.desktop.places.autostart_entry.exists(),
             launcher_refusal=lambda: self.desktop.launcher_refusal())
@@ -119,7 +116,7 @@ class CompanionApp(QObject):
         w.personality_requested.connect(self.dialogs.open_personality_editor)
         w.always_on_top_toggled.connect(self._remember_on_top)
         w.quit_requested.connect(self.request_quit)
-        w.new_conversation_requested.connect(lambda: self._spawn(self.new_conversation()))
+        w.new_conversation_requested.connect(lambda: self.tasks.spawn(self.new_conversation()))
         w.conversations_requested.connect(self.dialogs.open_conversations)
         w.notes_requested.connect(self.dialogs.open_notes)
         self.tray.quit_requested.connect(self.request_quit)
@@ -144,7 +141,7 @@ class CompanionApp(QObject):
         self.window.banners.clear("core")  # Try again: the last failure is over
         self._start_failure = ""
         if "first_frame" not in self.times:
-            await self._first_frame()
+            await first_frame(self.window, self.times)
         try:
             # The core pulls in the HTTP client stack (~0.5 s of imports): load it off the Qt
             # thread so her face keeps moving, then build and start it here.
@@ -169,7 +166,7 @@ class CompanionApp(QObject):
         if self._waiting_text:
             self.send_text("\n".join(self._waiting_text))
             self._waiting_text.clear()
-        self._spawn(self.brain_watch.probe())
+        self.tasks.spawn(self.brain_watch.probe())
         if self.with_voice:
             self.her_voice.offer()
 
@@ -184,7 +181,7 @@ class CompanionApp(QObject):
                 log.exception("closing the core that did not start")
         self._start_failure = f"I couldn't start: {exc}"
         self.window.banners.show_banner("core", self._start_failure,
-                                        actions=[("Try again", lambda: self._spawn(self.start()))])
+                                        actions=[("Try again", lambda: self.tasks.spawn(self.start()))])
         self.window.set_start_failed(self._start_failure)
         for text in self._waiting_text:
             self._show_waiting(text)
@@ -192,25 +189,6 @@ class CompanionApp(QObject):
     def _show_waiting(self, text: str) -> None:
         self.window.captions.add_heard(text, spoken=False)
         self.window.captions.add_notice(NOT_STARTED)
-
-    async def _first_frame(self) -> None:
-        """Let the window paint once before the core's start-up work begins."""
-        if not self.window.isVisible():
-            return
-        painted = asyncio.get_running_loop().create_future()
-
-        def done(_time: float) -> None:
-            if not painted.done():
-                painted.set_result(None)
-
-        self.window.face.painted.connect(done)
-        try:
-            await asyncio.wait_for(painted, 1.0)
-        except TimeoutError:
-            log.debug("no frame painted within a second; starting anyway")
-        finally:
-            self.window.face.painted.disconnect(done)
-        self.times["first_frame"] = time.perf_counter()
 
     @property
     def voice(self):
@@ -237,7 +215,7 @@ class CompanionApp(QObject):
             if self._start_failure:
                 self._show_waiting(text)
             return
-        self._spawn(self.companion.ask(text, Channel.TEXT))
+        self.tasks.spawn(self.companion.ask(text, Channel.TEXT))
 
     def _answers_a_card(self, text: str, *, typed: bool = False) -> bool:
         """A "yes" or "no" (typed, or heard by the voice loop) while a card is open answers the
@@ -307,7 +285,7 @@ class CompanionApp(QObject):
         else:
             self._unkeyed_brain = settings.brain
             self.window.brain_changed(settings.brain)  # the old address's Offline and banner go now
-            self._spawn(self._apply_brain_with_key(settings.brain))
+            self.tasks.spawn(self._apply_brain_with_key(settings.brain))
         self.window.face.set_character(self.companion.personality.current.face)
         self.her_voice.settings_changed(settings)
 
@@ -336,10 +314,10 @@ class CompanionApp(QObject):
         if self.dialogs.editing():
             # Unsaved personality edits are never lost to Quit: the editor asks first, and
             # she quits only once it has closed (Cancel keeps her running).
-            if not self.dialogs.editor.ask_to_close(then=lambda: self._closing or self._spawn(self.close())):
+            if not self.dialogs.editor.ask_to_close(then=lambda: self._closing or self.tasks.spawn(self.close())):
                 self.window.keep_open()
             return
-        self._spawn(self.close())
+        self.tasks.spawn(self.close())
 
     async def close(self) -> None:
         if self._closing:
@@ -354,73 +332,15 @@ class CompanionApp(QObject):
             self.tray.hide()
             self.window.hide()
             # First, so nothing still starting (her voice, a turn) begins after its owner closed.
-            await self._end_background_work()
+            await self.tasks.end()
             await self.her_voice.close()
             await self.brain_watch.close()
             if self.companion is not None:
                 await self.companion.close()
-            await self._end_background_work()  # what closing started
+            await self.tasks.end()  # what closing started
             self.bridge.detach()
         finally:
             self.closed.set()
-
-    async def _end_background_work(self) -> None:
-        """Background work still running (a start-up probe, a model download) ends with her, on
-        her loop, not half-way through a closed one; work that ending starts ends too."""
-        while pending := [task for task in self._tasks if task is not asyncio.current_task() and not task.done()]:
-            for task in pending:
-                task.cancel()
-            await asyncio.gather(*pending, return_exceptions=True)
-
-    def _spawn(self, coro) -> asyncio.Task:
-        task = asyncio.ensure_future(coro)
-        self._tasks.add(task)
-        task.add_done_callback(self._task_done)
-        return task
-
-    def _task_done(self, task: asyncio.Task) -> None:
-        self._tasks.discard(task)
-        if not task.cancelled() and task.exception() is not None:
-            error = task.exception()
-            log.error("background task failed", exc_info=error)
-            # Never silent: the window shows it (a banner) like any other failure.
-            self.bus.emit(ErrorOccurred("app", "task_failed", f"Something went wrong: {error}.{details_hint()}"))
-
-
-async def load_core():
-    """Import the core as the window does: on the import thread, no other thread importing
-    meanwhile (companion.ui.imports says why); companion.runtime."""
-    return await import_alone(_import_core)
-
-
-def face_in(path: Path) -> str:
-    """The `face:` a personality file's front matter names ("" when none can be read)."""
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError):
-        return ""
-    if not lines or lines[0].strip() != "---":
-        return ""
-    for line in lines[1:]:
-        if line.strip() == "---":
-            break
-        key, _colon, value = line.partition(":")
-        if key.strip() == "face":
-            return value.strip().strip("\"'")
-    return ""
-
-
-def _import_core():
-    """Import the core and its tool modules (worker thread: ~0.7 s of imports off the Qt thread)."""
-    runtime = importlib.import_module("companion.runtime")
-    from companion.tools import registry
-
-    registry.builtin_modules()
-    registry.action_modules()
-    for name in ("companion.safety.gate", "companion.safety.consent.approval", "companion.reminders"):
-        importlib.import_module(name)  # imported lazily by Companion.start(), on the Qt thread
-    return runtime
-
 
 def run(config, *, with_voice: bool = True) -> int:
     """Open the window and run until she is closed (companion.ui.launch runs the process)."""

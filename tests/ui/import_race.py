@@ -2,7 +2,7 @@
 
 Run as a script (tests/ui/test_ui_start_imports.py starts it many times). Qt's import hook is
 active (PySide6 is imported first) and the core is imported the window's way
-(`companion.ui.app.load_core`), while a second thread imports fresh modules, each keeping the
+(`companion.ui.app_lifecycle.load_core`), while a second thread imports fresh modules, each keeping the
 hook busy a little while it is read, as python-xlib's modules did when the global push-to-talk
 key started beside the core. Prints "started", or the error as the window's banner would.
 
@@ -83,7 +83,7 @@ class TheMoment:
 
 
 def main() -> int:
-    from companion.ui.app import load_core
+    from companion.ui.app_lifecycle import load_core
 
     scripted = "--scripted" in sys.argv
     folder = Path(tempfile.mkdtemp(prefix="import-race-"))

@@ -118,7 +118,7 @@ def test_a_brain_fixed_in_settings_clears_offline_and_the_old_banner_at_once(qtb
 
 
 async def _background_work(app: CompanionApp) -> None:
-    while pending := [t for t in app._tasks if not t.done()]:
+    while pending := [t for t in app.tasks.running if not t.done()]:
         await asyncio.gather(*pending, return_exceptions=True)
 
 

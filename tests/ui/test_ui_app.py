@@ -253,7 +253,7 @@ def test_closing_while_the_brain_probe_still_waits_ends_the_probe_with_her(
 
         async def scenario():
             await app.start()
-            probes = [t for t in app._tasks if "probe" in repr(t.get_coro())]
+            probes = [t for t in app.tasks.running if "probe" in repr(t.get_coro())]
             assert probes and not probes[0].done()
             await app.close()
             return probes[0]

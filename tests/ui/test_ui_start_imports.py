@@ -15,7 +15,7 @@ from app_support import app_config, type_into
 from PySide6.QtWidgets import QPushButton
 from ui_loop import qt_loop_fixture, signal_future  # noqa: F401 (fixture)
 
-from companion.ui import app as app_module
+from companion.ui import app_lifecycle
 from companion.ui.imports import import_alone
 
 RACE = Path(__file__).with_name("import_race.py")
@@ -71,7 +71,7 @@ async def test_another_threads_import_waits_until_the_import_thread_is_done(tmp_
 @pytest.fixture
 def failing_core_import(monkeypatch):
     """The core's import fails once (as the race made it), then works."""
-    real = app_module._import_core
+    real = app_lifecycle._import_core
     calls = []
 
     def import_core():
@@ -81,7 +81,7 @@ def failing_core_import(monkeypatch):
                               "'pydantic._internal._validators'")
         return real()
 
-    monkeypatch.setattr(app_module, "_import_core", import_core)
+    monkeypatch.setattr(app_lifecycle, "_import_core", import_core)
 
 
 def _asked(scripted_brain) -> list[str]:

@@ -69,7 +69,7 @@ class DesktopPresence(QObject):
         self._started = True
         if self.app.keeper.settings.ui.compact:
             self.set_compact(True)  # she was the small face when she quit
-        return self.app._spawn(self._apply_keys(self.app.keeper.settings))
+        return self.app.tasks.spawn(self._apply_keys(self.app.keeper.settings))
 
     async def _apply_keys(self, settings: Settings) -> str:
         ui = settings.ui
@@ -80,7 +80,7 @@ class DesktopPresence(QObject):
 
     def _settings_changed(self, settings: Settings) -> None:
         if self._started:
-            self.app._spawn(self._apply_keys(settings))
+            self.app.tasks.spawn(self._apply_keys(settings))
         for shortcut in self._shortcuts:
             shortcut.setKey(QKeySequence(settings.ui.compact_shortcut))
         if settings.ui.start_at_login != self._start_at_login:
