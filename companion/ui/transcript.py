@@ -1,9 +1,9 @@
 """The conversation as a transcript: her replies in markdown, your words, one line per tool.
 
-One QTextBrowser document holds every line as plain blocks (Qt lays out and paints only
-what is on screen, and appending a block is cheap, so thousands of lines scroll smoothly;
-tables would make every append re-lay the whole document). The rounded bubble behind a
-line is painted for the visible lines only, sized to the text's longest line.
+One QTextBrowser document holds every line as plain blocks (transcript_document.py; tables
+would make every append re-lay the whole document). This view feeds it as turns go, answers
+the user's clicks and keys, and paints the rounded bubble behind the visible lines only, sized
+to the text's longest line.
 
 The public surface is small: what the bridge feeds (`add_heard`, `add_reply_delta`,
 `finish_reply`, `add_speech`, `tool_started`, `tool_finished`), `add_notice` for any other
@@ -12,7 +12,6 @@ line (approval decisions, job results), `clear`/`load` for conversations, `entri
 
 from __future__ import annotations
 
-import bisect
 import time
 
 from PySide6.QtCore import QEvent, Qt, QTimer, QUrl, Signal, Slot
@@ -23,15 +22,14 @@ from PySide6.QtGui import (
     QGuiApplication,
     QKeyEvent,
     QPainter,
-    QTextBlockFormat,
     QTextCursor,
     QTextDocument,
-    QTextDocumentFragment,
     QTextOption,
 )
 from PySide6.QtWidgets import QTextBrowser, QToolTip, QWidget
 
-from companion.ui.markdown import COPY_SCHEME, render_markdown
+from companion.ui.markdown import COPY_SCHEME
+from companion.ui.transcript_document import MAX_LINES, TranscriptDocument
 from companion.ui.transcript_lines import (
     ACTIVITY,
     BUBBLES,
@@ -44,14 +42,9 @@ from companion.ui.transcript_lines import (
     Line,
     bubble_rect,
     char,
-    fill_activity,
-    fill_notice,
-    shape,
     when,
 )
 
-MAX_LINES = 3000
-"""Older lines leave the view (they stay saved) so a day-long window stays light."""
 EMOJI_FONTS = ["Noto Color Emoji", "Apple Color Emoji", "Segoe UI Emoji"]
 """Tried after the normal font for glyphs it lacks, so emoji show in colour, not as boxes."""
 
@@ -89,17 +82,14 @@ class TranscriptView(QTextBrowser):
         # background colour, so nothing moves).
         self.setStyleSheet("QTextBrowser#transcript { background: #262a44; border: 2px solid #262a44; }"
                            "QTextBrowser#transcript:focus { border-color: #b9a8ff; }")
-        self._doc = self._new_document()
-        self.setDocument(self._doc)
-        self._lines: list[Line] = []
+        self._page = TranscriptDocument(self._new_document())
+        self.setDocument(self._page.doc)
         self._open_reply: Line | None = None
         self._turn_reply: Line | None = None
         """Her reply in the turn going on (marked when the turn is stopped)."""
         self._held: list[str] = []
         """Notices that came while a reply streamed: shown once it is whole."""
         self._announced: dict[str, str] = {}
-        self._code: dict[int, str] = {}
-        self._next_code = 0
         self._stick = True
         self._ticker = QTimer(self, interval=1000)
         self._ticker.timeout.connect(self._tick)
@@ -112,17 +102,17 @@ class TranscriptView(QTextBrowser):
     def add_heard(self, text: str, spoken: bool = True) -> None:
         self._close_reply()
         self._turn_reply = None
-        self._add(HEARD, text, spoken=spoken)
+        self._page.add(HEARD, text, spoken=spoken)
 
     @Slot(str)
     def add_reply_delta(self, text: str) -> None:
         if self._open_reply is None:
-            self._open_reply = self._turn_reply = self._add(SAID, "")
+            self._open_reply = self._turn_reply = self._page.add(SAID, "")
         line = self._open_reply
         line.text += text
         # Plain while it streams (half a code fence is not markdown yet); rendered when done.
         # The open reply is always the last line.
-        cursor = QTextCursor(self._doc)
+        cursor = QTextCursor(self._page.doc)
         cursor.movePosition(QTextCursor.MoveOperation.End)
         cursor.insertText(text, char(SAID))
 
@@ -137,22 +127,22 @@ class TranscriptView(QTextBrowser):
         question) says so where it stops, rather than ending mid-sentence ("…and every")."""
         self._close_reply()
         line, self._turn_reply = self._turn_reply, None
-        if interrupted and line is not None and line in self._lines and line.text.strip():
+        if interrupted and line is not None and line in self._page.lines and line.text.strip():
             line.text = stopped(line.text)
-            self._fill(self._lines.index(line))
+            self._page.fill(self._page.lines.index(line))
 
     def _finish(self, text: str) -> None:
         line, self._open_reply = self._open_reply, None
         text = text.strip()
         if line is None:
             if text:
-                self._turn_reply = self._add(SAID, text)
+                self._turn_reply = self._page.add(SAID, text)
             return
         if text:
             line.text = text
-            self._fill(self._lines.index(line))
+            self._page.fill(self._page.lines.index(line))
         elif not line.text.strip():
-            self._remove(line)
+            self._page.remove(line)
 
     @Slot(str, str, str)
     def add_speech(self, kind: str, text: str, tool: str = "") -> None:
@@ -164,24 +154,24 @@ class TranscriptView(QTextBrowser):
         if kind in ("announce", "heartbeat", "complete", "fail"):
             return  # the activity line shows progress and the result
         self._close_reply()
-        self._add(SAID, text)
+        self._page.add(SAID, text)
 
     @Slot(str, str)
     def tool_started(self, name: str, _call_id: str = "") -> None:
         self._close_reply()
-        self._add(ACTIVITY, name, tool=name, doing=self._announced.pop(name, ""), started=time.monotonic())
+        self._page.add(ACTIVITY, name, tool=name, doing=self._announced.pop(name, ""), started=time.monotonic())
         self._ticker.start()
 
     @Slot(str, str, str)
     def tool_finished(self, name: str, outcome: str, detail: str = "") -> None:
-        line = next((x for x in reversed(self._lines) if x.kind == ACTIVITY and x.tool == name and not x.outcome),
+        line = next((x for x in reversed(self._page.lines) if x.kind == ACTIVITY and x.tool == name and not x.outcome),
                     None)
         if line is None:  # refused before it started
-            line = self._add(ACTIVITY, name, tool=name, doing=self._announced.pop(name, ""))
+            line = self._page.add(ACTIVITY, name, tool=name, doing=self._announced.pop(name, ""))
         else:
             line.elapsed_s = time.monotonic() - line.started
         line.outcome, line.detail = outcome or "ok", detail
-        self._fill(self._lines.index(line))
+        self._page.fill(self._page.lines.index(line))
 
     @Slot(str)
     def add_notice(self, text: str) -> None:
@@ -189,29 +179,27 @@ class TranscriptView(QTextBrowser):
             # While she streams a reply it stays one bubble: the notice comes right after it.
             self._held.append(text)
             return
-        self._add(NOTICE, text)
+        self._page.add(NOTICE, text)
 
     # --- conversations --------------------------------------------------------------------
     def clear(self) -> None:  # noqa: D102 (QTextBrowser.clear, plus our own bookkeeping)
-        self._doc.clear()
-        self._lines.clear()
+        self._page.clear()
         self._open_reply = self._turn_reply = None
         self._held.clear()
         self._announced.clear()
-        self._code.clear()
         self._ticker.stop()
 
     def load(self, entries) -> None:
         """Show a saved conversation (companion.conversations.Entry lines), replacing what is shown."""
         self.clear()
         # Built in a document no view shows yet: five times faster than laying out every line.
-        shown, self._doc = self._doc, self._new_document()
+        shown, self._page.doc = self._page.doc, self._new_document()
         for entry in entries[-MAX_LINES:]:
-            self._add(entry.kind if entry.kind in TEXT else NOTICE, entry.text, at=entry.at, spoken=entry.spoken,
+            self._page.add(entry.kind if entry.kind in TEXT else NOTICE, entry.text, at=entry.at, spoken=entry.spoken,
                       tool=entry.tool, doing=entry.text if entry.kind == ACTIVITY else "",
                       outcome=entry.outcome or ("interrupted" if entry.kind == ACTIVITY else ""),
                       detail=entry.detail, elapsed_s=entry.elapsed_s)
-        self.setDocument(self._doc)
+        self.setDocument(self._page.doc)
         shown.deleteLater()
         self._stick = True
         self.verticalScrollBar().setValue(self.verticalScrollBar().maximum())
@@ -229,109 +217,36 @@ class TranscriptView(QTextBrowser):
     # --- reading back (tests, copy) -------------------------------------------------------
     def entries(self) -> list[tuple[str, str]]:
         """(kind, text) per line; an activity line reads "tool: what it is doing"."""
-        return [(x.kind, f"{x.tool}: {x.doing}" if x.kind == ACTIVITY else x.text) for x in self._lines]
+        return [(x.kind, f"{x.tool}: {x.doing}" if x.kind == ACTIVITY else x.text) for x in self._page.lines]
 
     def line_at(self, index: int) -> dict:
         """Everything one line holds, for tests: kind, text, outcome, spoken, time, shown text."""
-        line = self._lines[index]
-        begin, end = self._span(index)
-        cursor = QTextCursor(self._doc)
+        line = self._page.lines[index]
+        begin, end = self._page.span(index)
+        cursor = QTextCursor(self._page.doc)
         cursor.setPosition(begin)
         cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
         return {"kind": line.kind, "text": line.text, "outcome": line.outcome, "spoken": line.spoken,
-                "at": line.at, "shown": cursor.selection().toPlainText(), "bubble": bubble_rect(self._lines[index], self._blocks(index), self._doc)}
+                "at": line.at, "shown": cursor.selection().toPlainText(), "bubble": bubble_rect(self._page.lines[index], self._page.blocks(index), self._page.doc)}
 
     # --- building lines -------------------------------------------------------------------
-    def _add(self, kind: str, text: str, *, at: float | None = None, **extra) -> Line:
-        cursor = QTextCursor(self._doc)
-        cursor.movePosition(QTextCursor.MoveOperation.End)
-        cursor.beginEditBlock()  # one layout pass for the whole line, not one per change
-        if self._lines:
-            cursor.insertBlock()
-        start = QTextCursor(cursor)
-        start.setKeepPositionOnInsert(True)
-        line = Line(kind, text, start, at or time.time(), **extra)
-        self._lines.append(line)
-        self._fill(len(self._lines) - 1)
-        while len(self._lines) > MAX_LINES:
-            self._remove(self._lines[0])
-        cursor.endEditBlock()
-        return line
-
-    def _span(self, index: int) -> tuple[int, int]:
-        """First and end position of line `index` (the end excludes the break to the next line)."""
-        begin = self._lines[index].start.position()
-        if index + 1 < len(self._lines):
-            return begin, self._lines[index + 1].start.position() - 1
-        return begin, self._doc.characterCount() - 1
-
-    def _blocks(self, index: int):
-        begin, end = self._span(index)
-        block = self._doc.findBlock(begin)
-        while block.isValid() and block.position() <= end:
-            yield block
-            block = block.next()
-
-    def _fill(self, index: int) -> None:
-        line = self._lines[index]
-        begin, end = self._span(index)
-        cursor = QTextCursor(self._doc)
-        cursor.setPosition(begin)
-        cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
-        cursor.beginEditBlock()
-        cursor.removeSelectedText()
-        cursor.setBlockFormat(QTextBlockFormat())
-        cursor.setBlockCharFormat(char(line.kind))
-        if line.kind == SAID and line.text:
-            rendered = render_markdown(line.text, first_code_id=self._next_code, color=TEXT[SAID])
-            for code in rendered.code_blocks:
-                self._code[self._next_code] = code
-                self._next_code += 1
-            line.wide = bool(rendered.code_blocks)
-            cursor.insertFragment(QTextDocumentFragment(rendered.document))
-        elif line.kind == HEARD:
-            # What people say is never markup. A spoken turn carries a small microphone mark.
-            cursor.insertText(("🎙 " if line.spoken else "") + line.text, char(HEARD))
-        elif line.kind == ACTIVITY:
-            fill_activity(cursor, line)
-        else:
-            fill_notice(cursor, line.kind, line.text)
-        shape(self._lines[index].kind, list(self._blocks(index)))
-        cursor.endEditBlock()
-
-    def _remove(self, line: Line) -> None:
-        index = self._lines.index(line)
-        begin, end = self._span(index)
-        cursor = QTextCursor(self._doc)
-        if index > 0:
-            cursor.setPosition(begin - 1)  # the break before it
-            cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
-        else:
-            cursor.setPosition(begin)
-            following = self._lines[1].start.position() if len(self._lines) > 1 else end
-            cursor.setPosition(following, QTextCursor.MoveMode.KeepAnchor)
-        cursor.removeSelectedText()
-        del self._lines[index]
-        if index == 0 and self._lines:
-            self._lines[0].start.setPosition(0)
-
     def _close_reply(self) -> None:
         if self._open_reply is not None and not self._open_reply.text.strip():
-            self._remove(self._open_reply)
+            self._page.remove(self._open_reply)
         self._open_reply = None
         self._release_held()
 
     def _release_held(self) -> None:
         held, self._held = self._held, []
         for text in held:
-            self._add(NOTICE, text)
+            self._page.add(NOTICE, text)
 
     def _tick(self) -> None:
-        first = max(0, len(self._lines) - 50)
-        running = [i for i in range(first, len(self._lines))
-                   if self._lines[i].kind == ACTIVITY and not self._lines[i].outcome and self._lines[i].started]
+        first = max(0, len(self._page.lines) - 50)
+        running = [i for i in range(first, len(self._page.lines))
+                   if self._page.lines[i].kind == ACTIVITY and not self._page.lines[i].outcome and self._page.lines[i].started]
         for index in running:
-            self._fill(index)
+            self._page.fill(index)
         if not running:
             self._ticker.stop()
 
@@ -339,7 +254,7 @@ class TranscriptView(QTextBrowser):
     def _link(self, url: QUrl) -> None:
         scheme = url.scheme()
         if scheme == COPY_SCHEME:
-            code = self._code.get(int(url.path() or -1))
+            code = self._page.code.get(int(url.path() or -1))
             if code is not None:
                 QGuiApplication.clipboard().setText(code)
                 QToolTip.showText(self.cursor().pos(), "Copied")
@@ -362,7 +277,7 @@ class TranscriptView(QTextBrowser):
         if event.type() == QEvent.Type.ToolTip:
             pos = event.pos()
             anchor = self.anchorAt(pos)
-            line = self._line_at_y(pos.y() + self.verticalScrollBar().value())
+            line = self._page.line_at_y(pos.y() + self.verticalScrollBar().value())
             if anchor and not anchor.startswith((COPY_SCHEME, STOP_SCHEME)):
                 QToolTip.showText(event.globalPos(), anchor, self)
             elif line is not None:
@@ -379,27 +294,15 @@ class TranscriptView(QTextBrowser):
         painter = QPainter(self.viewport())
         painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
         painter.setPen(Qt.PenStyle.NoPen)
-        for index in range(max(0, self._index_at_y(top)), len(self._lines)):
-            if self._top(index) > top + height:
+        for index in range(max(0, self._page.index_at_y(top)), len(self._page.lines)):
+            if self._page.top(index) > top + height:
                 break
-            color = BUBBLES.get(self._lines[index].kind)
+            color = BUBBLES.get(self._page.lines[index].kind)
             if color is not None:
                 painter.setBrush(color)
-                painter.drawRoundedRect(bubble_rect(self._lines[index], self._blocks(index), self._doc).translated(0, -top), RADIUS, RADIUS)
+                painter.drawRoundedRect(bubble_rect(self._page.lines[index], self._page.blocks(index), self._page.doc).translated(0, -top), RADIUS, RADIUS)
         painter.end()
         super().paintEvent(event)
-
-    def _top(self, index: int) -> float:
-        block = self._doc.findBlock(self._lines[index].start.position())
-        return self._doc.documentLayout().blockBoundingRect(block).top()
-
-    def _index_at_y(self, y: float) -> int:
-        """The last line starting at or above `y` (-1 when none)."""
-        return bisect.bisect_right(range(len(self._lines)), y, key=self._top) - 1
-
-    def _line_at_y(self, y: float) -> Line | None:
-        index = self._index_at_y(y)
-        return self._lines[index] if index >= 0 else None
 
     def _keep_to_bottom(self, _minimum: int, maximum: int) -> None:
         if self._stick:

@@ -57,7 +57,7 @@ def test_a_long_code_line_wraps_inside_the_bubble_and_copy_keeps_it_whole(qtbot)
     qtbot.waitUntil(lambda: view.document().size().width() > 0, timeout=2000)
     assert view.document().size().width() <= view.viewport().width() + 1  # nothing runs past the edge
     assert "x" * 160 in view.toPlainText().replace("\u2028", "").replace("\n", "")
-    assert list(view._code.values()) == [code]  # Copy gives the lines as written
+    assert list(view._page.code.values()) == [code]  # Copy gives the lines as written
 
 
 def test_tab_from_the_text_box_never_lands_on_a_banner_and_space_keeps_typing(window, qtbot):

@@ -88,7 +88,7 @@ def test_the_last_letter_of_your_bubble_sits_inside_its_rounded_edge(
     qt_loop(scenario())
     view = app.window.captions
     bubble = view.line_at(0)["bubble"]
-    block = next(view._blocks(0))
+    block = next(view._page.blocks(0))
     layout = block.layout()
     text = layout.lineAt(layout.lineCount() - 1).naturalTextRect().translated(layout.position())
     assert bubble.right() - text.right() >= PAD_X - 1
