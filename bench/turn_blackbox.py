@@ -90,6 +90,8 @@ class Stage:
         self.position = 0
         self.played: list[tuple[float, int]] = []
         self.heard: list[tuple[float, np.ndarray]] = []
+        self.offsets: list[float] = []
+        """time.monotonic() minus PortAudio's clock, at each recorded block."""
         self.done = threading.Event()
 
     def _play(self, outdata, frames, stamps, _status) -> None:
@@ -103,6 +105,11 @@ class Stage:
 
     def _record(self, indata, _frames, stamps, _status) -> None:
         self.heard.append((stamps.inputBufferAdcTime, indata[:, 0].copy()))
+        self.offsets.append(time.monotonic() - stamps.currentTime)
+
+    def from_monotonic(self, when: float) -> float:
+        """A time.monotonic() time of this process on PortAudio's clock."""
+        return when - statistics.median(self.offsets)
 
     def run(self, sink: str, source: str, *, after_s: float = 0.5) -> None:
         import sounddevice as sd
@@ -151,10 +158,10 @@ def stages(log: str) -> list[dict]:
     for line in log.splitlines():
         if "turn latency (" in line:
             summary = line.split("): ", 1)[-1]
-            synth = re.search(r"first fragment .* in (\d+)ms;", summary)
+            synth = re.search(r"first fragment (['\"])(.*)\1 in (\d+)ms;", summary)
             turns.append({"heard": line.split("turn latency (", 1)[1].split(", early transcript")[0],
                           "checks": summary.split("; ", 1)[0].removeprefix("turn checks: "),
-                          **({"first_fragment_synth": int(synth.group(1))} if synth else {}),
+                          **({"first_fragment": synth.group(2), "first_fragment_synth": int(synth.group(3))} if synth else {}),
                           **{name: int(ms) for name, ms in STAGE.findall(summary.rsplit("; ", 1)[-1])}})
     return turns
 
@@ -163,15 +170,88 @@ def percentile(values: list[float], q: float) -> float:
     return round(float(np.percentile(np.array(values), q)), 1)
 
 
-def command(program: str, brain_url: str, folder: Path, pipecat_python: Path) -> list[str]:
-    """The voice program to measure, at its defaults, on the scripted brain."""
+def command(program: str, brain_url: str, folder: Path, pipecat_python: Path, model: str = "scripted") -> list[str]:
+    """The voice program to measure, at its defaults, on the scripted brain (or `model` at `brain_url`)."""
     if program == "companion":
-        return [str(Path(sys.executable).with_name("companion")), "voice", "--brain-url", brain_url, "--model", "scripted",
+        return [str(Path(sys.executable).with_name("companion")), "voice", "--brain-url", brain_url, "--model", model,
                 "--config-dir", str(folder / "cfg"), "--workspace", str(folder / "ws"), "--listening", "always"]
     # Her installed model files, so both hear with the same Whisper and speak with the same voice.
     hearing, voice = resolve_hearing_model("", folder / "cache"), resolve_voice("", folder / "cache")
     return [str(pipecat_python), str(ROOT / "bench" / "pipecat" / "bot.py"), "--turn", program.removeprefix("pipecat-"),
             "--brain-url", brain_url, "--whisper-model", str(hearing.path), "--voice", str(voice.onnx)]
+
+
+def script(lines, gap_s: float, folder: Path) -> tuple[np.ndarray, list[int], list[int]]:
+    """The user's side: 1 s of silence, then each (text, voice) line followed by `gap_s` of
+    silence; with each line's first and last sample."""
+    pieces, starts, ends, position = [np.zeros(RATE, np.float32)], [], [], RATE
+    for text, voice in lines:
+        audio = say(text, voice, folder)
+        pieces += [audio, np.zeros(int(gap_s * RATE), np.float32)]
+        starts.append(position)
+        ends.append(position + audio.size)
+        position += audio.size + int(gap_s * RATE)
+    return np.concatenate(pieces), starts, ends
+
+
+def converse(cmd: list[str], pulse, user: np.ndarray, log_path: Path, *, hog: bool = False,
+             ready=None, after_s: float = GAP_S) -> Stage:
+    """Run `cmd` (her, or another voice program) on the private sound server, wait for it to say
+    "Listening" (and for `ready()`, when given, to be true), play `user` into its microphone
+    while recording its speaker, then stop it."""
+    env = {**pulse.client_env(), "PULSE_SINK": "speaker", "PULSE_SOURCE": "mic", "PYTHONUNBUFFERED": "1"}
+    with log_path.open("w") as log:
+        her = subprocess.Popen(cmd, env=env, stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)
+    spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"]) if hog else None
+    try:
+        deadline = time.monotonic() + 300
+        while "Listening" not in log_path.read_text() or (ready is not None and not ready()):
+            # Another process: nothing to wait on but what it prints.
+            if her.poll() is not None or time.monotonic() > deadline:
+                raise SystemExit(f"{cmd[0]} did not start:\n{log_path.read_text()[-2000:]}")
+            time.sleep(0.1)
+        time.sleep(1.0)  # her streams' first callbacks
+        stage = Stage(user)
+        stage.run("micfeed", "speaker.monitor", after_s=after_s)
+    finally:
+        if spinner is not None:
+            spinner.kill()
+            spinner.wait()
+        her.terminate()
+        try:
+            her.wait(15)
+        except subprocess.TimeoutExpired:
+            her.kill()
+            her.wait()
+    return stage
+
+
+def her_log(folder: Path) -> str:
+    """Her own log (every record at INFO, beside her data in a --config-dir profile)."""
+    return "".join(path.read_text() for path in sorted((folder / "cfg").rglob("companion.log*")))
+
+
+def first_sounds(stage: Stage, ends: list[int], starts: list[int] | None = None) -> list[float | None]:
+    """Per line, ms from its end to her first sound before the next line (its start when
+    `starts` is given, else 3 s before the next line's end)."""
+    each = []
+    for index, end in enumerate(ends):
+        spoken = stage.dac_time(end)
+        if index + 1 == len(ends):
+            next_start = float("inf")
+        elif starts is not None:
+            next_start = stage.dac_time(starts[index + 1])
+        else:
+            next_start = stage.dac_time(ends[index + 1] - 1) - 3.0
+        heard = stage.first_sound(spoken + 0.05, next_start)
+        each.append(None if heard is None else round((heard - spoken) * 1000, 1))
+    return each
+
+
+def median_stages(turns: list[dict]) -> dict:
+    return {name: round(statistics.median(t[name] for t in turns if name in t))
+            for name in ("end_of_speech_wait", "first_fragment_synth", "transcription", "brain_first_token",
+                         "first_sentence_synthesized", "first_audio_out", "total") if any(name in t for t in turns)}
 
 
 def measure(rounds: int, hog: bool, keep: Path | None = None, program: str = "companion",
@@ -180,56 +260,15 @@ def measure(rounds: int, hog: bool, keep: Path | None = None, program: str = "co
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp) if keep is None else keep
         folder.mkdir(parents=True, exist_ok=True)
-        pieces, ends, position = [np.zeros(RATE, np.float32)], [], RATE
-        for _round in range(rounds):
-            for text, voice in QUESTIONS:
-                audio = say(text, voice, folder)
-                pieces += [audio, np.zeros(int(GAP_S * RATE), np.float32)]
-                ends.append(position + audio.size)
-                position += audio.size + int(GAP_S * RATE)
-        user = np.concatenate(pieces)
+        user, _starts, ends = script(QUESTIONS * rounds, GAP_S, folder)
         with sound_server(folder / "pulse") as pulse, ScriptedBrain(fallback={"text": REPLY}) as brain:
             loop_ms = self_loop_ms(pulse)
-            env = {**pulse.client_env(), "PULSE_SINK": "speaker", "PULSE_SOURCE": "mic", "PYTHONUNBUFFERED": "1"}
-            her_log = folder / "her.log"
-            with her_log.open("w") as log:
-                her = subprocess.Popen(command(program, brain.url, folder, pipecat_python),
-                                       env=env, stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)
-            spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"]) if hog else None
-            try:
-                deadline = time.monotonic() + 120
-                while "Listening" not in her_log.read_text():
-                    # Another process: nothing to wait on but what it prints.
-                    if her.poll() is not None or time.monotonic() > deadline:
-                        raise SystemExit(f"{program} did not start:\n{her_log.read_text()[-2000:]}")
-                    time.sleep(0.1)
-                time.sleep(1.0)  # her streams' first callbacks
-                stage = Stage(user)
-                stage.run("micfeed", "speaker.monitor", after_s=GAP_S)
-            finally:
-                if spinner is not None:
-                    spinner.kill()
-                    spinner.wait()
-                her.terminate()
-                try:
-                    her.wait(15)
-                except subprocess.TimeoutExpired:
-                    her.kill()
-                    her.wait()
-            # Her own log (every record at INFO, beside her data in a --config-dir profile).
-            log_text = "".join(path.read_text() for path in sorted((folder / "cfg").rglob("companion.log*")))
+            stage = converse(command(program, brain.url, folder, pipecat_python), pulse, user, folder / "her.log", hog=hog)
+            log_text = her_log(folder)
             brain_requests = len(brain.requests)
-    each = []
-    for index, end in enumerate(ends):
-        spoken = stage.dac_time(end)
-        next_start = stage.dac_time(ends[index + 1] - 1) - 3.0 if index + 1 < len(ends) else float("inf")
-        heard = stage.first_sound(spoken + 0.05, next_start)
-        each.append(None if heard is None else round((heard - spoken) * 1000, 1))
+    each = first_sounds(stage, ends)
     measured = [x for x in each if x is not None]
     turns = stages(log_text)
-    breakdown = {name: round(statistics.median(t[name] for t in turns if name in t))
-                 for name in ("end_of_speech_wait", "first_fragment_synth", "transcription", "brain_first_token", "first_sentence_synthesized",
-                              "first_audio_out", "total") if any(name in t for t in turns)}
     return {
         "program": program,
         "load_average_before": load_before, "load_average_after": [round(x, 2) for x in os.getloadavg()],
@@ -240,7 +279,7 @@ def measure(rounds: int, hog: bool, keep: Path | None = None, program: str = "co
             "median": round(statistics.median(measured), 1) if measured else None,
             "p95": percentile(measured, 95) if measured else None,
             "min": min(measured, default=None), "max": max(measured, default=None), "each": each},
-        "her_stages_ms_median": breakdown,
+        "her_stages_ms_median": median_stages(turns),
         "her_turns": turns,
     }
 

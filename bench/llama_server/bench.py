@@ -89,6 +89,14 @@ def request_row(record: dict) -> dict:
     }
 
 
+def turn_requests(records: list[dict], began: float, until: float) -> tuple[list[dict], list[dict]]:
+    """The requests that arrived between a question's start and the next's: those for its final
+    words (the real turn, in order) and the others (early transcripts sent ahead)."""
+    mine = [r for r in records if began <= r["at"] < until]
+    final = mine[-1]["last_user"] if mine else None
+    return [r for r in mine if r["last_user"] == final], [r for r in mine if r["last_user"] != final]
+
+
 async def conversation(args, url: str, folder: Path, engines) -> dict:
     transcriber, synthesizer = engines
     proxy = Proxy(url, unstable_prefix=args.unstable_prefix)
@@ -136,9 +144,7 @@ async def conversation(args, url: str, folder: Path, engines) -> dict:
     for index, ended in enumerate(user.ends):
         began = user.starts[index]
         until = user.starts[index + 1] if index + 1 < len(user.starts) else end_all
-        mine = [r for r in records if began <= r["at"] < until]
-        final = mine[-1]["last_user"] if mine else None
-        turn = [r for r in mine if r["last_user"] == final]
+        turn, others = turn_requests(records, began, until)
         quiet = next((t for t in quiet_at if ended < t < until), until)  # she went quiet
         said = [(t, kind, text) for t, kind, text in lines if ended <= t < until]
         answer = next((t for t, kind, _text in said if kind == "say"), None)
@@ -157,7 +163,7 @@ async def conversation(args, url: str, folder: Path, engines) -> dict:
             "longest_silence_ms": round(longest_gap(
                 ended, quiet, spans(since(playing, ended), quiet) + spans(since(face, ended), quiet)) * 1000),
             "requests": [request_row(r) for r in turn],
-            "other_requests": [request_row(r) for r in mine if r["last_user"] != final],
+            "other_requests": [request_row(r) for r in others],
         })
     later = [t["max_prompt_n"] for t in report[1:] if t["max_prompt_n"] is not None]
     sounds = [t["first_sound_ms"] for t in report[1:] if t["first_sound_ms"] is not None]

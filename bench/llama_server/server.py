@@ -10,12 +10,14 @@ template (qwen2.5-tools.jinja: the same ChatML tokens, and the tools block her d
 qwen2.5:3b sees), so her tool list is sent and a tool call is possible.
 
 The proxy forwards her requests unchanged and keeps, per request, llama.cpp's own `timings`
-(the last chunk of a stream carries them: prompt_n evaluated, cache_n taken from the cache,
-prompt_ms, predicted_n, predicted_ms), the time to the first written token as the client sees
-it, and whether the reply called a tool. When she stops reading a reply (a sentence was enough,
-or the turn was cancelled) the proxy reads the rest itself, since llama.cpp reports no timings
-for a cancelled task: the server then writes up to her reply cap (88 tokens) more than a real
-one would, which changes no later prompt's shared prefix. `unstable_prefix` rewrites each request the way her
+(asked for on every chunk, `timings_per_token`: prompt_n evaluated, cache_n taken from the
+cache, prompt_ms, and predicted_n / predicted_ms so far), the time to the first written token as
+the client sees it, and whether the reply called a tool. When she stops reading a reply (a
+sentence was enough, or the turn was cancelled) the proxy hangs up on llama.cpp as well, which
+cancels the task as her own request would; the counts of the first chunk are kept. (Until
+2026-12-07 it read such a reply to its end, for the last chunk's timings: the one slot then
+wrote up to her reply cap more than it would for her alone, which delayed the next turn on a
+slow server.) `unstable_prefix` rewrites each request the way her
 requests were built before the byte-stable prefix (commit 107e8ac): the turn note only on the
 newest user message, so every earlier question's bytes change from one turn to the next.
 """
@@ -61,6 +63,8 @@ MODELS = {
                                 HERE / "qwen2.5-tools.jinja"),
     "gemma3-270m": Model("Gemma 3 270M Q4_K_M", CACHE / "models" / "gemma-3-270m-q4_k_m.gguf", 268,
                          HERE / "gemma3.jinja"),
+    "gemma3-270m-tools": Model("Gemma 3 270M Q4_K_M, Gemma's layout with Qwen2.5's tools block (tools)",
+                               CACHE / "models" / "gemma-3-270m-q4_k_m.gguf", 268, HERE / "gemma3-tools.jinja"),
 }
 NOTE = re.compile(r"\n\n\[It is [^\]]*\]$")
 """The turn note build_turn_note() appends to a user message (companion/persona/prompt.py)."""
@@ -83,13 +87,13 @@ def install_models() -> None:
 
 @contextmanager
 def llama_server(model: Model, *, port: int = 8091, threads: int = 2, ctx: int = 8192,
-                 cache_reuse: int = 256, log: Path | None = None) -> Iterator[str]:
+                 cache_reuse: int = 256, log: Path | None = None, nice: int = 2) -> Iterator[str]:
     """llama-server on `model` with one slot (so every request meets the same cache), prompt
-    caching on (llama.cpp's default) and --cache-reuse (KV shifting of reused chunks); yields
-    its base URL (…/v1) once /health answers."""
+    caching on (llama.cpp's default) and --cache-reuse (KV shifting of reused chunks), at
+    `nice` (the cores are shared); yields its base URL (…/v1) once /health answers."""
     if not BINARY.exists():
         raise SystemExit(f"no llama-server at {BINARY}: run bench/llama_server/build.sh first")
-    args = [str(BINARY), "-m", str(model.path), "--host", "127.0.0.1", "--port", str(port),
+    args = ["nice", "-n", str(nice), str(BINARY), "-m", str(model.path), "--host", "127.0.0.1", "--port", str(port),
             "-t", str(threads), "-c", str(ctx), "-np", "1", "--cache-reuse", str(cache_reuse),
             "--jinja", "--no-webui", "--metrics", "--slots"]
     if model.template:
@@ -182,12 +186,12 @@ class Proxy:
     def _chat(self, handler: BaseHTTPRequestHandler, body: dict[str, Any]) -> None:
         if self.unstable_prefix:
             body = strip_old_notes(body)
-        body = {**body, "cache_prompt": True, "timings_per_token": False}
+        body = {**body, "cache_prompt": True, "timings_per_token": True}
         started = time.monotonic()
         record: dict[str, Any] = {"at": started, "max_tokens": body.get("max_tokens"),
                                   "last_user": _last_user(body), "messages": len(body.get("messages") or []),
                                   "tools": [t.get("function", t).get("name") for t in body.get("tools") or []],
-                                  "ttft_ms": None, "tool_calls": [], "text": "", "finished": False}
+                                  "ttft_ms": None, "tool_calls": [], "text": "", "finished": False, "body": body}
         self.records.append(record)
         try:
             with self._client.stream("POST", self.upstream + "/chat/completions", json=body) as reply:
@@ -197,14 +201,14 @@ class Proxy:
                 handler.end_headers()
                 for line in reply.iter_lines():
                     self._note(record, line, started)
-                    if "cancelled_ms" in record:
-                        continue  # drained: llama.cpp gives a cancelled task no timings
                     data = (line + "\n").encode()
                     try:
                         handler.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
                         handler.wfile.flush()
                     except (BrokenPipeError, ConnectionResetError):
-                        record["cancelled_ms"] = round((time.monotonic() - started) * 1000)  # she stopped reading
+                        # She stopped reading: hang up on llama.cpp too, which cancels the task.
+                        record["cancelled_ms"] = round((time.monotonic() - started) * 1000)
+                        break
                 if "cancelled_ms" not in record:
                     handler.wfile.write(b"0\r\n\r\n")
                     record["finished"] = True

@@ -41,3 +41,14 @@ def test_without_a_pace_the_scripted_brain_answers_at_once_and_keeps_no_slot():
         started = time.monotonic()
         ask(brain.url, [SYSTEM, {"role": "user", "content": "Hi"}])
         assert brain.slot is None and time.monotonic() - started < LAPTOP_3B.load_s
+
+
+def test_a_batch_pays_a_fixed_cost_so_a_turns_few_new_tokens_run_slower_per_token_than_a_long_prompt():
+    pace = Pace(prompt_tps=100.0, write_tps=10.0, half_speed_batch=80.0)
+    # A spoken turn's ~50 new tokens: one batch, 50 tokens plus the batch's 80 tokens' worth.
+    assert pace.prompt_s(50) == (50 + 80) / 100.0
+    # A cold 1,200-token prompt goes in three batches of at most 512.
+    assert pace.prompt_s(1200) == (1200 + 3 * 80) / 100.0
+    # The batch that runs at half speed is the one the field names.
+    assert pace.prompt_s(80) == 2 * 80 / pace.prompt_tps
+    assert Pace(prompt_tps=100.0, write_tps=10.0).prompt_s(50) == 0.5

@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 BYTES_PER_TOKEN = 4
+UBATCH = 512
+"""llama.cpp's physical batch (-ub): a longer prompt is evaluated this many tokens at a time."""
 
 
 @dataclass(frozen=True)
@@ -29,6 +31,15 @@ class Pace:
     load_s: float = 0.0
     """Loading the model before the first request is answered (a cold server)."""
     name: str = ""
+    half_speed_batch: float = 0.0
+    """Each batch's fixed cost, in tokens' worth of evaluation: a batch of this many new tokens
+    runs at half `prompt_tps` (llama.cpp reads all the weights once per batch of up to
+    UBATCH tokens, however few; 0 models none)."""
+
+    def prompt_s(self, evaluated: int) -> float:
+        """Seconds to evaluate `evaluated` new prompt tokens, in batches of up to UBATCH."""
+        batches = -(-evaluated // UBATCH)
+        return (evaluated + self.half_speed_batch * batches) / self.prompt_tps
 
 
 LAPTOP_3B = Pace(prompt_tps=60.0, write_tps=8.0, load_s=3.0, name="3B model on a laptop CPU")
@@ -120,7 +131,7 @@ class Slot:
         # llama.cpp evaluates at least the prompt's last token again.
         prompt_n = max(1, tokens(prompt) - cache_n)
         self.cached = prompt
-        stopping = wait(load + prompt_n / self.pace.prompt_tps)
+        stopping = wait(load + self.pace.prompt_s(prompt_n))
         self.timings.append({"prompt_n": prompt_n, "cache_n": cache_n, "load_ms": round(load * 1000),
                              "prompt_ms": round((time.monotonic() - started - load) * 1000)})
         return stopping
