@@ -24,7 +24,7 @@ import numpy as np
 from companion.voice.hearing.stt import Transcriber
 from companion.voice.hearing.vad import SpeechDetector
 from companion.voice.sound.audio import AudioSink, AudioSource
-from companion.voice.sound.frames import FRAME_S, rms
+from companion.voice.sound.frames import FRAME_S, QUIET_RMS, rms
 from companion.voice.turns.barge_in import BargeInWatch
 from companion.voice.turns.ear_settings import EarSettings
 from companion.voice.turns.endpoint import (
@@ -91,6 +91,8 @@ class Ear:
         self.early_words: Callable[[float, float], bool] = lambda _start, _end: True
         """words.words_wanted's question without waiting (for the early transcript at a pause)."""
         self.hearing_words = False  # an ended utterance is being transcribed and judged (background work waits)
+        self._quiet = False
+        """The latest frame was digital silence (below QUIET_RMS)."""
         self._over_her = False
         """The utterance under way sounded (speech, not its trailing silence) while she spoke."""
         self.barge_in = BargeInWatch(sink)
@@ -132,6 +134,7 @@ class Ear:
         self.endpointer = Endpointer(self.settings.endpoint)
         self._origin = None
         self.words.going_on.forget()
+        self.words.held.forget()
         self.barge_in.forget()
         for task in self._early.values():
             task.cancel()
@@ -161,6 +164,14 @@ class Ear:
             self._words_failed()
 
     async def _hear(self, frame: np.ndarray) -> None:
+        quiet = rms(frame) < QUIET_RMS
+        if quiet and not self._quiet and not self.endpointer.in_speech:
+            # Digital silence between utterances (a gap between recordings, a source that paused):
+            # the detector's memory of the speech before it is stale. Kept, it stayed deaf (p <=
+            # 0.31) for 5 s to Michael's quieter second recording after 0.3 s of zeros; afresh it
+            # hears him from his second word, as it would after a second of quiet (vad.SkipQuiet).
+            self.vad.reset()
+        self._quiet = quiet
         probability = self.vad.probability(frame)
         voice = self.her_voice
         if voice.busy and not self.settings.barge_in:
@@ -273,8 +284,6 @@ class Ear:
         utterance before, while the ear goes on reading frames (a live source): waiting for a
         transcript here held up the VAD, barge-in and the next utterance's timing."""
         heard = self._judge_ended(event)
-        if heard is None:
-            return
         if not self.source.realtime:
             # A file has no real time to keep up with: hear the words right here, in order.
             self.hearing_words = True
@@ -303,9 +312,9 @@ class Ear:
             if not task.cancelled() and task.exception() is not None:
                 raise task.exception()
 
-    def _judge_ended(self, event: UtteranceEnded) -> Ended | None:
+    def _judge_ended(self, event: UtteranceEnded) -> Ended:
         """Everything about an ended utterance that the next frames would change: its latency
-        marks, its early transcript, whether it stopped her. None: nothing she should answer."""
+        marks, its early transcript, whether it stopped her, whether it sounded only under her."""
         latency = TurnLatency()
         stream_now, wall_now = self._last_frame
         latency.mark("speech_end", wall_now - (stream_now - event.speech_end_s))
@@ -317,22 +326,20 @@ class Ear:
             task.cancel()
         self._early.clear()
         stopped_her = self.barge_in.stopped_her(self.speech_start_s, event.speech_end_s)
-        if self._over_her and not stopped_her and self.her_voice.busy:
-            # Sounded over her and ended while she speaks, never as loud as someone talking over
-            # her: while she speaks only barge-in makes a turn. Otherwise the canceller's leftover
-            # of her words (heard as "algebra." for "Australia", or "Alright.", mostly while it
-            # still learns the room at her first reply) started a turn of its own and cut her
-            # off, bypassing the level that keeps her echo from stopping her. Words said before
-            # she began, whose trailing silence she starts speaking in, are still a turn.
-            log.info("dropped a sound heard only while she spoke, below the barge-in level")
-            if early is not None:
-                early.cancel()
-            self._discard(event.pause_id)
-            return None
+        # Sounded over her and ended while she speaks, never as loud as someone talking over her:
+        # by itself no turn (words.WordsHearer hears it only when its words are clearly a
+        # person's), or the canceller's leftover of her words (heard as "algebra." for
+        # "Australia", or "Alright.", mostly while it still learns the room at her first reply)
+        # started a turn of its own and cut her off, bypassing the level that keeps her echo from
+        # stopping her. It is held, not dropped: a person who began under her voice (Michael's
+        # "Uh, so this is the sick corpus", 5 dB quieter) is heard with what he says next. Words
+        # said before she began, whose trailing silence she starts speaking in, are still a turn.
+        under_her = self._over_her and not stopped_her and self.her_voice.busy
         # Speech over her goes on with the utterance before only if it stopped her: her own
         # echo right after a question is no part of it.
         may_go_on = stopped_her or not self._over_her
-        return Ended(event, latency, early, stopped_her, self.speech_start_s, self._spoke_from, may_go_on)
+        return Ended(event, latency, early, stopped_her, self.speech_start_s, self._spoke_from, may_go_on,
+                     under_her=under_her)
 
     def drop_utterance(self) -> None:
         """Forget the utterance under way: its audio was cut off (the sound server went away),

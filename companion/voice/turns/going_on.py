@@ -24,6 +24,7 @@ class _Heard:
     audio: np.ndarray
     start_s: float
     end_s: float
+    text: str = ""
 
 
 class GoingOn:
@@ -36,8 +37,13 @@ class GoingOn:
         short pauses would otherwise grow one without bound, each part transcribed again."""
         self._last: _Heard | None = None
 
-    def remember(self, audio: np.ndarray, start_s: float, end_s: float) -> None:
-        self._last = _Heard(audio, start_s, end_s)
+    def remember(self, audio: np.ndarray, start_s: float, end_s: float, text: str = "") -> None:
+        self._last = _Heard(audio, start_s, end_s, text)
+
+    @property
+    def text(self) -> str:
+        """What the remembered utterance was heard as ("" when nothing is remembered)."""
+        return self._last.text if self._last is not None else ""
 
     def forget(self) -> None:
         """Nothing to go on with: the stream's clock starts again (the times remembered mean

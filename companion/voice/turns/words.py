@@ -3,9 +3,9 @@
 The ear (voice.turns.ear) reads frames, finds where utterances end and judges at once what the
 next frames would change (whether it stopped her, its early transcript). The rest runs here,
 after the utterance ended, while the ear goes on reading: it joins the utterance to the one
-before when the user went on with it, skips it when nobody called her and only the wake word
-could (Whisper then never runs on it), transcribes it, drops her own voice coming back as echo,
-and hands the words on.
+before when the user went on with it, puts a sound held back just before it in front
+(voice.turns.held), skips it when nobody called her and only the wake word could (Whisper then
+never runs on it), transcribes it, drops her own voice coming back as echo, and hands the words on.
 """
 
 from __future__ import annotations
@@ -16,16 +16,29 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
+import numpy as np
+
 from companion.voice.hearing.stt import Transcriber
-from companion.voice.speaking.echo import OPENING_ECHO_WORDS, is_echo
+from companion.voice.speaking.echo import (
+    ECHO_LAG_S,
+    MIN_ECHO_WORDS,
+    OPENING_ECHO_WORDS,
+    is_echo,
+    words,
+)
 from companion.voice.turns.endpoint import UtteranceEnded
 from companion.voice.turns.going_on import GoingOn
+from companion.voice.turns.held import Held, HeldSound
 from companion.voice.turns.latency import TurnLatency
 from companion.voice.turns.utterance import HerVoice, Utterance
 
 __all__ = ["Ended", "WordsHearer"]
 
 log = logging.getLogger(__name__)
+
+PERSON_WORDS = MIN_ECHO_WORDS
+"""Words heard only over her, below the barge-in level, that are this many or more and mostly
+not hers are a person's, heard at once (her echo's leftovers are a word or two)."""
 
 
 @dataclass(frozen=True)
@@ -42,6 +55,9 @@ class Ended:
     """time.monotonic() when it began (where her echo in it is looked for)."""
     may_go_on: bool
     """It may go on with the utterance before (it did not sound only over her)."""
+    under_her: bool = False
+    """It sounded only over her, below the barge-in level, and ended while she spoke: never a
+    turn by itself unless its words are clearly a person's; otherwise held for what follows."""
 
 
 class WordsHearer:
@@ -60,6 +76,9 @@ class WordsHearer:
         self._realtime = realtime
         self.going_on = GoingOn(max_utterance_s=max_utterance_s)
         """The latest utterance handed on as words: speech right after it goes on with it."""
+        self.held = Held(max_utterance_s=max_utterance_s)
+        """The latest sound not handed on (under her voice, or no words alone): speech right
+        after it is heard with it in front."""
         self.words_wanted: Callable[[float, float], Awaitable[bool]] | None = None
         """Asked (start, end in stream seconds) before an utterance is transcribed: False when
         nobody called her and only the wake word could (Whisper then never runs on it)."""
@@ -69,13 +88,24 @@ class WordsHearer:
     def new_clock(self, max_utterance_s: float) -> None:
         """The ear's stream clock starts again (new endpointer settings): nothing goes on across it."""
         self.going_on = GoingOn(max_utterance_s=max_utterance_s)
+        self.held.forget()
+        self.held = Held(max_utterance_s=max_utterance_s)
 
     async def hear(self, ended: Ended) -> None:
         event, latency, early, stopped_her = ended.event, ended.latency, ended.early, ended.stopped_her
         start_s, spoke_from = ended.start_s, ended.spoke_from
-        # Only live: a file is heard turn by turn, each reply said whole first.
-        goes_on = self.going_on.joined(event.audio, start_s) if ended.may_go_on and self._realtime() else None
+        if ended.under_her:
+            await self._under_her(ended)
+            return
         audio = event.audio
+        held = self.held.take(audio, start_s)
+        if held is not None and await self._in_front(held):
+            audio, start_s, spoke_from = np.concatenate([held.audio, audio]), held.start_s, held.spoke_from
+            if early is not None:
+                early.cancel()  # of this part alone: the whole is heard instead
+                early = None
+        # Only live: a file is heard turn by turn, each reply said whole first.
+        goes_on = self.going_on.joined(audio, start_s) if ended.may_go_on and self._realtime() else None
         if goes_on is not None and stopped_her:
             # What stopped her may be her own first words come back (an echo canceller starved of
             # time lets a line's onset through): heard alone first, or her echo would be taken
@@ -105,7 +135,20 @@ class WordsHearer:
         else:
             text = await self.transcriber.transcribe(audio)
         latency.mark("transcribed")
+        if not text and goes_on is None and ended.may_go_on and not self._realtime():
+            # From a file too, a word Whisper hears nothing in alone goes on with the turn it
+            # follows closely ("And that should be all. | Thanks.", 0.13 s later): heard with it,
+            # it is heard, and the whole is the next turn, as live.
+            goes_on = self.going_on.joined(audio, start_s)
+            whole = await self.transcriber.transcribe(goes_on[0]) if goes_on is not None else ""
+            if len(words(whole)) > len(words(self.going_on.text)):
+                (audio, start_s), text = goes_on, whole
+            else:
+                goes_on = None
         if not text:
+            # Whisper hears nothing in a short word alone ("too cruel"): heard with what follows
+            # closely, it is heard.
+            self.held.hold(HeldSound(audio, start_s, event.speech_end_s, spoke_from, None, over_her=False))
             self._discard(event.pause_id)
             return
         if self.is_her_echo(text, event.speech_end_s, spoke_from):
@@ -113,11 +156,71 @@ class WordsHearer:
             self._discard(event.pause_id)
             return
         latency.heard = text
-        self.going_on.remember(audio, start_s, event.speech_end_s)
+        self.going_on.remember(audio, start_s, event.speech_end_s, text)
         if goes_on is not None:
             log.info("the user went on after the turn ended: heard as one, %r", text)
         await self._heard(Utterance(text, latency, event.pause_id, start_s, event.speech_end_s, stopped_her,
                                     goes_on=goes_on is not None))
+
+    async def _under_her(self, ended: Ended) -> None:
+        """A sound only over her, below the barge-in level, ended while she speaks: a person's
+        words when its early transcript clearly is (PERSON_WORDS or more, most of them not in
+        her lines), heard now; otherwise held, never a turn or a stop by itself."""
+        event, early = ended.event, ended.early
+        text = await early if early is not None else ""
+        if text and self._hers(text, event.speech_end_s, ended.spoke_from):
+            log.info("dropped my own echo, heard only while I spoke: %r", text)
+            self._discard(event.pause_id)
+            return
+        wanted = self.words_wanted is None or await self.words_wanted(ended.start_s, event.speech_end_s)
+        if text and wanted and self._clearly_a_person(text, event.speech_end_s, ended.spoke_from):
+            log.info("a person began while I spoke, below the barge-in level: %r", text)
+            ended.latency.mark("transcribed")
+            ended.latency.heard = text
+            self.going_on.remember(event.audio, ended.start_s, event.speech_end_s, text)
+            await self._heard(Utterance(text, ended.latency, event.pause_id, ended.start_s, event.speech_end_s))
+            return
+        log.info("held a sound heard only while I spoke, below the barge-in level: %r", text)
+        self.held.hold(HeldSound(event.audio, ended.start_s, event.speech_end_s, ended.spoke_from,
+                                 early if early is not None else None, over_her=True))
+        self._discard(event.pause_id)
+
+    async def _in_front(self, held: HeldSound) -> bool:
+        """Whether a held sound goes in front of the utterance after it: never her own words."""
+        if not held.over_her:
+            return True  # Whisper heard nothing in it alone, and no voice of hers was there
+        known = held.text is not None and held.text.done() and not held.text.cancelled()
+        text = held.text.result() if known else await self.transcriber.transcribe(held.audio)
+        if text and self._hers(text, held.end_s, held.spoke_from):
+            log.info("her own words held from under her voice are not put in front: %r", text)
+            return False
+        log.info("heard with what was held from under her voice: %r", text)
+        return True
+
+    def _her_words_near(self, speech_end_s: float, spoke_from: float) -> set[str]:
+        """Every word of her lines that played from `spoke_from` (time.monotonic()) to the
+        capture time of `speech_end_s`, give or take the room's lag."""
+        spoken_to = self._captured_at(speech_end_s)
+        spoken_from = min(spoke_from or spoken_to, spoken_to)
+        now = time.monotonic()
+        return {word for line in self.her_voice.recent_played
+                if line.started <= spoken_to + ECHO_LAG_S
+                and (line.ended if line.ended is not None else now) + ECHO_LAG_S >= spoken_from
+                for word in words(line.text)}
+
+    def _hers(self, text: str, speech_end_s: float, spoke_from: float) -> bool:
+        """`text`, heard under her voice, is hers: her echo (even one opening word), or half its
+        words or more are in what she was saying then (her onsets one by one, "It was … I will";
+        her line misheard, "It was a lovely day in Austin." for "… in Australia")."""
+        said = words(text)
+        hers = self._her_words_near(speech_end_s, spoke_from)
+        return self.is_her_echo(text, speech_end_s, spoke_from, opening_words=1) or (
+            bool(said) and 2 * sum(word in hers for word in said) >= len(said))
+
+    def _clearly_a_person(self, text: str, speech_end_s: float, spoke_from: float) -> bool:
+        """PERSON_WORDS or more, most of them not in what she was saying then: her echo's
+        leftovers are a word or two of her line ("Alright.", "It was", "algebra.")."""
+        return len(words(text)) >= PERSON_WORDS and not self._hers(text, speech_end_s, spoke_from)
 
     def is_her_echo(self, text: str, speech_end_s: float, spoke_from: float, *,
                     opening_words: int = OPENING_ECHO_WORDS) -> bool:
