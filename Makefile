@@ -7,27 +7,39 @@ VENV := .venv
 STAMP := $(VENV)/.installed-stamp
 SYSDEPS_STAMP := $(VENV)/.system-deps-stamp
 
-.PHONY: run test test-under-load test-unprivileged lint bench system-deps lock clean
+.PHONY: run test test-real-audio test-pure test-under-load test-unprivileged lint bench system-deps lock clean
 
 run: $(STAMP) $(SYSDEPS_STAMP)
 	$(VENV)/bin/companion
 
-# `make test`: lint, the house's import rules, then the tests in passes. The pure tests run on
-# both cores (pytest-xdist). Every real-audio test runs after them in three rooms at once, each
-# in a worker with a PulseAudio of its own: the sound room's (devices, open speakers) in a fresh
-# process of their own, the sound-server faults in another, the other real-audio tests in the
-# third, so each one runs beside two other real-time conversations. `make test-under-load` adds
-# a busy core to that (tests/helpers/cpu_hog.py; see docs/developing.md).
+# `make test`: lint, the house's import rules, then the suite's three passes at once, each
+# printing its results when it ends (a failed pass does not stop the others):
+# - real-audio: every test marked real_audio, in three rooms at once, each in a worker with a
+#   PulseAudio of its own: the sound room's devices and open speakers (in a fresh process of
+#   their own), the sound-server faults, and every other real-audio test;
+# - pure: everything else, on both cores;
+# - unprivileged (run by root, CI): the sandbox, least-privilege and MCP tests as a user who is
+#   not root, with the checkout in that user's home.
+# The rooms wait on real time and leave about a third of the processor idle; the pure and
+# unprivileged passes run at the lowest priority (nice 19) and take that, so real time keeps the
+# processor it needs and the whole run costs about what its processor time does.
+# `make test-under-load` adds a busy core to the rooms (tests/helpers/cpu_hog.py; see docs/developing.md).
 REAL_AUDIO := $(VENV)/bin/python -m pytest -q -m real_audio -n 3 --dist loadgroup
+BACKGROUND := nice -n 19
 test: lint $(SYSDEPS_STAMP)
-	$(VENV)/bin/python -m pytest -q -n 2 -m "not real_audio"
+	@echo "three passes at once: real-audio, pure and unprivileged; each prints its results when it ends"
+	@$(MAKE) --no-print-directory --keep-going -j3 --output-sync=target test-real-audio test-pure test-unprivileged
+
+test-real-audio: $(STAMP) $(SYSDEPS_STAMP)
 	$(REAL_AUDIO)
-	bash .ci/unprivileged
+
+test-pure: $(STAMP) $(SYSDEPS_STAMP)
+	$(BACKGROUND) $(VENV)/bin/python -m pytest -q -n 2 -m "not real_audio"
 
 # The sandbox, least-privilege and MCP tests again as a user who is not root (companion-ci, made
 # if missing), with the checkout in that user's home; run by root (CI), skipped for a user.
 test-unprivileged: $(STAMP) $(SYSDEPS_STAMP)
-	bash .ci/unprivileged
+	$(BACKGROUND) bash .ci/unprivileged
 
 # Just the real-audio tests, three rooms at once beside a busy core.
 test-under-load: $(STAMP) $(SYSDEPS_STAMP)

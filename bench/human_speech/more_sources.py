@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import gzip
 import io
+import os
 import subprocess
 import sys
 import tarfile
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -82,8 +84,13 @@ def download_pypi(name: str, folder: Path) -> Path:
         return [p for p in folder.glob("*.tar.gz") if p.name.lower().replace("-", "_") == sdist]
 
     if not found():
-        subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", name, PYPI[name],
-                        "-d", str(folder)], check=True, stdout=subprocess.DEVNULL)
+        # Into a folder of its own, then renamed in: test processes that fetch the same sdist at
+        # once each see either no file or a whole one.
+        with tempfile.TemporaryDirectory(dir=folder) as scratch:
+            subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", name, PYPI[name],
+                            "-d", scratch], check=True, stdout=subprocess.DEVNULL)
+            for fetched in Path(scratch).glob("*.tar.gz"):
+                os.replace(fetched, folder / fetched.name)
     return found()[0]
 
 

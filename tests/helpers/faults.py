@@ -171,6 +171,37 @@ class LocalEngine:
         return audio
 
 
+class ReplayedVoice:
+    """piper's own audio for each line, made once per process and played again after that.
+
+    A sweep plays the same few lines (two answers, her thinking line) in dozens of conversations;
+    synthesizing them each time was a third of the sweeps' processor, and what they test is
+    where each await breaks, which the servers in front of this name whatever the audio cost."""
+
+    def __init__(self, engine) -> None:
+        self.engine = engine
+        self.sample_rate = engine.sample_rate
+        self._made: dict[str, np.ndarray] = {}
+
+    async def synthesize(self, text: str) -> np.ndarray:
+        if text not in self._made:
+            self._made[text] = await self.engine.synthesize(text)
+        else:
+            await asyncio.sleep(0)  # a turn of the loop, as waiting for piper's thread gives
+        return self._made[text]
+
+
+_REPLAYED: dict[int, ReplayedVoice] = {}
+
+
+def replayed(engine) -> ReplayedVoice:
+    """The one ReplayedVoice of `engine` in this process."""
+    voice = _REPLAYED.get(id(engine))
+    if voice is None or voice.engine is not engine:
+        voice = _REPLAYED[id(engine)] = ReplayedVoice(engine)
+    return voice
+
+
 class CountedBrain(CompanionBrain):
     """The real runtime's brain port, with each turn's ask named."""
 
@@ -249,8 +280,9 @@ async def run_conversation(tmp_path: Path, brain_server, hearing, piper_voice, w
     # `ears` and `mouth`, when given, build engines on the bus (real Wyoming servers, say).
     ears = ears(bus) if ears else RemoteHearing(
         HearingServer(hearing, points, "hear"), lambda: LocalEngine(hearing, points, "own-hear"), bus)
+    voice = replayed(piper_voice)
     mouth = mouth(bus) if mouth else RemoteVoice(
-        VoiceServer(piper_voice, points), lambda: LocalEngine(piper_voice, points, "own-say"), bus)
+        VoiceServer(voice, points), lambda: LocalEngine(voice, points, "own-say"), bus)
     for engine in (ears, mouth):
         if hasattr(engine, "start"):
             await engine.start()
