@@ -22,13 +22,19 @@ run: $(STAMP) $(SYSDEPS_STAMP)
 #   not root, with the checkout in that user's home.
 # The rooms wait on real time and leave about a third of the processor idle; the pure and
 # unprivileged passes run at the lowest priority (nice 19) and take that, so real time keeps the
-# processor it needs and the whole run costs about what its processor time does.
+# processor it needs and the whole run costs about what its processor time does. Beside other
+# busy work (scripts/processor_is_free.py) the lowest priority would get almost nothing: there
+# the passes run one after another at normal priority.
 # `make test-under-load` adds a busy core to the rooms (tests/helpers/cpu_hog.py; see docs/developing.md).
 REAL_AUDIO := $(VENV)/bin/python -m pytest -q -m real_audio -n 3 --dist loadgroup
 BACKGROUND := nice -n 19
 test: lint $(SYSDEPS_STAMP)
-	@echo "three passes at once: real-audio, pure and unprivileged; each prints its results when it ends"
-	@$(MAKE) --no-print-directory --keep-going -j3 --output-sync=target test-real-audio test-pure test-unprivileged
+	@if $(VENV)/bin/python scripts/processor_is_free.py; then \
+		echo "three passes at once: real-audio, pure and unprivileged; each prints its results when it ends"; \
+		$(MAKE) --no-print-directory --keep-going -j3 --output-sync=target test-real-audio test-pure test-unprivileged; \
+	else \
+		$(MAKE) --no-print-directory --keep-going BACKGROUND= test-pure test-real-audio test-unprivileged; \
+	fi
 
 test-real-audio: $(STAMP) $(SYSDEPS_STAMP)
 	$(REAL_AUDIO)
