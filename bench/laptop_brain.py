@@ -10,7 +10,7 @@ It runs the conversation twice from a cold server: with her thinking line off
 (`thinking_line_s = 0`) and at the default. End of speech is when the question's last loud
 frame was read; her first sound is when her first line began playing.
 
-    .venv/bin/python bench/laptop_brain.py [--turns 5]
+    .venv/bin/python bench/laptop_brain.py [--turns 5] [--half-speed-batch TOKENS]
 
 Prints one JSON object.
 """
@@ -225,15 +225,16 @@ async def conversation(engines, thinking_line_s: float, turns: int, pace: Pace, 
     }
 
 
-async def main_async(turns: int) -> dict:
+async def main_async(turns: int, half_speed_batch: float | None = None) -> dict:
+    pace = LAPTOP_3B if half_speed_batch is None else replace(LAPTOP_3B, half_speed_batch=half_speed_batch)
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         voice = VoiceSettings(listening="always")
         engines = await load_engines(voice, make_config(folder, "http://127.0.0.1:9/v1").paths.models_dir)
-        runs = [await conversation(engines, seconds, turns, LAPTOP_3B, folder) for seconds in (0.0, 1.2)]
+        runs = [await conversation(engines, seconds, turns, pace, folder) for seconds in (0.0, 1.2)]
     return {
-        "profile": {"name": LAPTOP_3B.name, "prompt_tps": LAPTOP_3B.prompt_tps,
-                    "write_tps": LAPTOP_3B.write_tps, "load_s": LAPTOP_3B.load_s},
+        "profile": {"name": pace.name, "prompt_tps": pace.prompt_tps, "write_tps": pace.write_tps,
+                    "load_s": pace.load_s, "half_speed_batch": pace.half_speed_batch},
         "without_thinking_line": runs[0],
         "with_thinking_line": runs[1],
         "load_average_1min": round(os.getloadavg()[0], 2),
@@ -243,8 +244,10 @@ async def main_async(turns: int) -> dict:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--turns", type=int, default=len(CONVERSATION))
+    parser.add_argument("--half-speed-batch", type=float,
+                        help="the profile's per-batch cost in tokens (default: LAPTOP_3B's)")
     args = parser.parse_args()
-    print(json.dumps(asyncio.run(main_async(min(args.turns, len(CONVERSATION))))))
+    print(json.dumps(asyncio.run(main_async(min(args.turns, len(CONVERSATION)), args.half_speed_batch))))
     return 0
 
 

@@ -113,7 +113,8 @@ def measure(args) -> dict:
         turn, others = turn_requests([{**r, "at": r["at_pa"]} for r in records], began, until)
         first = turn[0] if turn else None
         timings = (first or {}).get("timings") or {}
-        mine = next((t for t in logged if t["heard"] and QUESTIONS[index][:12].lower() in t["heard"].lower()), None)
+        said = (first or {}).get("last_user") or QUESTIONS[index]
+        mine = next((t for t in logged if t["heard"] and said.lower().startswith(t["heard"].lower()[:30])), None)
         report.append({
             "question": QUESTIONS[index],
             "heard": first["last_user"] if first else None,

@@ -42,7 +42,7 @@ class Pace:
         return (evaluated + self.half_speed_batch * batches) / self.prompt_tps
 
 
-LAPTOP_3B = Pace(prompt_tps=60.0, write_tps=8.0, load_s=3.0, name="3B model on a laptop CPU")
+LAPTOP_3B = Pace(prompt_tps=60.0, write_tps=8.0, load_s=3.0, half_speed_batch=25.0, name="3B model on a laptop CPU")
 """qwen2.5:3b (Q4_K_M, ~1.9 GB) on a 4-core laptop CPU without a GPU, through Ollama/llama.cpp.
 An assumption, not measured here: issue #53 gives "tens of tokens a second" of prompt and
 ~5-15 tokens a second written for such a laptop; llama.cpp's CPU llama-bench results for 7-8 B
@@ -61,12 +61,20 @@ parameter count (arithmetic-bound) and the writing by file size (bound by readin
 - SmolLM2-135M Q4_1 (135 M, 98 MB): best 202 t/s prompt, 148 t/s written, i.e. ~9 / ~7.5 t/s
   for 3 B: its writing agrees, its prompt does not scale by parameters (30 layers 576 wide in
   Q4_1: per parameter ~3x Gemma's cost); it is the mechanics model, not a speed model.
-Two measured behaviours the profile does not model: a turn's small batch (~40-60 new tokens
-after a ~1,200-1,800-token cached prefix) evaluates 2.2-2.7x slower per token than a cold
-~1,200-token prompt (SmolLM2 at 1 thread: ~60 vs 135 t/s; Gemma 3: 122 vs 332 t/s), so the
-modelled ~1 s for a turn's evaluation would be ~2-3 s on a real 3 B server at these speeds;
-and the cache counts match: llama.cpp evaluated 41-63 tokens on turns 1-6 of a spoken
-conversation where render()'s byte count gives 36-44."""
+The cache counts match: llama.cpp evaluated 41-63 tokens on turns 1-6 of a spoken
+conversation where render()'s byte count gives 36-44.
+
+Small batches (half_speed_batch = 25), calibrated on 2026-12-07 (speed.py: 8-256 new tokens
+after a cached ~1,150-token prefix, fitted as prompt_ms = overhead + n / tps, 5 runs each,
+load 3-19): best runs Gemma 3 270M 51 ms + n / 515 t/s (half speed at 26 tokens), SmolLM2-135M
+56 ms + n / 243 t/s (14 tokens); the medians' fits 21 tokens for both. A batch reads all the
+weights once however few its tokens, so the fixed cost and the per-token cost both scale with
+the model and the half-speed batch carries over to a 3 B model. A spoken turn's ~45 new tokens
+then take (45 + 25) / 60 = 1.2 s instead of 0.75 s. In live conversations on a loaded machine
+the same tokens ran 2.2-2.7x slower per token than a cold prompt (SmolLM2 at 1 thread ~60 vs
+135 t/s; Gemma 3 122 vs 332): two threads waiting on each other at every layer cost a small
+batch more when neighbours take the cores; bench/laptop_brain.py --half-speed-batch 75 models
+that (2.5x at 50 tokens)."""
 
 PROFILES = {"laptop-3b": LAPTOP_3B}
 
