@@ -77,6 +77,13 @@ class VoiceSession:
             sink=sink, turn_model=turn_model,
         )
         self.loop.on_busy.append(self.cache.set_busy)
+        for device in (sink, microphone or source):
+            set_busy = getattr(device, "set_busy", None)
+            if set_busy is not None:
+                # Waiting for a call, her speaker and microphone wake less often (pulse_devices:
+                # IDLE_AHEAD_S, IDLE_MICROPHONE_BUFFER).
+                self.loop.on_busy.append(set_busy)
+                set_busy(False)
         if isinstance(transcriber, RemoteHearing):
             self.loop.on_busy.append(transcriber.set_busy)  # her switch to her own hearing is said once quiet
         self.loop.calling.names = getattr(brain, "names", None)

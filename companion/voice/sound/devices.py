@@ -326,6 +326,14 @@ class DeviceSink(_Levels, _Watched):
         """On the stream's thread: fill `out` (whose first sample sounds at `dac_time`) from the
         queue and hand it to the echo canceller (`exact`: the stamp comes from the server)."""
         self.last_block_at = time.monotonic()
+        if not self._queue and not self._sounding:
+            # Nothing to play and her mouth closed (while she waits for a call, 100 times a
+            # second): silence, and the canceller may take it with the next blocks. An item
+            # queued meanwhile plays from the next block, 10-20 ms on, as it would after the lock.
+            out[:] = 0.0
+            if self._echo is not None and self._stream is not None:
+                self._echo.render(out, self.rate, dac_time, xrun, exact=exact, silent=True)
+            return
         frames = out.size
         filled = 0
         finished: list[_Playback] = []

@@ -26,6 +26,19 @@ log = logging.getLogger(__name__)
 
 Deliver = Callable[[np.ndarray], None]
 
+SILENCE_BATCH_S = 0.1
+"""Blocks of pure silence from her speaker (she has nothing to say: 50-100 a second while she
+waits for a call) go to the canceller's thread together, one batch per 100 ms, stamped with the
+first one's time: the same samples on the same timeline, a tenth of the thread's wake-ups.
+Nothing waits on them: a microphone frame whose far end has not arrived yet is paired with
+silence, which is what it was; a block with sound in it sends the held silence first."""
+UNBATCHED_AFTER_XRUN_S = 0.5
+"""After an underrun or a move, each block goes on its own for this long: the timeline reads
+every stamp to follow where the stream went (timeline.EXACT_GRACE_S, EXACT_RUN)."""
+BATCH_GAP_S = 0.05
+"""A silent block stamped this far from where the held silence ends is another run (a reopened
+stream): the held silence goes first, so the timeline sees the break."""
+
 
 class EchoWorker:
     """Owns an EchoCanceller and its thread. `deliver` receives cleaned 16 kHz blocks."""
@@ -39,6 +52,11 @@ class EchoWorker:
         self._failed = False
         self._lock = threading.Condition()  # guards the stats snapshot; notified as it moves
         self._stats = EchoStats()
+        # Held silence, on the speaker's thread only (render): its length, rate, stamp, exactness.
+        self._held, self._held_rate, self._held_at, self._held_exact = 0, 0, 0.0, False
+        self._unbatched_until = 0.0
+        self.far_blocks = self.far_samples = 0
+        """Far-end blocks (and their samples) the thread has taken: its wake-ups for the speaker."""
         self._thread = threading.Thread(target=self._run, name="echo-canceller", daemon=True)
         self._thread.start()
 
@@ -57,12 +75,34 @@ class EchoWorker:
 
     # --- called from PortAudio's threads: queue only --------------------------------------
     def render(self, block: np.ndarray, rate: int, dac_time: float, xrun: bool = False, *,
-               exact: bool = False) -> None:
+               exact: bool = False, silent: bool = False) -> None:
         """A block the speaker is handing to the device, with the time its first sample sounds;
         `xrun` when the sound system reported an underflow (or a move) with it; `exact` when the
-        time comes from the sound server's own indexes rather than PortAudio's estimate."""
-        if not self._closed:
-            self._queue.put(("far", block, rate, dac_time, xrun, exact))
+        time comes from the sound server's own indexes rather than PortAudio's estimate;
+        `silent` when it is all zeros (then it may wait for others: SILENCE_BATCH_S; only its
+        size is read, so the caller may reuse it at once)."""
+        if self._closed:
+            return
+        if xrun:
+            self._unbatched_until = dac_time + UNBATCHED_AFTER_XRUN_S
+        if self._held and (not silent or xrun or rate != self._held_rate or exact != self._held_exact
+                           or abs(dac_time - self._held_at - self._held / rate) > BATCH_GAP_S):
+            self._flush_silence()
+        if not silent or xrun or dac_time < self._unbatched_until:
+            audio = block if not silent else np.zeros(block.size, dtype=np.float32)
+            self._queue.put(("far", audio, rate, dac_time, xrun, exact))
+            return
+        if not self._held:
+            self._held_rate, self._held_at, self._held_exact = rate, dac_time, exact
+        self._held += block.size
+        if self._held >= rate * SILENCE_BATCH_S:
+            self._flush_silence()
+
+    def _flush_silence(self) -> None:
+        """On the speaker's thread: the held silence goes to the canceller as one block."""
+        held, self._held = self._held, 0
+        self._queue.put(("far", np.zeros(held, dtype=np.float32), self._held_rate, self._held_at, False,
+                         self._held_exact))
 
     def capture(self, block: np.ndarray, rate: int, adc_time: float, xrun: bool = False, *,
                 exact: bool = False) -> None:
@@ -104,6 +144,8 @@ class EchoWorker:
             kind = item[0]
             try:
                 if kind == "far":
+                    self.far_blocks += 1
+                    self.far_samples += item[1].size
                     self._canceller.render(item[1], item[2], item[3], xrun=item[4], exact=item[5])
                 elif kind == "near":
                     self._near(item[1], item[2], item[3], item[4], item[5])

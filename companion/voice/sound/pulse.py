@@ -282,6 +282,24 @@ class PulseStream:
         self._lib.pa_stream_write(self._stream, samples.ctypes.data, samples.size * 4, None, 0, 0)
         self.frames += samples.size
 
+    def set_attr(self, attr: BufferAttr) -> None:
+        """Ask the server for other buffer attributes (any thread but the mainloop's; does not
+        wait for the answer: the server applies them within a fragment or two). The stamps stay
+        exact: they come from the server's clock and the stream's index, not the fragment size."""
+        lib, loop = self._lib, self._loop
+        if self._closed or not loop:
+            return
+        lib.pa_threaded_mainloop_lock(loop)
+        try:
+            if self._stream and lib.pa_stream_get_state(self._stream) == _STREAM_READY:
+                native = attr.native(self.rate * 4 / 1000, playback=self.playback)
+                operation = lib.pa_stream_set_buffer_attr(self._stream, ctypes.byref(native), None, None)
+                if operation:
+                    lib.pa_operation_unref(operation)
+                self.attr = attr
+        finally:
+            lib.pa_threaded_mainloop_unlock(loop)
+
     # --- closing (any thread but the mainloop's) -----------------------------------------------
     @property
     def active(self) -> bool:

@@ -29,11 +29,26 @@ MICROPHONE_BUFFER = BufferAttr(target_ms=20.0)
 """The server sends the microphone in 20 ms fragments (its latency): measured on this 2-core
 machine beside a busy core with no overflow; 10 ms fragments cost twice the wake-ups for no
 gain the ear can use (it reads 32 ms frames)."""
+IDLE_MICROPHONE_BUFFER = BufferAttr(target_ms=100.0)
+"""While she waits for a call (nobody speaks, no turn runs: VoiceSession tells the microphone
+through set_busy) the server sends the microphone in 100 ms fragments: its thread and the echo
+canceller's wake ~10 times a second instead of ~32. The wake word and the VAD hear the start of
+a call up to 80 ms later; the user speaking makes her busy and the fragments are 20 ms again
+long before the call ends, so when she answers is unchanged."""
 SPEAKER_BUFFER = BufferAttr(target_ms=60.0, request_ms=10.0, prebuf_ms=10.0)
 """60 ms queued at the server (~50 ms granted at the device), refilled in 10 ms pieces; after
 an underrun it plays again once 10 ms is there (the default prebuf, a whole target, doubles the
 pause). At load ~20 on 2 cores a 40 ms target underran 3-13 times per 3 s line (and the echo
 removal fell to 15-25 dB); 60 ms underran 0-4 times, keeping 32-51 dB."""
+
+IDLE_AHEAD_S = 0.04
+"""While nobody speaks, no turn runs and she has nothing to play (VoiceSession tells the speaker
+through set_busy), each of the server's requests is answered with at least 40 ms of silence:
+the queue stands up to 30 ms above its target, so the server asks 25 times a second instead of
+50 (measured on the private PulseAudio), and her speaker's thread wakes half as often while she
+waits for a call. The stamps stay exact (the queue's depth is in them). A reply never pays for it: the user
+speaking makes her busy, and the queue is back at its target 40 ms later, long before her
+first word; a line she starts while idle (a reminder) waits up to 30 ms longer."""
 
 
 SERVER_DEFAULT_NAMES = frozenset({"default", "pulse", "pipewire", "sysdefault"})
@@ -51,9 +66,23 @@ class PulseSource(DeviceSource):
 
     backend = "pulse"
 
-    def __init__(self, device: str = "", *, buffer: BufferAttr = MICROPHONE_BUFFER, **kwargs) -> None:
-        self._buffer = buffer
+    def __init__(self, device: str = "", *, buffer: BufferAttr = MICROPHONE_BUFFER,
+                 idle_buffer: BufferAttr = IDLE_MICROPHONE_BUFFER, **kwargs) -> None:
+        self._buffer, self._idle_buffer = buffer, idle_buffer
+        self._idle = False
         super().__init__(device, **kwargs)
+
+    def set_busy(self, busy: bool) -> None:
+        """From the event loop: the user speaks or a turn runs (False: she waits for a call,
+        and the server may send the microphone in bigger fragments: IDLE_MICROPHONE_BUFFER)."""
+        if self._idle == (not busy):
+            return
+        self._idle = not busy
+        attr = self._idle_buffer if self._idle else self._buffer
+        self._block = int(self.rate * attr.target_ms / 1000)
+        stream = self._stream
+        if isinstance(stream, PulseStream):
+            stream.set_attr(attr)
 
     def _open(self) -> None:
         self.rate, self._resampler = self._forced_rate or SAMPLE_RATE, None
@@ -63,12 +92,13 @@ class PulseSource(DeviceSource):
             self._resampler = soxr.ResampleStream(self.rate, SAMPLE_RATE, 1, dtype="float32")
         if self._echo is not None:
             self._echo.connect(self._cleaned)
-        self._block = int(self.rate * self._buffer.target_ms / 1000)
+        attr = self._idle_buffer if self._idle else self._buffer
+        self._block = int(self.rate * attr.target_ms / 1000)
         self._gathered: list[np.ndarray] = []
         self._gathered_size, self._gathered_at, self._gathered_xrun = 0, 0.0, False
         token, _finished = self._watched_stream()
         _open_pulse(self, token, lambda: PulseStream(
-            rate=self.rate, attr=self._buffer, device=server_device(self._name), name="companion microphone",
+            rate=self.rate, attr=attr, device=server_device(self._name), name="companion microphone",
             on_record=self._recorded, on_ended=lambda: self._finished(token)), "microphone")
 
     def _recorded(self, samples: np.ndarray | None, _count: int, at: float, xrun: bool) -> None:
@@ -100,7 +130,13 @@ class PulseSink(DeviceSink):
 
     def __init__(self, device: str = "", *, buffer: BufferAttr = SPEAKER_BUFFER, **kwargs) -> None:
         self._buffer = buffer
+        self._idle = False
+        """Told by the session that nobody speaks and no turn runs (IDLE_AHEAD_S)."""
         super().__init__(device, **kwargs)
+
+    def set_busy(self, busy: bool) -> None:
+        """From the event loop: the user speaks or a turn runs (False: she waits for a call)."""
+        self._idle = not busy
 
     def _open(self) -> None:
         self.rate = self._preferred_rate
@@ -110,6 +146,8 @@ class PulseSink(DeviceSink):
             on_playback=self._requested, on_ended=lambda: self._finished(token)), "speaker")
 
     def _requested(self, count: int, at: float, xrun: bool) -> np.ndarray:
+        if self._idle and not self._queue and not self._sounding:
+            count = max(count, int(self.rate * IDLE_AHEAD_S))
         out = np.zeros(count, dtype=np.float32)
         block = max(1, int(self.rate * LEVEL_BLOCK_S))
         for start in range(0, count, block):  # her mouth moves per 20 ms, as on PortAudio
