@@ -15,7 +15,7 @@ get_time tool), `--gap` seconds apart; the first is played once her start-up war
 been answered (bench.py shows the cold first turn), so every turn meets a warm server.
 
     .venv/bin/python bench/llama_server/blackbox.py [--model smollm2-135m-tools|gemma3-270m-tools|...]
-        [--gap 24] [--threads 2] [--keep DIR]
+        [--gap 24] [--threads 2] [--unstable-prefix] [--keep DIR]
 
 Prints one JSON object, with the load average before and after.
 """
@@ -88,7 +88,7 @@ def measure(args) -> dict:
         settings = with_overrides(Settings(), brain={"max_tokens_spoken": SPOKEN_CAP, "read_timeout_s": 120.0})
         save_settings(paths, replace(settings, personality=str(ROOT / "personality" / "default.md")))
         with llama_server(model, threads=args.threads, log=folder / "server.log") as url:
-            proxy = Proxy(url)
+            proxy = Proxy(url, unstable_prefix=args.unstable_prefix)
             try:
                 with sound_server(folder / "pulse") as pulse:
                     loop_ms = self_loop_ms(pulse)
@@ -137,7 +137,7 @@ def measure(args) -> dict:
     heard = [t["blackbox_first_sound_ms"] for t in later if t["blackbox_first_sound_ms"] is not None]
     evaluated = [t["max_prompt_n"] for t in later if t["max_prompt_n"] is not None]
     return {
-        "model": model.name, "threads": args.threads, "spoken_cap_tokens": SPOKEN_CAP, "gap_s": args.gap,
+        "model": model.name, "threads": args.threads, "unstable_prefix": args.unstable_prefix, "spoken_cap_tokens": SPOKEN_CAP, "gap_s": args.gap,
         "sound_path": "companion voice in its own process, private PulseAudio, black-box probe (turn_blackbox.py)",
         "measuring_loop_ms": loop_ms,
         "turns": report,
@@ -154,6 +154,8 @@ def main() -> int:
     parser.add_argument("--turns", type=int, default=len(QUESTIONS))
     parser.add_argument("--gap", type=float, default=24.0, help="seconds of silence after each question")
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--unstable-prefix", action="store_true",
+                        help="rebuild each request as before the byte-stable prefix (bench.py's)")
     parser.add_argument("--keep", type=Path, help="a folder to keep her settings, logs and the server's log in")
     args = parser.parse_args()
     args.turns = max(1, min(args.turns, len(QUESTIONS)))
