@@ -3,7 +3,8 @@
 Modelled on llama.cpp's server (and Ollama, which runs it) with one slot: requests are served
 one at a time; the prompt is rendered through a chat template and only the tokens after the
 longest common prefix with the slot's cache (the previous prompt plus what it wrote) are
-evaluated, at `prompt_tps`; the reply is written at `write_tps`. The first request may also
+evaluated, at `prompt_tps` plus a fixed cost per batch (`half_speed_batch`); the reply is
+written at `write_tps`. The first request may also
 pay for loading the model (`load_s`). Tokens are counted as UTF-8 bytes / 4 (near what a BPE
 tokenizer gives for English and JSON).
 """
