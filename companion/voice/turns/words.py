@@ -104,8 +104,11 @@ class WordsHearer:
             if early is not None:
                 early.cancel()  # of this part alone: the whole is heard instead
                 early = None
-        # Only live: a file is heard turn by turn, each reply said whole first.
-        goes_on = self.going_on.joined(audio, start_s) if ended.may_go_on and self._realtime() else None
+        # Only live: a file is heard turn by turn, each reply said whole first. With a held sound
+        # in front, never: that sound may be her first word after the question (heard as nothing
+        # alone), and going on from it joined her echo to the question ("… Canberra. Okay.").
+        may_go_on = ended.may_go_on and held is None
+        goes_on = self.going_on.joined(audio, start_s) if may_go_on and self._realtime() else None
         if goes_on is not None and stopped_her:
             # What stopped her may be her own first words come back (an echo canceller starved of
             # time lets a line's onset through): heard alone first, or her echo would be taken
@@ -135,7 +138,7 @@ class WordsHearer:
         else:
             text = await self.transcriber.transcribe(audio)
         latency.mark("transcribed")
-        if not text and goes_on is None and ended.may_go_on and not self._realtime():
+        if not text and goes_on is None and may_go_on and not self._realtime():
             # From a file too, a word Whisper hears nothing in alone goes on with the turn it
             # follows closely ("And that should be all. | Thanks.", 0.13 s later): heard with it,
             # it is heard, and the whole is the next turn, as live.
@@ -148,6 +151,7 @@ class WordsHearer:
         if not text:
             # Whisper hears nothing in a short word alone ("too cruel"): heard with what follows
             # closely, it is heard.
+            log.info("held a sound heard as no words, for what follows within %.1f s", self.held.within_s)
             self.held.hold(HeldSound(audio, start_s, event.speech_end_s, spoke_from, None, over_her=False))
             self._discard(event.pause_id)
             return
