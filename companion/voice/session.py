@@ -77,9 +77,12 @@ class VoiceSession:
             sink=sink, turn_model=turn_model,
         )
         self.loop.on_busy.append(self.cache.set_busy)
+        self._paced: list = []
+        """The devices that take a slower pace while she waits for a call (set_busy)."""
         for device in (sink, microphone or source):
             set_busy = getattr(device, "set_busy", None)
             if set_busy is not None:
+                self._paced.append(set_busy)
                 # Waiting for a call, her speaker and microphone wake less often (pulse_devices:
                 # IDLE_AHEAD_S, IDLE_MICROPHONE_BUFFER).
                 self.loop.on_busy.append(set_busy)
@@ -250,10 +253,16 @@ class VoiceSession:
         self.loop.interrupt()
         listening = self.loop.settings
         self.loop.apply(replace(listening, muted=True))
+        self._devices_busy(True)  # the check is her talking: the devices' waiting pace would skew it
         try:
             return await check_speakers(self.echo, self.sink, self.synthesizer)
         finally:
+            self._devices_busy(False)
             self.loop.apply(replace(self.loop.settings, muted=listening.muted))
+
+    def _devices_busy(self, busy: bool) -> None:
+        for set_busy in self._paced:
+            set_busy(busy)
 
     async def close(self) -> None:
         self._unsubscribe()
