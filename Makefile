@@ -12,40 +12,32 @@ SYSDEPS_STAMP := $(VENV)/.system-deps-stamp
 run: $(STAMP) $(SYSDEPS_STAMP)
 	$(VENV)/bin/companion
 
-# `make test`: lint, the house's import rules, then the suite's three passes at once, each
-# printing its results when it ends (a failed pass does not stop the others):
+# `make test`: lint, the house's import rules, then the suite's three passes one after another
+# (--keep-going: a failed pass does not stop the next, so one run reports all three):
+# - pure: everything not marked real_audio, on both cores;
 # - real-audio: every test marked real_audio, in three rooms at once, each in a worker with a
 #   PulseAudio of its own: the sound room's devices and open speakers (in a fresh process of
 #   their own), the sound-server faults, and every other real-audio test;
-# - pure: everything else, on both cores;
 # - unprivileged (run by root, CI): the sandbox, least-privilege and MCP tests as a user who is
 #   not root, with the checkout in that user's home.
-# The rooms wait on real time and leave about a third of the processor idle; the pure and
-# unprivileged passes run at the lowest priority (nice 19) and take that, so real time keeps the
-# processor it needs and the whole run costs about what its processor time does. Beside other
-# busy work (scripts/processor_is_free.py) the lowest priority would get almost nothing: there
-# the passes run one after another at normal priority.
-# `make test-under-load` adds a busy core to the rooms (tests/helpers/cpu_hog.py; see docs/developing.md).
+# The rooms leave about a third of the processor idle, but not for sharing: with the pure pass
+# beside them even at nice 19 her echo leaked on open speakers in 1 and 2 of 76 tests (two runs),
+# against none in five runs alone (docs/developing.md). `make test-under-load` adds a busy core to the rooms
+# (tests/helpers/cpu_hog.py).
 REAL_AUDIO := $(VENV)/bin/python -m pytest -q -m real_audio -n 3 --dist loadgroup
-BACKGROUND := nice -n 19
 test: lint $(SYSDEPS_STAMP)
-	@if $(VENV)/bin/python scripts/processor_is_free.py; then \
-		echo "three passes at once: real-audio, pure and unprivileged; each prints its results when it ends"; \
-		$(MAKE) --no-print-directory --keep-going -j3 --output-sync=target test-real-audio test-pure test-unprivileged; \
-	else \
-		$(MAKE) --no-print-directory --keep-going BACKGROUND= test-pure test-real-audio test-unprivileged; \
-	fi
+	@$(MAKE) --no-print-directory --keep-going test-pure test-real-audio test-unprivileged
 
 test-real-audio: $(STAMP) $(SYSDEPS_STAMP)
 	$(REAL_AUDIO)
 
 test-pure: $(STAMP) $(SYSDEPS_STAMP)
-	$(BACKGROUND) $(VENV)/bin/python -m pytest -q -n 2 -m "not real_audio"
+	$(VENV)/bin/python -m pytest -q -n 2 -m "not real_audio"
 
 # The sandbox, least-privilege and MCP tests again as a user who is not root (companion-ci, made
 # if missing), with the checkout in that user's home; run by root (CI), skipped for a user.
 test-unprivileged: $(STAMP) $(SYSDEPS_STAMP)
-	$(BACKGROUND) bash .ci/unprivileged
+	bash .ci/unprivileged
 
 # Just the real-audio tests, three rooms at once beside a busy core.
 test-under-load: $(STAMP) $(SYSDEPS_STAMP)
