@@ -6,11 +6,9 @@ from __future__ import annotations
 import pytest
 from ui_loop import qt_gc_fixture  # noqa: F401 (the qt_gc fixture)
 
-from companion.events import EventBus, HoldingChanged, State, StateChanged
-from companion.ui.bridge import EventBridge
+from companion.events import HoldingChanged, State, StateChanged
 from companion.ui.face.animation import FaceAnimator
 from companion.ui.face.holding import NOD_S
-from companion.ui.window import CompanionWindow
 
 
 @pytest.fixture(autouse=True)
@@ -40,15 +38,8 @@ def test_a_hold_for_open_words_turns_her_attentive_and_nodding_and_the_look_goes
     assert _bob_range(animator, 6.0, NOD_S) < 1.2 * breathing
 
 
-def test_her_windows_face_follows_the_cores_hold_through_the_bridge_and_returns_after(qtbot):
-    window = CompanionWindow(push_to_talk_key="F8")
-    qtbot.addWidget(window)
-    bus, bridge, face = EventBus(), EventBridge(), window.face
-    bridge.attach(bus)
-    window.connect_bridge(bridge)
-    face.set_state("listening")
-    window.show()
-    qtbot.waitUntil(lambda: face.last_frame is not None, timeout=2000)
+def test_her_windows_face_follows_the_cores_hold_through_the_bridge_and_returns_after(qtbot, bus_to_face):
+    bus, face = bus_to_face
     plain_tilt = face.last_frame.shape.head_tilt
 
     bus.emit(HoldingChanged(True))
@@ -60,4 +51,3 @@ def test_her_windows_face_follows_the_cores_hold_through_the_bridge_and_returns_
     qtbot.waitUntil(lambda: face.last_frame.shape.head_tilt > plain_tilt + 4, timeout=3000)
     bus.emit(StateChanged(State.THINKING))  # her turn began: the hold is over whatever said so
     qtbot.waitUntil(lambda: not face.animator.holding, timeout=3000)  # (her thinking look has a tilt of its own)
-    bridge.detach()

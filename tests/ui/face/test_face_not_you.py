@@ -8,11 +8,9 @@ from __future__ import annotations
 import pytest
 from ui_loop import qt_gc_fixture  # noqa: F401 (the qt_gc fixture)
 
-from companion.events import EventBus, VoiceIgnored
-from companion.ui.bridge import EventBridge
+from companion.events import VoiceIgnored
 from companion.ui.face.animation import FaceAnimator
 from companion.ui.face.not_you import NOT_YOU_S, SHAKE_DEG
-from companion.ui.window import CompanionWindow
 from companion.voice.loop import VOICE_REASONS
 
 
@@ -39,19 +37,11 @@ def test_a_voice_ignored_gives_a_brief_narrow_eyed_head_shake_and_then_her_face_
     assert after.shape == plain.shape
 
 
-def test_her_windows_face_shows_each_voice_decisions_reason_from_the_core_through_the_bridge(qtbot):
-    window = CompanionWindow(push_to_talk_key="F8")
-    qtbot.addWidget(window)
-    bus, bridge, face = EventBus(), EventBridge(), window.face
-    bridge.attach(bus)
-    window.connect_bridge(bridge)
-    face.set_state("listening")
-    window.show()
-    qtbot.waitUntil(lambda: face.last_frame is not None, timeout=2000)
+def test_her_windows_face_shows_each_voice_decisions_reason_from_the_core_through_the_bridge(qtbot, bus_to_face):
+    bus, face = bus_to_face
     plain_eyes = face.last_frame.shape.eye_height
 
     for reason, sentence in VOICE_REASONS.items():
         bus.emit(VoiceIgnored(reason, sentence))
         qtbot.waitUntil(lambda: face.last_frame.shape.eye_height < 0.9 * plain_eyes, timeout=3000)
         qtbot.waitUntil(lambda: face.last_frame.shape.eye_height == pytest.approx(plain_eyes), timeout=3000)
-    bridge.detach()
