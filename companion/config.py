@@ -36,6 +36,9 @@ class BrainSettings:
     top_p: float = 0.9
     context_tokens: int = 0
     """The server's context size to fit requests into; 0 asks the server (llama.cpp, Ollama)."""
+    fill_while_speaking: bool = True
+    """While the user still speaks, send their words so far ahead to a local server (never a
+    hosted API) so its prompt cache holds them when the turn ends (companion/brain/fill.py)."""
 
     def __post_init__(self) -> None:
         if not self.base_url.startswith(("http://", "https://")):

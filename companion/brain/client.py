@@ -12,6 +12,7 @@ from typing import Any, Protocol
 
 import openai
 
+from companion.brain.fill import FillLine
 from companion.brain.server import ServerInfo, fix_for, guess_kind, probe_server
 from companion.config import BrainSettings
 from companion.errors import CompanionError, Stage
@@ -91,6 +92,8 @@ class OpenAIChatModel:
         self.server = ServerInfo(guess_kind(settings.base_url))
         """What the server is; the URL's guess until `describe()` has asked it."""
         self._describing: asyncio.Future[ServerInfo] | None = None
+        self.fills = FillLine()
+        """Requests sent ahead to fill the server's prompt cache (brain/fill.py)."""
         self._client = openai.AsyncOpenAI(
             base_url=settings.base_url,
             api_key=resolve_api_key(settings),
@@ -107,8 +110,25 @@ class OpenAIChatModel:
 
         Every request carries a reply cap (`max_tokens`, the typed cap when not given) and the
         sampling settings. Raises BrainError with a sentence she can say; cancellation closes
-        the stream.
+        the stream. A fill still in flight is hung up on first (one slot: it must not go first).
         """
+        await self.fills.real_request()
+        self.fills.live += 1
+        try:
+            return await self._complete(messages, tools, on_text, max_tokens=max_tokens)
+        finally:
+            self.fills.live -= 1
+
+    def fill(self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]] | None) -> bool:
+        """Send `messages` ahead, one token asked and none read, so the server's prompt cache
+        holds them when the real request comes (brain/fill.py); False when nothing was sent."""
+        key = repr((messages, tools))
+        return self.fills.offer(key, lambda: self._complete(messages, tools, lambda _piece: True, max_tokens=1))
+
+    async def _complete(
+        self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]] | None,
+        on_text: Callable[[str], bool | None], *, max_tokens: int | None = None,
+    ) -> ModelReply:
         # Messages and tools travel in extra_body (which wins over the typed fields): the client's
         # typed transform walks every message and schema, measured at ~58 ms per request with 60
         # history messages, 80% of a turn's own overhead. The JSON sent is the same.

@@ -14,6 +14,7 @@ from typing import Any
 from companion.brain.budget import fit_messages, message_tokens
 from companion.brain.client import BrainError, ChatModel, ToolCallRequest
 from companion.brain.emotion import guess_emotion
+from companion.brain.fill import fill_wanted
 from companion.brain.reply import ReplyStream
 from companion.brain.tool_list import compact_tools
 from companion.brain.toolcall import WORK_TOOLS, CallRecord, ToolRunner
@@ -143,13 +144,7 @@ class Conversation:
         describe = getattr(self.model, "describe", None)
         if describe is not None:
             await describe()  # once per client: the server's kind and context size
-        brain = self.settings.brain
-        cap = brain.max_tokens_spoken if channel == Channel.VOICE else brain.max_tokens_typed
-        server_cap = cap + max(40, int(cap * SENTENCE_ROOM))
-        if self._context_size():
-            # A small context (2,048 or 4,096) must keep room for the prompt and the history.
-            server_cap = min(server_cap, max(64, self._context_size() // 3))
-            cap = min(cap, server_cap)
+        cap, server_cap = self._caps(channel)
         max_rounds = runner.limits.max_calls + EXTRA_ROUNDS
         retried_without_tools = retried_drop = retried_context = False
         round_number = 0
@@ -200,6 +195,31 @@ class Conversation:
                 content = await runner.run(call)
                 added.append({"role": "tool", "tool_call_id": call.id, "content": content})
             round_number += 1
+
+    def _caps(self, channel: Channel) -> tuple[int, int]:
+        """The reply cap she keeps to, and the one the server is given (room to end a sentence)."""
+        brain = self.settings.brain
+        cap = brain.max_tokens_spoken if channel == Channel.VOICE else brain.max_tokens_typed
+        server_cap = cap + max(40, int(cap * SENTENCE_ROOM))
+        if self._context_size():
+            # A small context (2,048 or 4,096) must keep room for the prompt and the history.
+            server_cap = min(server_cap, max(64, self._context_size() // 3))
+            cap = min(cap, server_cap)
+        return cap, server_cap
+
+    def fill(self, text: str, channel: Channel = Channel.VOICE) -> bool:
+        """While the user still speaks: send the request a turn on `text` (their words so far)
+        would start with, built as run_turn builds it, to fill a local server's prompt cache
+        (brain/fill.py). False when none went (off, a hosted API, the same words again, a real
+        request under way, a model that can't)."""
+        fill = getattr(self.model, "fill", None)
+        if fill is None or not text.strip() or not fill_wanted(self.settings.brain, getattr(self.model, "server", None)):
+            return False
+        system = build_system_prompt(self.personality())
+        note = build_turn_note(voice=channel == Channel.VOICE, work=self.mode == Mode.WORK)
+        tools = self._offered()
+        messages = self._request(system, note, [{"role": "user", "content": text}], tools, self._caps(channel)[1])
+        return bool(fill(messages, tools))
 
     def _request(
         self, system: str, note: str, added: list[dict[str, Any]], tools: list[dict[str, Any]] | None,

@@ -28,6 +28,14 @@ class CompanionBrain:
         """Start the reply to `text` during the pause, held back (brain/prepared.py)."""
         return self.companion.prepare(text, front, Channel.VOICE)
 
+    def fill(self, text: str) -> bool:
+        """The user's words so far, while they still speak: sent ahead to fill a local server's
+        prompt cache (brain/fill.py); nothing while a turn runs (its request is under way)."""
+        conversation = self.companion.conversation
+        if conversation is None or self.companion.busy:
+            return False
+        return conversation.fill(text, Channel.VOICE)
+
     async def ask_prepared(self, prepared) -> None:
         await self.companion.ask_prepared(prepared)
 

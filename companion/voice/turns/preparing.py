@@ -43,6 +43,9 @@ class ReplyPreparer:
         self.started = 0
         self.discarded = 0
         """How many preparations were thrown away because the user went on talking."""
+        self.filled = 0
+        """Words so far sent ahead to fill the brain's prompt cache (heard_so_far)."""
+        self._heard = ""
 
     @property
     def supported(self) -> bool:
@@ -58,6 +61,21 @@ class ReplyPreparer:
         self.preparing.set()
         preparation.turn = self.brain.prepare(text, lambda event: self._front(preparation, event))
         log.debug("preparing a reply to %r during the pause", text)
+
+    def heard_so_far(self, text: str) -> bool:
+        """The user's words so far while they still talk (a partial transcript, or a pause's
+        early one): the brain sends them ahead to fill its server's prompt cache, so the turn's
+        end leaves only the last words to evaluate. Not while a reply is prepared (its own
+        request holds them), nor for words already sent."""
+        fill = getattr(self.brain, "fill", None)
+        text = text.strip()
+        if fill is None or self.current is not None or not text or text == self._heard:
+            return False
+        self._heard = text
+        if not fill(text):
+            return False
+        self.filled += 1
+        return True
 
     def _front(self, preparation: Preparation, event: Event) -> None:
         """The prepared turn's events as they stream: her mouth gets the words ready (held).
