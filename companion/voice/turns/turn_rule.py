@@ -23,6 +23,11 @@ words), two lines come before the last two, each on its own evidence:
   words, but only until `text_open_until_ms` of silence, since the model is sometimes wrong
   about a finished statement ("Thomas Piketty, in his book," waits; "Okay." is not held long).
 
+Between the two (the model **unsure**) after finished words, the bar for the sound is the words'
+line's own but higher and slower to fall (`text_unsure_bar`, falling to 0 at `text_unsure_by_ms`):
+Whisper puts a full stop on a clause a speaker goes on from ("He was not an ill-disposed young
+man." | "unless…"), and with the model unsure the stop alone is weak evidence.
+
 Without the model (not installed, still loading, no transcript) the rule is the three lines
 above. The text thresholds are chosen on the pause set's curve (bench/text_turn.py).
 
@@ -57,17 +62,20 @@ WANTS_MORE = frozenset({"wondering", "wanna", "gonna", "hoping", "trying", "wher
 """Words after which an English sentence goes on: "I was wondering", "I'm trying"."""
 
 
-# The words' model's thresholds, chosen by bench/text_turn.py on the pause set's tune voices (the
-# least median + p95 dead air with at most 10 % of open pauses felt as cut) and reported on its
-# check voices, for the model's reading lifted by its trained head (text_turn.combined): felt
-# cuts 35 % → 10 % (tune) and 15 % → 10 % (check), median / p95 dead air 585 / 1,397 → 662 / 1,528
-# and 561 / 1,601 → 634 / 2,035 ms. The model alone (0.3 / 0.2) had the same cuts at 926 / 1,691
-# and 637 / 2,052 ms, and held terse commands ("Lights off.") for the whole 1.5 s. Most cuts
-# left are Whisper finishing the sentence wrongly ("How far is it from here too?"), which no
-# reading of the words can see.
-TEXT_SURE = 0.5
-TEXT_OPEN = 0.2
+# The words' model's thresholds, chosen by bench/text_turn.py on the pause set's tune voices and the
+# human tune clips (no terse command held, "Lights off."; at most 10 % of open pauses felt as cut and 1
+# mid-sentence turn end a minute; then the least median + p95 dead air; its docstring gives the order
+# among equals), for the model's reading lifted by its trained head (text_turn.combined, the head
+# weighed 2/3). Pause set: felt cuts 35 % → 10 % (tune) and 15 % → 10 % (check), dead air
+# 585 / 1,397 → 662 / 1,344 and 561 / 1,601 → 634 / 2,046 ms. Human recordings: mid-sentence turn
+# ends 0.47 / min (tune) and 0.58 / min (check), against 0.47 and 1.16 with the rule before (sure 0.5,
+# open 0.2 on the geometric mean, after finished words the bar 0.2 falling to 0 at 768 ms whatever the
+# model said; bench/RESULTS.md, 2026-12-07 helper52).
+TEXT_SURE = 0.6
+TEXT_OPEN = 0.3
 TEXT_OPEN_UNTIL_MS = 1536
+TEXT_UNSURE_BAR = 0.5
+TEXT_UNSURE_BY_MS = 2000
 
 
 class Words(StrEnum):
@@ -128,14 +136,21 @@ class TurnRule:
     """The words' model below this: the sentence is open, she waits (0: never)."""
     text_open_until_ms: float = TEXT_OPEN_UNTIL_MS
     """How long an open verdict of the words' model holds her (the patience still ends any turn)."""
+    text_unsure_bar: float = TEXT_UNSURE_BAR
+    """After finished words the model is unsure of (between open and sure): the bar at the first check."""
+    text_unsure_by_ms: float = TEXT_UNSURE_BY_MS
+    """… and the silence at which that bar has fallen to 0."""
 
     def __post_init__(self) -> None:
         if not (0 <= self.threshold <= 1.01 and 0 <= self.finished_threshold <= 1.01):
             raise ValueError("turn thresholds are probabilities (above 1: never)")
         if self.finished_by_ms < self.first_check_ms:
             raise ValueError("the bar can only fall after the first check")
-        if not (0 <= self.text_open <= 1 and 0 <= self.text_sure <= 1.01 and self.text_open_until_ms >= 0):
+        if not (0 <= self.text_open <= 1 and 0 <= self.text_sure <= 1.01 and self.text_open_until_ms >= 0
+                and 0 <= self.text_unsure_bar <= 1.01):
             raise ValueError("the words' thresholds are probabilities and the hold a duration")
+        if self.text_unsure_by_ms < self.first_check_ms:
+            raise ValueError("the bar can only fall after the first check")
 
     def bar(self, words: Words, silence_ms: float, text: float | None = None) -> float | None:
         """The probability the sound must reach at `silence_ms` (None: wait), with `text` the
@@ -149,9 +164,15 @@ class TurnRule:
                 return None
         if words is Words.UNCLEAR:
             return self.threshold
-        span = self.finished_by_ms - self.first_check_ms
+        if text is not None:
+            return self._falling(self.text_unsure_bar, self.text_unsure_by_ms, silence_ms)
+        return self._falling(self.finished_threshold, self.finished_by_ms, silence_ms)
+
+    def _falling(self, start: float, by_ms: float, silence_ms: float) -> float:
+        """A bar of `start` at the first check, falling in a straight line to 0 at `by_ms` of silence."""
+        span = by_ms - self.first_check_ms
         left = 0.0 if span <= 0 else max(0.0, 1 - (silence_ms - self.first_check_ms) / span)
-        return self.finished_threshold * left
+        return start * left
 
     def holds(self, words: Words, silence_ms: float, text: float | None = None) -> bool:
         """True when she waits at `silence_ms` because the words are open (the rule's words, or

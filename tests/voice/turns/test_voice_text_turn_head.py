@@ -74,3 +74,17 @@ def test_the_rule_no_longer_holds_terse_commands_for_open_words_but_still_holds_
         assert not rule.holds(read_words(words), 300, text_model.probability_sync(words).probability), words
     for words in ("Could you.", "Thomas Piketty, in his book."):
         assert rule.holds(read_words(words), 300, text_model.probability_sync(words).probability), words
+
+
+def test_a_clause_whisper_closes_with_a_full_stop_waits_while_the_sound_doubts_it(text_model):
+    from companion.voice.turns.turn_rule import TurnRule, read_words
+
+    # Austen read aloud: "… He was not an ill-disposed young man, | unless to be rather cold hearted…",
+    # heard by Whisper as below, Smart Turn at 0.06-0.26 through the 768 ms pause.
+    words = ("And Mr. John Dashwood had then leisure to consider how much there might be prudently in his power "
+             "to do for them. He was not an old-sposed young man.")
+    rule = TurnRule()  # the shipped thresholds
+    meaning = text_model.probability_sync(words).probability
+    assert rule.text_open <= meaning < rule.text_sure  # the model is unsure, not sure and not open
+    assert not rule.decide(0.14, read_words(words), 576, meaning)
+    assert rule.decide(0.14, read_words(words), 576)  # the words' line alone ends the turn there

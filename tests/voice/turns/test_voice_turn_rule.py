@@ -52,7 +52,7 @@ def test_a_complete_question_by_the_words_model_ends_the_turn_at_once_whatever_t
 
 def test_an_open_sentence_by_the_words_model_holds_her_until_its_hold_ends_whatever_the_sound_says():
     rule = TurnRule(threshold=0.7, finished_threshold=0.2, finished_by_ms=768, text_sure=0.3, text_open=0.2,
-                    text_open_until_ms=1536)
+                    text_open_until_ms=1536, text_unsure_bar=0.2, text_unsure_by_ms=768)
     assert rule.bar(Words.FINISHED, 1000, text=0.001) is None
     assert not rule.decide(1.0, Words.FINISHED, 1500, text=0.001)
     assert rule.decide(0.0, Words.FINISHED, 1536, text=0.001)  # the hold is over: the words' rule again
@@ -76,3 +76,31 @@ def test_she_holds_for_open_words_or_an_open_verdict_of_the_words_model_and_not_
     assert not rule.holds(Words.UNCLEAR, 1600, text=0.01)  # the model's hold has ended
     assert not rule.holds(read_words("What time is it?"), 300, text=0.9)
     assert not rule.holds(Words.UNCLEAR, 300)  # no words' model: the sound decides, nothing holds her
+
+
+UNSURE = TurnRule(finished_threshold=0.2, finished_by_ms=768, text_sure=0.6, text_open=0.3, text_open_until_ms=1536,
+                  text_unsure_bar=0.5, text_unsure_by_ms=2000)
+
+
+def test_after_finished_words_the_words_model_is_unsure_of_a_doubtful_sound_waits_past_the_words_own_bar():
+    # "He was not an old-sposed young man." | "unless to be…": Smart Turn 0.14 at 576 ms, the model unsure.
+    finished = read_words("He was not an old-sposed young man.")
+    assert UNSURE.decide(0.14, finished, 576)  # by the words alone the bar has nearly fallen (0.057)
+    assert not UNSURE.decide(0.14, finished, 576, text=0.46)
+    assert not UNSURE.decide(0.01, finished, 1632, text=0.46)  # still above 0 at 1.6 s of silence
+    assert UNSURE.decide(0.0, finished, 2000, text=0.46)
+    assert UNSURE.decide(0.6, finished, 96, text=0.46)  # a finished-sounding end is taken at once
+
+
+def test_the_unsure_bar_leaves_the_words_line_without_the_model_and_the_models_two_verdicts_alone():
+    finished = read_words("Okay.")
+    assert UNSURE.bar(finished, 96) == pytest.approx(0.2)  # no words' model: the words' own line
+    assert UNSURE.bar(finished, 96, text=0.45) == pytest.approx(0.5)
+    assert UNSURE.bar(finished, 96, text=0.6) == 0.0  # sure
+    assert UNSURE.bar(finished, 96, text=0.1) is None  # open
+    assert UNSURE.bar(Words.UNCLEAR, 96, text=0.45) == pytest.approx(UNSURE.threshold)
+
+
+def test_an_unsure_bar_that_would_fall_before_the_first_check_is_refused():
+    with pytest.raises(ValueError):
+        TurnRule(text_unsure_by_ms=50, first_check_ms=100)
