@@ -1,13 +1,13 @@
 """The voice loop: her ear and her mouth, and who gets the floor.
 
 The ear (voice.turns.ear) turns the microphone into "the user said X"; the mouth (voice.speaking.mouth)
-turns the current turn's events into speech. The loop in between decides: an answer to an
-open approval card goes to the safety layer (it starts no turn); anything else starts a new
-spoken turn, which interrupts the one before. Talking over her stops her voice at once but
-keeps her place: when the words that stopped her turn out to be words for her, that is one
-interruption of the current turn (turns.TurnOwner), which stops her model stream, tool, queued
-speech and playback together; when they were a cough, an "mm-hm", someone else's words or
-nothing within FALSE_STOP_S, she goes on from the word she was in.
+turns the current turn's events into speech. The loop in between acts on whose words count
+(voice.whose_words): an answer to an open approval card goes to the safety layer (it starts no
+turn); words said to her start a new spoken turn, which interrupts the one before. Talking over
+her stops her voice at once but keeps her place: when the words that stopped her turn out to be
+words for her, that is one interruption of the current turn (turns.TurnOwner), which stops her
+model stream, tool, queued speech and playback together; when they were a cough, an "mm-hm",
+someone else's words or nothing within FALSE_STOP_S, she goes on from the word she was in.
 """
 
 from __future__ import annotations
@@ -17,15 +17,7 @@ import contextlib
 import logging
 from typing import Protocol
 
-from companion.events import (
-    EventBus,
-    HoldingChanged,
-    ListeningChanged,
-    Speak,
-    SpeechKind,
-    VoiceIgnored,
-)
-from companion.safety.consent.answers import spoken_answer
+from companion.events import EventBus, HoldingChanged, ListeningChanged
 from companion.turns import TurnOwner
 from companion.voice.addressing.calling import Calling
 from companion.voice.hearing.stt import Transcriber
@@ -40,27 +32,12 @@ from companion.voice.turns.ear_settings import EarSettings
 from companion.voice.turns.latency import TurnLatency
 from companion.voice.turns.preparing import Preparation, ReplyPreparer
 from companion.voice.turns.smart_turn import SmartTurn
+from companion.voice.whose_words import CARD_WAITS, STRANGER_ANSWER, VOICE_REASONS, WhoseWords
 
-__all__ = ["BrainPort", "LoopSettings", "VoiceLoop"]
+# The three sentences are re-exported: the tests of the card, knowing voices and her face name them here.
+__all__ = ["CARD_WAITS", "STRANGER_ANSWER", "VOICE_REASONS", "BrainPort", "LoopSettings", "VoiceLoop"]
 
 log = logging.getLogger(__name__)
-
-CARD_WAITS = "The card is still waiting: say yes or no, or click it."
-"""Said when she is called while a card waits, unless the brain port's card_waiting_line() says
-the newest card needs other words (a destructive command takes no plain yes)."""
-"""What she says when she is called while an approval card waits and what she heard is no answer."""
-
-STRANGER_ANSWER = "I only take a spoken answer to that card from a voice I know. Click it or type your answer."
-"""Said when a voice she doesn't know answers an approval card aloud (knowing voices on)."""
-
-VOICE_REASONS = {
-    "other-voice": "another voice inside the follow-up window: it needs its own call",
-    "stop-ignored": "a voice I don't know talked over me: I go on",
-    "card-stranger": "a spoken answer to the card in a voice I don't know: not taken",
-    "not-you": "in Only me I answer only a voice I know: this one I don't",
-}
-"""Each decision a voice makes that leaves words unanswered, as her log and her face hear it
-(events.VoiceIgnored)."""
 
 LoopSettings = EarSettings
 """What the loop is tuned by: the ear's settings (barge-in, mute, end of turn)."""
@@ -124,9 +101,10 @@ class VoiceLoop:
                                her_voice_playing=lambda: self.mouth.playing)
         """Who may start a turn (listening mode, her name, the wake word, the follow-up window)."""
         self.ear.hearers.append(self.calling.hear)
-        self.ear.words.words_wanted = self._wants_words
-        self.ear.early_words = lambda start, end: self.card_open() or self.calling.policy.needs_words(start, end)
-        self._answer_open = False
+        self.whose = WhoseWords(brain=brain, bus=bus, calling=self.calling)
+        """Whose words count: a turn for her, the card's answer, or left unanswered."""
+        self.ear.words.words_wanted = self.whose.wants_words
+        self.ear.early_words = self.whose.early_words
         self.enrolling = False
         """A voice is being learned from a reading (VoiceSession.enrolling): what is heard is read
         aloud to the dialog, never a turn (an utterance already on its way to Whisper included)."""
@@ -189,17 +167,8 @@ class VoiceLoop:
             self._listening = listening
             self.bus.emit(ListeningChanged(listening))
 
-    async def _wants_words(self, start_s: float, end_s: float) -> bool:
-        """Transcribe this utterance? Always while a card waits (it may be the answer)."""
-        return self.card_open() or await self.calling.wants_words(start_s, end_s)
-
-    def card_open(self) -> bool:
-        """An approval card waits for an answer (the brain says; False when it can't)."""
-        card_open = getattr(self.brain, "card_open", None)
-        return bool(card_open()) if card_open is not None else False
-
     def _barged_in(self) -> None:
-        if self.card_open():
+        if self.whose.card_open():
             # Talking over her while a card waits is answering it: stopping her turn would
             # withdraw the card ("Nobody answered in time"), so her short line goes on.
             log.info("talked over while a card waits: her turn goes on")
@@ -252,7 +221,7 @@ class VoiceLoop:
         if current is not None and current.pause_id == pause_id:
             return
         quiet = not self.mouth.busy and (self._turn is None or self._turn.done())
-        if self.card_open():
+        if self.whose.card_open():
             return  # what is said now answers the card: no reply to prepare
         if not quiet or not self.preparer.supported:
             return
@@ -280,9 +249,8 @@ class VoiceLoop:
             self.brain.hold_notices(hold)
             for listener in self.on_busy:
                 listener(hold)
-            if not hold and self._answer_open:
-                self._answer_open = False
-                self.calling.answered()  # the follow-up window starts at her last word
+            if not hold:
+                self.whose.quiet()
 
     async def _heard(self, utterance: Utterance) -> None:
         text, latency = utterance.text, utterance.latency
@@ -292,21 +260,18 @@ class VoiceLoop:
                 self.preparer.refuse(prepared)
             log.info("voice: %r was read to Learn my voice…: no turn", text)
             return
-        if self.card_open():
+        if self.whose.card_open():
             if prepared is not None:
                 self.preparer.refuse(prepared)
-            await self._to_the_card(utterance)
+            await self.whose.to_the_card(utterance)
             return
         if self._stopped_at_s is not None and only_backchannel(text):
             if prepared is not None:
                 self.preparer.refuse(prepared)
             self._go_on(f"{text!r} is no interruption")
             return
-        verdict = await self.calling.judge(text, utterance.start_s, utterance.end_s, stopped_her=utterance.stopped_her)
-        text = verdict.question(text)
-        if not verdict.turn:
-            if verdict.reason in ("other-voice", "not-you"):
-                self._voice_ignored("stop-ignored" if utterance.stopped_her else verdict.reason)
+        question = await self.whose.question(utterance)
+        if question is None:
             if prepared is not None:
                 self.preparer.refuse(prepared)
             # Words that were not for her are nothing to go on with: a question right after a
@@ -314,6 +279,7 @@ class VoiceLoop:
             self.ear.words.going_on.forget()
             self._go_on("not said to her")
             return  # not called: no turn, no brain, no history, no transcript
+        text = question
         if self._stopped_at_s is not None:
             self._stop_turn()  # words for her: they stopped her turn
         if prepared is not None:
@@ -332,48 +298,13 @@ class VoiceLoop:
         if prepared is not None:
             self.mouth.adopt(prepared.splitter)
         # A new turn: the one before is interrupted.
-        self._answer_open = True
-        self.calling.answering()
+        self.whose.answering()
         self.thinking.arm(latency.speech_end)
         self._turn = asyncio.create_task(self._ask(text, prepared))
         self._update_hold()
         if not self.source.realtime:
             # Reading a file faster than real time: take turns, as a person would.
             await self.wait_until_quiet()
-
-    async def _to_the_card(self, utterance: Utterance) -> None:
-        """While a card waits, in every listening mode: a yes or no, with or without her name in
-        front ("Mira, yes, run it"), answers it under the card's own consent rules (the safety
-        layer reads it); anything else starts no turn, so the card stays open."""
-        answer = self.calling.without_call(utterance.text)
-        if spoken_answer(answer) is not None and not await self._known_voice_answers(utterance):
-            return
-        if self.brain.answer_aloud(answer):
-            return
-        verdict = await self.calling.judge(utterance.text, utterance.start_s, utterance.end_s,
-                                           stopped_her=utterance.stopped_her)
-        if verdict.turn:
-            log.info("called while a card waits, with no answer: the card stays open")
-            line = getattr(self.brain, "card_waiting_line", lambda: CARD_WAITS)()
-            self.bus.emit(Speak(SpeechKind.SAY, line))
-
-    async def _known_voice_answers(self, utterance: Utterance) -> bool:
-        """A spoken answer to a card counts only in a voice she knows, once one is known
-        (knowing voices on and a print she is sure of); otherwise she says why it didn't count."""
-        voices = self.calling.voices
-        match = await voices.known(utterance.start_s, utterance.end_s) if voices is not None else None
-        if match is None or match.name is not None:
-            return True
-        log.info("voice: a spoken answer to the card in a voice I don't know (%.2f): not taken", match.score)
-        self._voice_ignored("card-stranger")
-        self.bus.emit(Speak(SpeechKind.SAY, STRANGER_ANSWER))
-        return False
-
-    def _voice_ignored(self, reason: str) -> None:
-        """Words left unanswered for their voice: the reason in her log and on her face."""
-        sentence = VOICE_REASONS[reason]
-        log.info("voice: %s", sentence)
-        self.bus.emit(VoiceIgnored(reason, sentence))
 
     async def _ask(self, text: str, prepared: Preparation | None = None) -> None:
         try:
