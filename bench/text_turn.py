@@ -240,7 +240,9 @@ def replay(pauses: list[dict], rule: TurnRule, use_text: bool, reading: str = "z
         for silence, probability, model_ms in pause["checks"]:
             if silence < rule.first_check_ms or silence < busy_until:
                 continue
-            answered = max(silence + model_ms, words_at)
+            bar = rule.bar(words, silence, text)
+            # Words that decide alone (a hold, or the model sure) do not wait for Smart Turn (turn_end.TurnJudge).
+            answered = max(silence, words_at) if bar is None or bar <= 0 else max(silence + model_ms, words_at)
             busy_until = answered
             if answered >= length:
                 break

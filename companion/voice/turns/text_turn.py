@@ -244,6 +244,14 @@ class TextTurn:
         self._last = (words, guess)
         return guess
 
+    def known(self, words: str) -> TextGuess | None:
+        """The reading of `words` when it is the last one made (every check of a pause reads the same
+        words), without asking the model's thread; else None."""
+        last = self._last
+        if last is None or last[0] != words:
+            return None
+        return replace(last[1], ms=0.0, evaluated=0, cpu_ms=0.0)
+
     async def probability(self, words: str) -> TextGuess:
         return await self._thread.run(self.probability_sync, words)
 

