@@ -10,7 +10,12 @@ It runs the conversation twice from a cold server: with her thinking line off
 (`thinking_line_s = 0`) and at the default. End of speech is when the question's last loud
 frame was read; her first sound is when her first line began playing.
 
-    .venv/bin/python bench/laptop_brain.py [--turns 5] [--half-speed-batch TOKENS]
+    .venv/bin/python bench/laptop_brain.py [--turns 5] [--half-speed-batch TOKENS] [--long] [--compare-fill]
+
+The ear's words so far go to her preparer as prompt fills (bench/llama_server/early_words.py,
+companion/brain/fill.py; the modelled server evaluates each into its cache like any request).
+`--long` asks bench/llama_server's 25-34-word questions; `--compare-fill` runs the conversation
+with fills off, then on, thinking line at its default.
 
 Prints one JSON object.
 """
@@ -32,10 +37,12 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests" / "helpers"))
+sys.path[:0] = [str(ROOT / "tests" / "helpers"), str(ROOT / "bench" / "llama_server")]
 
 from brain_harness import make_config  # noqa: E402
 from brain_pace import LAPTOP_3B, Pace  # noqa: E402
+from early_words import install as install_early_words  # noqa: E402
+from long_questions import LONG_QUESTIONS  # noqa: E402
 from scripted_brain import ScriptedBrain  # noqa: E402
 
 from companion.config import VoiceSettings  # noqa: E402
@@ -54,6 +61,9 @@ CONVERSATION = (
     ("Can you recommend a good book?", "[excited] Try The Hobbit. It's short, warm and funny."),
     ("Thanks, that's all for now.", "[happy] You're welcome. Talk soon!"),
 )
+LONG_ANSWER = "[neutral] Start slowly and keep it easy at first. Then add a little more each week."
+"""Every long question's answer (`--long`): replies prepared at a pause for earlier words take
+one each, so a queue of answers would shift."""
 ANSWERING = ("thinking", "speaking", "working", "waiting")
 """Face states that tell the user she is on it (listening and idle do not)."""
 QUIET_BEFORE_NEXT_S = 1.5
@@ -154,14 +164,16 @@ def spans(timeline: list[tuple[float, bool]], until: float) -> list[tuple[float,
     return out
 
 
-async def conversation(engines, thinking_line_s: float, turns: int, pace: Pace, folder: Path) -> dict:
+async def conversation(engines, thinking_line_s: float, turns: int, pace: Pace, folder: Path, *,
+                       long: bool = False, fill: bool = True) -> dict:
     transcriber, synthesizer = engines
-    script = [{"text": answer} for _question, answer in CONVERSATION[:turns]]
-    with ScriptedBrain(script, pace=pace) as brain:
+    questions = list(LONG_QUESTIONS[:turns]) if long else [q for q, _answer in CONVERSATION[:turns]]
+    script = [] if long else [{"text": answer} for _question, answer in CONVERSATION[:turns]]
+    with ScriptedBrain(script, pace=pace, fallback={"text": LONG_ANSWER} if long else None) as brain:
         voice = replace(VoiceSettings(listening="always"), thinking_line_s=thinking_line_s)
-        run = folder / f"run-{thinking_line_s}"
+        run = folder / f"run-{thinking_line_s}-{fill}"
         run.mkdir()
-        config = make_config(run, brain.url)
+        config = make_config(run, brain.url, brain={"fill_while_speaking": fill})
         bus = EventBus()
         face: list[tuple[float, bool]] = []
         playing: list[tuple[float, bool]] = []
@@ -171,11 +183,12 @@ async def conversation(engines, thinking_line_s: float, turns: int, pace: Pace, 
                       if isinstance(e, SpeakingChanged) else None)
         companion = Companion(config, bus)
         await companion.start()  # her warm-up request goes to the cold server now
-        user = Speaker([espeak(q, folder) for q, _answer in CONVERSATION[:turns]])
+        user = Speaker([espeak(q, folder) for q in questions])
         wall = time.monotonic()
         sink = WavSink(lambda: time.monotonic() - wall, rate=synthesizer.sample_rate, realtime=True)
         session = VoiceSession(brain=CompanionBrain(companion), bus=bus, source=user, sink=sink,
                                transcriber=transcriber, synthesizer=synthesizer, voice=voice)
+        early = install_early_words(session.loop)  # the ear's words so far reach her preparer
         lines: list[tuple[float, str, str]] = []
         mouth_playing = session.speaker.on_playing
 
@@ -193,6 +206,7 @@ async def conversation(engines, thinking_line_s: float, turns: int, pace: Pace, 
             await session.close()
             await companion.close()
         timings = list(brain.slot.timings)
+        fills = brain.warm_ups[1:]
     end_all = time.monotonic()
     report = []
     for index, ended in enumerate(user.ends):
@@ -205,7 +219,7 @@ async def conversation(engines, thinking_line_s: float, turns: int, pace: Pace, 
         voice_spans = spans(since(playing, ended), quiet)
         face_spans = spans(since(face, ended), quiet)
         report.append({
-            "question": CONVERSATION[index][0],
+            "question": questions[index],
             "first_sound_ms": round((first - ended) * 1000) if first else None,
             "answer_first_sound_ms": round((answer - ended) * 1000) if answer else None,
             "thinking_line": next((text for _t, kind, text in said if kind == "thinking"), None),
@@ -217,6 +231,9 @@ async def conversation(engines, thinking_line_s: float, turns: int, pace: Pace, 
     later = [t["first_sound_ms"] for t in report[1:] if t["first_sound_ms"] is not None]
     return {
         "thinking_line_s": thinking_line_s,
+        "fill_while_speaking": fill,
+        "fills_sent": len(fills),
+        "words_so_far_heard": len(early.words),
         "turns": report,
         "median_first_sound_ms_turns_2_on": round(statistics.median(later)) if later else None,
         "max_longest_silence_ms": max(t["longest_silence_ms"] for t in report) if report else None,
@@ -225,16 +242,23 @@ async def conversation(engines, thinking_line_s: float, turns: int, pace: Pace, 
     }
 
 
-async def main_async(turns: int, half_speed_batch: float | None = None) -> dict:
+async def main_async(turns: int, half_speed_batch: float | None = None, *, long: bool = False,
+                     compare_fill: bool = False) -> dict:
     pace = LAPTOP_3B if half_speed_batch is None else replace(LAPTOP_3B, half_speed_batch=half_speed_batch)
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         voice = VoiceSettings(listening="always")
         engines = await load_engines(voice, make_config(folder, "http://127.0.0.1:9/v1").paths.models_dir)
-        runs = [await conversation(engines, seconds, turns, pace, folder) for seconds in (0.0, 1.2)]
+        profile = {"name": pace.name, "prompt_tps": pace.prompt_tps, "write_tps": pace.write_tps,
+                   "load_s": pace.load_s, "half_speed_batch": pace.half_speed_batch}
+        if compare_fill:
+            off = await conversation(engines, 1.2, turns, pace, folder, long=long, fill=False)
+            on = await conversation(engines, 1.2, turns, pace, folder, long=long, fill=True)
+            return {"profile": profile, "long_questions": long, "fill_off": off, "fill_on": on,
+                    "load_average_1min": round(os.getloadavg()[0], 2)}
+        runs = [await conversation(engines, seconds, turns, pace, folder, long=long) for seconds in (0.0, 1.2)]
     return {
-        "profile": {"name": pace.name, "prompt_tps": pace.prompt_tps, "write_tps": pace.write_tps,
-                    "load_s": pace.load_s, "half_speed_batch": pace.half_speed_batch},
+        "profile": profile, "long_questions": long,
         "without_thinking_line": runs[0],
         "with_thinking_line": runs[1],
         "load_average_1min": round(os.getloadavg()[0], 2),
@@ -246,8 +270,12 @@ def main() -> int:
     parser.add_argument("--turns", type=int, default=len(CONVERSATION))
     parser.add_argument("--half-speed-batch", type=float,
                         help="the profile's per-batch cost in tokens (default: LAPTOP_3B's)")
+    parser.add_argument("--long", action="store_true", help="bench/llama_server's 25-34-word questions")
+    parser.add_argument("--compare-fill", action="store_true",
+                        help="thinking line at 1.2 s, brain.fill_while_speaking off then on")
     args = parser.parse_args()
-    print(json.dumps(asyncio.run(main_async(min(args.turns, len(CONVERSATION)), args.half_speed_batch))))
+    print(json.dumps(asyncio.run(main_async(min(args.turns, len(CONVERSATION)), args.half_speed_batch,
+                                            long=args.long, compare_fill=args.compare_fill))))
     return 0
 
 

@@ -14,10 +14,12 @@ These models measure the mechanics (what the cache saves, what is evaluated per 
 3 B model's speed: a 135 M model evaluates a prompt ~20x faster than qwen2.5:3b would.
 
     .venv/bin/python bench/llama_server/bench.py [--model smollm2-135m|gemma3-270m]
-        [--unstable-prefix] [--turns 6] [--threads 2] [--upstream URL]
+        [--unstable-prefix] [--long] [--no-fill] [--hearing moonshine-base-en] [--turns 6] [--threads 2] [--upstream URL]
 
 `--unstable-prefix` rebuilds each request as before the byte-stable prefix (the turn note only
-on the newest question), to show what the cache saved. Prints one JSON object.
+on the newest question), to show what the cache saved. `--long` asks 25-34-word questions;
+the ear's words so far go to her preparer (early_words.py) and from there as prompt fills
+(brain/fill.py), unless `--no-fill`. Prints one JSON object.
 """
 
 from __future__ import annotations
@@ -37,7 +39,9 @@ ROOT = HERE.parent.parent
 sys.path[:0] = [str(HERE), str(ROOT / "bench"), str(ROOT / "tests" / "helpers"), str(ROOT)]
 
 from brain_harness import make_config  # noqa: E402
+from early_words import install as install_early_words  # noqa: E402
 from laptop_brain import ANSWERING, Speaker, espeak, longest_gap, since, spans  # noqa: E402
+from long_questions import LONG_QUESTIONS  # noqa: E402
 from server import MODELS, Proxy, install_models, llama_server  # noqa: E402
 
 from companion.config import VoiceSettings  # noqa: E402
@@ -85,24 +89,34 @@ def request_row(record: dict) -> dict:
         "predicted_n": timings.get("predicted_n"),
         "ttft_ms": record["ttft_ms"], "tool_calls": record["tool_calls"],
         "finished": record["finished"], "cancelled_ms": record.get("cancelled_ms"),
+        "client_hung_up_ms": record.get("client_hung_up_ms"),
         "max_tokens": record["max_tokens"], "tools_offered": len(record["tools"]), "text": record["text"][:120],
     }
 
 
+def is_fill(record: dict) -> bool:
+    """A request that only fills the cache (brain/fill.py: one token asked)."""
+    return record["max_tokens"] == 1
+
+
 def turn_requests(records: list[dict], began: float, until: float) -> tuple[list[dict], list[dict]]:
     """The requests that arrived between a question's start and the next's: those for its final
-    words (the real turn, in order) and the others (early transcripts sent ahead)."""
+    words (the real turn, in order) and the others (replies prepared at a pause for earlier
+    words, and fills)."""
     mine = [r for r in records if began <= r["at"] < until]
-    final = mine[-1]["last_user"] if mine else None
-    return [r for r in mine if r["last_user"] == final], [r for r in mine if r["last_user"] != final]
+    real = [r for r in mine if not is_fill(r)]
+    final = real[-1]["last_user"] if real else None
+    turn = [r for r in real if r["last_user"] == final]
+    return turn, [r for r in mine if r not in turn]
 
 
 async def conversation(args, url: str, folder: Path, engines) -> dict:
     transcriber, synthesizer = engines
     proxy = Proxy(url, unstable_prefix=args.unstable_prefix)
-    questions = QUESTIONS[:args.turns]
+    questions = (LONG_QUESTIONS if args.long else QUESTIONS)[:args.turns]
     config = make_config(folder, proxy.url, personality=ROOT / "personality" / "default.md",
-                         brain={"model": args.model, "read_timeout_s": 120.0, "max_tokens_spoken": SPOKEN_CAP})
+                         brain={"model": args.model, "read_timeout_s": 120.0, "max_tokens_spoken": SPOKEN_CAP,
+                                "fill_while_speaking": not args.no_fill})
     bus = EventBus()
     face: list[tuple[float, bool]] = []
     playing: list[tuple[float, bool]] = []
@@ -120,7 +134,8 @@ async def conversation(args, url: str, folder: Path, engines) -> dict:
     sink = WavSink(lambda: time.monotonic() - wall, rate=synthesizer.sample_rate, realtime=True)
     session = VoiceSession(brain=CompanionBrain(companion), bus=bus, source=user, sink=sink,
                            transcriber=transcriber, synthesizer=synthesizer,
-                           voice=VoiceSettings(listening="always"))
+                           voice=VoiceSettings(listening="always", hearing_model=args.hearing))
+    install_early_words(session.loop)  # the ear's words so far reach her preparer (brain/fill.py)
     lines: list[tuple[float, str, str]] = []
     mouth_playing = session.speaker.on_playing
 
@@ -150,8 +165,20 @@ async def conversation(args, url: str, folder: Path, engines) -> dict:
         answer = next((t for t, kind, _text in said if kind == "say"), None)
         first = said[0][0] if said else None
         evaluated = [row["prompt_n"] for row in map(request_row, turn) if row["prompt_n"] is not None]
+        turn_fills = [r for r in others if is_fill(r)]
+        before_real = [r for r in turn_fills if turn and r["at"] < turn[0]["at"]]
         report.append({
             "question": questions[index],
+            "words": len(questions[index].split()),
+            "fills": len(turn_fills),
+            "fill_prompt_n": sum((r.get("timings") or {}).get("prompt_n") or 0 for r in turn_fills),
+            "fills_sent_ms_after_end": [round((r["at"] - ended) * 1000) for r in turn_fills],
+            "fill_hung_up": sum(1 for r in turn_fills if "client_hung_up_ms" in r
+                                and (r["ttft_ms"] is None or r["client_hung_up_ms"] < r["ttft_ms"])),
+            "fill_prompt_done": sum(1 for r in turn_fills if r["ttft_ms"] is not None),
+            "fill_last_ms_before_end": round((ended - before_real[-1]["at"]) * 1000) if before_real else None,
+            "prepared_for_earlier_words": sum(1 for r in others if not is_fill(r)),
+            "request_after_end_ms": round((turn[0]["at"] - ended) * 1000) if turn else None,
             "heard": session.loop.heard[index] if index < len(session.loop.heard) else None,
             "prompt_n": evaluated[0] if evaluated else None,
             "max_prompt_n": max(evaluated) if evaluated else None,
@@ -181,7 +208,7 @@ async def main_async(args) -> dict:
         install_models()
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        engines = await load_engines(VoiceSettings(listening="always"),
+        engines = await load_engines(VoiceSettings(listening="always", hearing_model=args.hearing),
                                      make_config(folder, "http://127.0.0.1:9/v1").paths.models_dir)
         load_before = os.getloadavg()[0]
         if args.upstream:
@@ -191,6 +218,7 @@ async def main_async(args) -> dict:
                 result = await conversation(args, url, folder, engines)
     return {
         "model": model.name, "threads": args.threads, "unstable_prefix": args.unstable_prefix,
+        "long_questions": args.long, "fill_while_speaking": not args.no_fill, "hearing_model": args.hearing or "whisper",
         "spoken_cap_tokens": SPOKEN_CAP, "sound_path": "in-process real-time voice session (laptop_brain.py's)",
         **result,
         "load_average_1min": [round(load_before, 2), round(os.getloadavg()[0], 2)],
@@ -201,6 +229,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", choices=sorted(MODELS), default="smollm2-135m")
     parser.add_argument("--unstable-prefix", action="store_true")
+    parser.add_argument("--long", action="store_true", help="25-34-word questions (LONG_QUESTIONS)")
+    parser.add_argument("--no-fill", action="store_true", help="brain.fill_while_speaking off")
+    parser.add_argument("--hearing", default="", help="voice.hearing_model (moonshine-base-en: partials while you talk)")
     parser.add_argument("--turns", type=int, default=len(QUESTIONS))
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--upstream", help="an already running OpenAI-compatible server (…/v1) instead")

@@ -15,7 +15,11 @@ get_time tool), `--gap` seconds apart; the first is played once her start-up war
 been answered (bench.py shows the cold first turn), so every turn meets a warm server.
 
     .venv/bin/python bench/llama_server/blackbox.py [--model smollm2-135m-tools|gemma3-270m-tools|...]
-        [--gap 24] [--threads 2] [--unstable-prefix] [--keep DIR]
+        [--gap 24] [--threads 2] [--unstable-prefix] [--long] [--early-words] [--no-fill] [--keep DIR]
+
+`--long` asks the 25-34-word questions (long_questions.py); `--early-words` runs her through
+early_voice.py, which hands the ear's words so far to her preparer, so they go ahead as prompt fills
+(companion/brain/fill.py) unless `--no-fill`.
 
 Prints one JSON object, with the load average before and after.
 """
@@ -38,6 +42,7 @@ ROOT = HERE.parent.parent
 sys.path[:0] = [str(HERE), str(ROOT / "bench"), str(ROOT / "tests" / "helpers"), str(ROOT)]
 
 from audio_env import sound_server  # noqa: E402
+from long_questions import LONG_QUESTIONS  # noqa: E402
 from server import MODELS, Proxy, install_models, llama_server  # noqa: E402
 from turn_blackbox import (  # noqa: E402
     LOUD,
@@ -50,7 +55,7 @@ from turn_blackbox import (  # noqa: E402
     stages,
 )
 
-from bench import QUESTIONS, SPOKEN_CAP, request_row, turn_requests  # noqa: E402
+from bench import QUESTIONS, SPOKEN_CAP, is_fill, request_row, turn_requests  # noqa: E402
 from companion.config import Paths, Settings, with_overrides  # noqa: E402
 from companion.settings_file import save_settings  # noqa: E402
 
@@ -82,18 +87,22 @@ def measure(args) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp) if args.keep is None else args.keep
         folder.mkdir(parents=True, exist_ok=True)
-        user, starts, ends = script(list(zip(QUESTIONS, VOICES, strict=True))[:args.turns], args.gap, folder)
+        questions = LONG_QUESTIONS if args.long else QUESTIONS
+        user, starts, ends = script(list(zip(questions, VOICES, strict=True))[:args.turns], args.gap, folder)
         paths = Paths.default(folder / "cfg")
         paths.config_dir.mkdir(parents=True, exist_ok=True)
-        settings = with_overrides(Settings(), brain={"max_tokens_spoken": SPOKEN_CAP, "read_timeout_s": 120.0})
+        settings = with_overrides(Settings(), brain={"max_tokens_spoken": SPOKEN_CAP, "read_timeout_s": 120.0,
+                                                     "fill_while_speaking": not args.no_fill})
         save_settings(paths, replace(settings, personality=str(ROOT / "personality" / "default.md")))
         with llama_server(model, threads=args.threads, log=folder / "server.log") as url:
             proxy = Proxy(url, unstable_prefix=args.unstable_prefix)
             try:
                 with sound_server(folder / "pulse") as pulse:
                     loop_ms = self_loop_ms(pulse)
-                    stage = converse(command("companion", proxy.url, folder, Path(), model=args.model), pulse, user,
-                                     folder / "her.log", ready=settle(proxy), after_s=args.gap)
+                    cmd = command("companion", proxy.url, folder, Path(), model=args.model)
+                    if args.early_words:  # the same command through early_voice.py: the ear's words so far go ahead
+                        cmd[:1] = [sys.executable, str(HERE / "early_voice.py")]
+                    stage = converse(cmd, pulse, user, folder / "her.log", ready=settle(proxy), after_s=args.gap)
             finally:
                 proxy.close()
         log_text = her_log(folder)
@@ -113,10 +122,12 @@ def measure(args) -> dict:
         turn, others = turn_requests([{**r, "at": r["at_pa"]} for r in records], began, until)
         first = turn[0] if turn else None
         timings = (first or {}).get("timings") or {}
-        said = (first or {}).get("last_user") or QUESTIONS[index]
+        said = (first or {}).get("last_user") or questions[index]
         mine = next((t for t in logged if t["heard"] and said.lower().startswith(t["heard"].lower()[:30])), None)
         report.append({
-            "question": QUESTIONS[index],
+            "question": questions[index],
+            "fills": [{"at_ms": round((r["at"] - spoken) * 1000), **request_row(r)} for r in others if is_fill(r)],
+            "request_after_end_ms": round((first["at"] - spoken) * 1000) if first else None,
             "heard": first["last_user"] if first else None,
             "blackbox_first_sound_ms": sounds[index],
             "her_first_fragment": (mine or {}).get("first_fragment"),
@@ -138,6 +149,7 @@ def measure(args) -> dict:
     evaluated = [t["max_prompt_n"] for t in later if t["max_prompt_n"] is not None]
     return {
         "model": model.name, "threads": args.threads, "unstable_prefix": args.unstable_prefix, "spoken_cap_tokens": SPOKEN_CAP, "gap_s": args.gap,
+        "long_questions": args.long, "early_words": args.early_words, "fill_while_speaking": not args.no_fill,
         "sound_path": "companion voice in its own process, private PulseAudio, black-box probe (turn_blackbox.py)",
         "measuring_loop_ms": loop_ms,
         "turns": report,
@@ -156,6 +168,10 @@ def main() -> int:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--unstable-prefix", action="store_true",
                         help="rebuild each request as before the byte-stable prefix (bench.py's)")
+    parser.add_argument("--long", action="store_true", help="bench.py's 25-34-word questions")
+    parser.add_argument("--early-words", action="store_true",
+                        help="run her through early_voice.py: the ear's words so far go ahead as prompt fills")
+    parser.add_argument("--no-fill", action="store_true", help="brain.fill_while_speaking off")
     parser.add_argument("--keep", type=Path, help="a folder to keep her settings, logs and the server's log in")
     args = parser.parse_args()
     args.turns = max(1, min(args.turns, len(QUESTIONS)))

@@ -27,6 +27,8 @@ from __future__ import annotations
 import json
 import os
 import re
+import select
+import socket
 import subprocess
 import threading
 import time
@@ -193,8 +195,11 @@ class Proxy:
                                   "tools": [t.get("function", t).get("name") for t in body.get("tools") or []],
                                   "ttft_ms": None, "tool_calls": [], "text": "", "finished": False, "body": body}
         self.records.append(record)
+        watching = threading.Event()
         try:
             with self._client.stream("POST", self.upstream + "/chat/completions", json=body) as reply:
+                threading.Thread(target=self._watch, args=(handler, reply, record, started, watching),
+                                 daemon=True, name="llama-proxy-watch").start()
                 handler.send_response(reply.status_code)
                 handler.send_header("content-type", reply.headers.get("content-type", "text/event-stream"))
                 handler.send_header("transfer-encoding", "chunked")
@@ -214,8 +219,31 @@ class Proxy:
                     record["finished"] = True
         except (BrokenPipeError, ConnectionResetError):
             pass
-        except httpx.HTTPError as exc:
-            record["error"] = str(exc)
+        except Exception as exc:  # httpx's errors, or the stream closed by the watcher
+            if "client_hung_up_ms" not in record:
+                record["error"] = str(exc)
+        finally:
+            watching.set()
+
+    @staticmethod
+    def _watch(handler: BaseHTTPRequestHandler, reply: httpx.Response, record: dict[str, Any],
+               started: float, done: threading.Event) -> None:
+        """She hung up before a byte came back (a prompt fill, brain/fill.py, when her turn
+        ends): hang up on llama.cpp at once too, which drops a task it has not begun, instead of
+        waiting for the first chunk to find out."""
+        connection = handler.connection
+        while not done.is_set():
+            readable, _, _ = select.select([connection], [], [], 0.02)
+            if not readable:
+                continue
+            try:
+                gone = connection.recv(1, socket.MSG_PEEK) == b""
+            except OSError:
+                gone = True
+            if gone and not done.is_set():
+                record["client_hung_up_ms"] = round((time.monotonic() - started) * 1000)
+                reply.close()
+            return
 
     @staticmethod
     def _note(record: dict[str, Any], line: str, started: float) -> None:
