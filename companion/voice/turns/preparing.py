@@ -97,6 +97,7 @@ class ReplyPreparer:
 
     def take(self, pause_id: int | None) -> Preparation | None:
         """The preparation for `pause_id`, handed over (the turn is over); any other is dropped."""
+        self._heard = ""  # the utterance is over: the next one's words are new, even the same ones
         preparation = self.current
         if preparation is None or preparation.pause_id != pause_id:
             self.drop()
