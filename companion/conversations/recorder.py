@@ -2,7 +2,8 @@
 
 The recorder listens on the event bus: the user's words open a turn (saved at once), her
 reply lines and one activity line per tool are collected, and the turn is completed in one
-write when it finishes. The exact messages the model got back as history come from the turn
+write when it finishes. Words heard within a turn already open (an "mm-hm" that left her
+talking: the voice loop stamps it with her turn) are a line of that turn, not a new one. The exact messages the model got back as history come from the turn
 loop (`remembered`); without them the turn's words are kept as plain user/assistant text.
 """
 
@@ -28,6 +29,9 @@ class TurnRecorder:
         self.conversation_id = conversation_id
         self._turn_id: int | None = None
         self._last_turn_id: int | None = None
+        self._turn = 0
+        self._last_turn = 0
+        """The core's numbers (events' `turn`) of the open and the last finished turn."""
         self._last_aside_id: int | None = None
         self._user_text = ""
         self._entries: list[Entry] = []
@@ -61,8 +65,11 @@ class TurnRecorder:
     # --- the bus ----------------------------------------------------------------------------
     def __call__(self, event: ev.Event) -> None:
         match event:
-            case ev.UserHeard(text=text, spoken=spoken):
+            case ev.UserHeard(text=text, spoken=spoken, turn=turn) if turn and turn in (self._turn, self._last_turn):
+                self._heard_within(turn, Entry("heard", text, at=time.time(), spoken=spoken))
+            case ev.UserHeard(text=text, spoken=spoken, turn=turn):
                 self._close_open_turn()
+                self._turn = turn
                 self._user_text = text
                 self._entries = [Entry("heard", text, at=time.time(), spoken=spoken)]
                 self._messages = None
@@ -98,6 +105,13 @@ class TurnRecorder:
                 else:  # a background job's question
                     self.store.add_aside(self.conversation_id, entry)
 
+    def _heard_within(self, turn: int, entry: Entry) -> None:
+        """Words heard while her turn `turn` went on, which started no turn of their own."""
+        if turn == self._turn and self._turn_id is not None:
+            self._entries.append(entry)
+        elif turn == self._last_turn and self._last_turn_id is not None:
+            self.store.add_entry(self._last_turn_id, entry)  # her text was done, her voice was not
+
     def _tool_finished(self, name: str, call_id: str, outcome: str, detail: str) -> None:
         index = self._running.pop(call_id, None)
         if index is None:  # refused before it ran: no start event
@@ -115,6 +129,7 @@ class TurnRecorder:
         self.store.finish_turn(self._turn_id, messages=messages, entries=entries, emotion=emotion,
                                interrupted=interrupted)
         self._last_turn_id, self._turn_id = self._turn_id, None
+        self._last_turn, self._turn = self._turn, 0
         self._running.clear()
         self._announced.clear()
 

@@ -282,6 +282,17 @@ class ConversationStore:
 
         return self._write(work)
 
+    def add_entry(self, turn_id: int, entry: Entry) -> None:
+        """One more transcript line for a finished turn (an "mm-hm" heard while she still spoke)."""
+
+        def work(db: sqlite3.Connection) -> None:
+            row = db.execute("SELECT entries FROM turns WHERE id = ?", (turn_id,)).fetchone()
+            if row is not None:
+                entries = [*json.loads(row["entries"]), entry.to_json()]
+                db.execute("UPDATE turns SET entries = ? WHERE id = ?", (json.dumps(entries), turn_id))
+
+        self._write(work)
+
     def replace_messages(self, turn_id: int, messages: list[dict[str, Any]]) -> None:
         """After a barge-in: the turn's history keeps only what the user heard."""
         self._write(lambda db: db.execute("UPDATE turns SET messages = ? WHERE id = ?",

@@ -17,7 +17,7 @@ import contextlib
 import logging
 from typing import Protocol
 
-from companion.events import EventBus, HoldingChanged, ListeningChanged
+from companion.events import EventBus, HoldingChanged, ListeningChanged, UserHeard
 from companion.turns import TurnOwner
 from companion.voice.addressing.calling import Calling
 from companion.voice.hearing.stt import Transcriber
@@ -26,7 +26,7 @@ from companion.voice.sound.audio import AudioSink, AudioSource
 from companion.voice.speaking.mouth import Mouth
 from companion.voice.speaking.speaker import Line, Speaker
 from companion.voice.speaking.thinking_aloud import ThinkingAloud
-from companion.voice.turns.barge_in import FALSE_STOP_S, only_backchannel
+from companion.voice.turns.barge_in import FALSE_STOP_S, has_words, only_backchannel
 from companion.voice.turns.ear import Ear, Utterance
 from companion.voice.turns.ear_settings import EarSettings
 from companion.voice.turns.latency import TurnLatency
@@ -196,6 +196,13 @@ class VoiceLoop:
             self.ear.barge_in.went_on()
             self.mouth.resume()
 
+    def _heard_within_her_turn(self, text: str) -> None:
+        """Words that asked nothing of her ("Mm-hmm.", "Right.") were still said: the transcript
+        has them, as a line of the turn she is answering (no turn of their own, nothing to the brain)."""
+        turn = self.brain.turns.current
+        if turn is not None and has_words(text):
+            self.bus.emit(UserHeard(text, spoken=True, turn=turn.id))
+
     def _check_false_stop(self) -> None:
         """Stopped, then no words for FALSE_STOP_S, with nothing still said or being heard."""
         if self._stopped_at_s is None:
@@ -268,6 +275,7 @@ class VoiceLoop:
         if self._stopped_at_s is not None and only_backchannel(text):
             if prepared is not None:
                 self.preparer.refuse(prepared)
+            self._heard_within_her_turn(text)
             self._go_on(f"{text!r} is no interruption")
             return
         question = await self.whose.question(utterance)

@@ -46,6 +46,11 @@ def only_backchannel(text: str) -> bool:
     return len(said) <= BACKCHANNEL_WORDS and all(word in BACKCHANNELS or _HUM.fullmatch(word) for word in said)
 
 
+def has_words(text: str) -> bool:
+    """`text` holds a word, not only Whisper's notes for sounds ("[coughs]") or nothing."""
+    return re.search(r"[a-z]", _NOT_SPEECH.sub(" ", text.lower())) is not None
+
+
 def talks_over_her(recent: Iterable[tuple[bool, float]], needed: int, floor: float) -> bool:
     """The user talks over her: of the recent frames, given as (sounds like speech, level),
     at least `needed` sound like speech (not all in a row: the gaps between words don't reset
