@@ -29,6 +29,12 @@ from companion.voice.sound.frames import FRAME_SAMPLES, SAMPLE_RATE, rms
 log = logging.getLogger(__name__)
 
 TEXT_FALLBACK = "I'll carry on in text: type to me instead."
+SPEAKER_LATENCY_S = 0.1
+"""The speaker's buffer through PortAudio. Its 'high' default through ALSA's pulse plugin is
+40 ms, two of her 20 ms blocks: beside busy cores her callback came late 60-340 times in one
+reply, each underrun broke a word, the stamps drifted by 300-600 ms, and her echo came through
+(10-17 dB removed). 100 ms, as the sound-server path's 60 ms target plus its request, costs
+60 ms on her first sound and on stopping, on this path only."""
 
 
 def _sounddevice():
@@ -291,7 +297,8 @@ class DeviceSink(_Levels, _Watched):
             self.opened_at, self.last_block_at = time.monotonic(), 0.0
             self._stream = sd.OutputStream(
                 device=dev, samplerate=self.rate, channels=1, dtype="float32",
-                blocksize=int(self.rate * LEVEL_BLOCK_S), callback=self._callback, finished_callback=finished,
+                blocksize=int(self.rate * LEVEL_BLOCK_S), latency=SPEAKER_LATENCY_S, callback=self._callback,
+                finished_callback=finished,
             )
             self._stream.start()
         except Exception as exc:
@@ -380,6 +387,8 @@ class DeviceSink(_Levels, _Watched):
         item = _Playback(audio, self._loop.create_future())
         with self._lock:
             self._queue.append(item)
+        if self._echo is not None:
+            self._echo.expect_sound()  # the microphone waits for this line's far end from now on
         return await item.done
 
     def stop(self) -> None:

@@ -166,14 +166,33 @@ class EchoCanceller:
         self._far.drop_before(max(self._far_fed, self._far.end - FAR_KEPT))
 
     def capture(self, block: np.ndarray, rate: int, adc_time: float, *, xrun: bool = False,
-                exact: bool = False) -> np.ndarray:
+                exact: bool = False, wait_for_far: bool = False) -> np.ndarray:
+        """The cleaned 16 kHz audio ready so far; with `wait_for_far`, frames whose far end has
+        not arrived yet stay here (drain() cleans them later)."""
         self.stats.xruns += xrun
         self._near.push(block, rate, adc_time, xrun=xrun, exact=exact)
         self.stats.jumps = self._far.jumps + self._near.jumps
         if not self._near.start <= self._near_done <= self._near.end:
             self._near_done = self._near.start  # a new run, or the stream moved past what was done
+        return self.drain(wait_for_far=wait_for_far)
+
+    @property
+    def waiting(self) -> bool:
+        """A whole microphone frame is here, not yet cleaned."""
+        return self._near.end - self._near_done >= APM_FRAME
+
+    def far_arrived(self) -> bool:
+        """The speaker's audio for the next microphone frame has arrived (or no speaker has played
+        yet, or its stamps are on another clock: nothing to wait for)."""
+        frame_at, far_end = self._near_done, self._far.end
+        return not self._far.runs or far_end >= frame_at + APM_FRAME or far_end < frame_at - FAR_KEPT
+
+    def drain(self, *, wait_for_far: bool = False) -> np.ndarray:
+        """Clean the whole microphone frames here; with `wait_for_far`, only up to where the
+        speaker's audio has arrived: a frame cleaned before its far end came pairs her voice with
+        silence, and the far end that comes after it is never given to the module."""
         out = []
-        while self._near.end - self._near_done >= APM_FRAME:
+        while self.waiting and not (wait_for_far and not self.far_arrived()):
             cleaned = self._process(self._near.take(self._near_done, APM_FRAME))
             # Silence the stamps inserted into the microphone's stream keeps the canceller in
             # step with the speaker, but it was never heard: passed on, half a second of it

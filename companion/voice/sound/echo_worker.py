@@ -14,6 +14,7 @@ import copy
 import logging
 import queue
 import threading
+import time
 from collections.abc import Callable
 
 import numpy as np
@@ -38,6 +39,17 @@ every stamp to follow where the stream went (timeline.EXACT_GRACE_S, EXACT_RUN).
 BATCH_GAP_S = 0.05
 """A silent block stamped this far from where the held silence ends is another run (a reopened
 stream): the held silence goes first, so the timeline sees the break."""
+FAR_WAIT_S = 0.25
+"""While she speaks, a microphone frame waits at most this long for the speaker's audio of the
+same moment. Beside busy cores the speaker's thread ran late: a third of her blocks with sound
+reached this thread after the microphone's of the same moment (up to 110 ms after), the
+canceller had paired those with silence, and her echo came through at 5-17 dB where it is
+removed by 50-70 (open speakers, load 10-23): she stopped herself in 7 of 8 replies. While she
+is quiet nothing waits: her silence may come in batches (SILENCE_BATCH_S), and a frame without
+its far end is paired with silence, which is what it was."""
+EXPECT_S = 0.5
+"""A line queued to play makes the microphone wait for the speaker from then on (its onset may
+reach the speaker's thread late too); if nothing sounds within this long, it was stopped."""
 
 
 class EchoWorker:
@@ -55,6 +67,11 @@ class EchoWorker:
         # Held silence, on the speaker's thread only (render): its length, rate, stamp, exactness.
         self._held, self._held_rate, self._held_at, self._held_exact = 0, 0, 0.0, False
         self._unbatched_until = 0.0
+        # On the thread: whether her speaker is sounding (its last block was not silence), until
+        # when a queued line is expected, and since when cleaned frames wait for the far end.
+        self._far_sounding = False
+        self._expect_until = 0.0
+        self._held_since: float | None = None
         self.far_blocks = self.far_samples = 0
         """Far-end blocks (and their samples) the thread has taken: its wake-ups for the speaker."""
         self._thread = threading.Thread(target=self._run, name="echo-canceller", daemon=True)
@@ -90,7 +107,7 @@ class EchoWorker:
             self._flush_silence()
         if not silent or xrun or dac_time < self._unbatched_until:
             audio = block if not silent else np.zeros(block.size, dtype=np.float32)
-            self._queue.put(("far", audio, rate, dac_time, xrun, exact))
+            self._queue.put(("far", audio, rate, dac_time, xrun, exact, silent))
             return
         if not self._held:
             self._held_rate, self._held_at, self._held_exact = rate, dac_time, exact
@@ -102,7 +119,7 @@ class EchoWorker:
         """On the speaker's thread: the held silence goes to the canceller as one block."""
         held, self._held = self._held, 0
         self._queue.put(("far", np.zeros(held, dtype=np.float32), self._held_rate, self._held_at, False,
-                         self._held_exact))
+                         self._held_exact, True))
 
     def capture(self, block: np.ndarray, rate: int, adc_time: float, xrun: bool = False, *,
                 exact: bool = False) -> None:
@@ -111,6 +128,11 @@ class EchoWorker:
             self._queue.put(("near", block, rate, adc_time, xrun, exact))
 
     # --- called from the event loop ---------------------------------------------------------
+    def expect_sound(self) -> None:
+        """A line was queued to play: from now on the microphone waits for the speaker (EXPECT_S)."""
+        if not self._closed:
+            self._queue.put(("expect", time.monotonic()))
+
     def configure(self, settings: EchoSettings) -> None:
         """Switch echo cancellation, noise suppression or the high-pass filter; applies at once."""
         self._settings = settings
@@ -140,17 +162,24 @@ class EchoWorker:
 
     # --- the thread ---------------------------------------------------------------------------
     def _run(self) -> None:
-        while (item := self._queue.get()) is not None:
+        while (item := self._next()) is not None:
             kind = item[0]
             try:
                 if kind == "far":
                     self.far_blocks += 1
                     self.far_samples += item[1].size
                     self._canceller.render(item[1], item[2], item[3], xrun=item[4], exact=item[5])
+                    self._far_sounding = not item[6]
+                    if self._far_sounding:
+                        self._expect_until = 0.0
                 elif kind == "near":
                     self._near(item[1], item[2], item[3], item[4], item[5])
-                else:
+                elif kind == "expect":
+                    self._expect_until = item[1] + EXPECT_S
+                elif kind == "configure":
                     self._canceller.configure(item[1])
+                if kind != "near" and self._held_since is not None and not self._failed:
+                    self._hand_on(self._canceller.drain(wait_for_far=self._waits_for_far()))
             except Exception:
                 # Never lose the microphone: pass it through raw and say so once.
                 if not self._failed:
@@ -160,14 +189,40 @@ class EchoWorker:
                     self._deliver(_at_16k(item[1], item[2]))
         self._canceller.release()
 
+    def _next(self):
+        """The next item; ("late",) when frames waiting for the far end have waited FAR_WAIT_S."""
+        if self._held_since is None:
+            return self._queue.get()
+        try:
+            return self._queue.get(timeout=max(0.0, self._held_since + FAR_WAIT_S - time.monotonic()))
+        except queue.Empty:
+            return ("late",)
+
+    def _waits_for_far(self) -> bool:
+        """Whether cleaned frames wait for the speaker now: she is sounding (or a line is about to),
+        and the oldest waiting frame has not waited FAR_WAIT_S yet."""
+        now = time.monotonic()
+        if not self._settings.echo_cancellation or not (self._far_sounding or now < self._expect_until):
+            return False
+        return self._held_since is None or now < self._held_since + FAR_WAIT_S
+
     def _near(self, block: np.ndarray, rate: int, adc_time: float, xrun: bool, exact: bool) -> None:
         if self._failed:
-            clean = _at_16k(block, rate)
-        else:
-            clean = self._canceller.capture(block, rate, adc_time, xrun=xrun, exact=exact)
-            with self._lock:
-                self._stats = copy.copy(self._canceller.stats)
-                self._lock.notify_all()
+            if self._deliver is not None:
+                self._deliver(_at_16k(block, rate))
+            return
+        self._hand_on(self._canceller.capture(block, rate, adc_time, xrun=xrun, exact=exact,
+                                              wait_for_far=self._waits_for_far()))
+
+    def _hand_on(self, clean: np.ndarray) -> None:
+        """Publish the totals and deliver what was cleaned; note since when frames wait."""
+        if not self._canceller.waiting:
+            self._held_since = None
+        elif self._held_since is None:
+            self._held_since = time.monotonic()
+        with self._lock:
+            self._stats = copy.copy(self._canceller.stats)
+            self._lock.notify_all()
         if clean.size and self._deliver is not None:
             self._deliver(clean)
 

@@ -74,7 +74,10 @@ class BargeInWatch:
         self.fired_at_s: float | None = None
         self._recent: deque[tuple[bool, float]] = deque(maxlen=frames_in(400))
         """The last 400 ms of frames while she speaks: (sounds like speech, level)."""
-        self._out_levels: deque[float] = deque(maxlen=15)  # ~300 ms of 20 ms blocks
+        # Her level over the last ~500 ms of 20 ms blocks: her echo reaches the ear up to ~300 ms
+        # after a block is handed to the speaker (its buffer, the room, the microphone's buffer,
+        # the canceller waiting for the far end), so a line's last words still raise the floor.
+        self._out_levels: deque[float] = deque(maxlen=25)
         self._wary = False
         """Stopped by no interruption during this reply: each line's onset is deaf to the level."""
         self._deaf_until = 0.0

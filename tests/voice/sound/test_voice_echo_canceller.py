@@ -245,3 +245,94 @@ def test_the_worker_cleans_on_its_own_thread_and_hands_out_every_sample(her_voic
         worker.close()
     assert threads == {"echo-canceller"}
     assert not worker.cancelling
+
+
+def feed_worker(worker: EchoWorker, far: np.ndarray, far_rate: int, near: np.ndarray, *,
+                output_lead_s: float, clock0: float = 2000.0) -> None:
+    """run_room's two streams, in arrival order, through the worker (the callbacks' side)."""
+    out_block, in_block = int(0.02 * far_rate), 512
+    total_s = near.size / RATE
+    far = np.concatenate([far, np.zeros(int((total_s + 1) * far_rate) - far.size, dtype=np.float32)])
+    events = [(clock0 + i / far_rate - output_lead_s, 0, i) for i in range(0, far.size - out_block, out_block)]
+    events += [(clock0 + (i + in_block) / RATE + 0.04, 1, i) for i in range(0, near.size - in_block + 1, in_block)]
+    for _arrival, kind, i in sorted(events):
+        if kind == 0:
+            worker.render(far[i:i + out_block], far_rate, clock0 + i / far_rate)
+        else:
+            worker.capture(near[i:i + in_block], RATE, clock0 + i / RATE)
+
+
+def delivered(size: int):
+    """A deliver callable gathering blocks, and an event set once `size` samples came."""
+    import threading
+
+    got: list[np.ndarray] = []
+    done = threading.Event()
+
+    def deliver(block: np.ndarray) -> None:
+        got.append(block)
+        if sum(b.size for b in got) >= size:
+            done.set()
+
+    return got, done, deliver
+
+
+def test_a_speaker_handing_her_voice_over_late_is_waited_for_and_her_echo_is_still_removed(her_voice, monkeypatch):
+    """Beside busy cores her speaker's thread hands a block over after the microphone's block of
+    the same moment (here 100 ms after it sounds): the microphone waits for it while she speaks.
+    Paired with silence instead, her echo came through at 5-17 dB removed."""
+    import companion.voice.sound.echo_worker as echo_worker
+
+    monkeypatch.setattr(echo_worker, "FAR_WAIT_S", 30.0)  # the wait ends by the far end, never by time
+    far, far_rate = her_voice
+    near = room(resample(far, far_rate, RATE))[:far.size * RATE // far_rate]
+    got, done, deliver = delivered(near.size - 512)
+    worker = EchoWorker(EchoSettings(), deliver=deliver)
+    try:
+        worker.expect_sound()  # as her speaker's play() does when a line is queued
+        feed_worker(worker, far, far_rate, near, output_lead_s=-0.1)
+        assert done.wait(30)
+    finally:
+        worker.close()
+    clean = np.concatenate(got)
+    settled = slice(2 * RATE, clean.size)
+    assert db(float(np.dot(near[settled], near[settled])) / float(np.dot(clean[settled], clean[settled]))) > 30
+
+
+def test_while_she_is_quiet_the_microphone_never_waits_for_her_speaker(monkeypatch):
+    import companion.voice.sound.echo_worker as echo_worker
+
+    monkeypatch.setattr(echo_worker, "FAR_WAIT_S", 60.0)  # a wait would outlast the test
+    rng = np.random.default_rng(5)
+    near = (0.1 * rng.standard_normal(RATE)).astype(np.float32)
+    got, done, deliver = delivered(near.size - 512)
+    worker = EchoWorker(EchoSettings(), deliver=deliver)
+    try:
+        worker.render(np.zeros(320, dtype=np.float32), RATE, 100.0, silent=True)  # her speaker idles
+        for i in range(0, near.size - 511, 512):
+            worker.capture(near[i:i + 512], RATE, 100.0 + i / RATE)
+        assert done.wait(10)
+    finally:
+        worker.close()
+
+
+def test_a_line_whose_sound_never_comes_holds_the_microphone_only_briefly_and_loses_nothing(monkeypatch):
+    """A line queued and then stopped before her speaker played it (or a speaker gone): the
+    microphone waits FAR_WAIT_S for it at most, then every sample goes on."""
+    import companion.voice.sound.echo_worker as echo_worker
+
+    monkeypatch.setattr(echo_worker, "FAR_WAIT_S", 0.05)
+    rng = np.random.default_rng(6)
+    near = (0.1 * rng.standard_normal(RATE)).astype(np.float32)
+    got, done, deliver = delivered(near.size - 512)
+    worker = EchoWorker(EchoSettings(), deliver=deliver)
+    try:
+        worker.render(np.zeros(320, dtype=np.float32), RATE, 100.0)  # the start of a line, then nothing
+        worker.expect_sound()
+        for i in range(0, near.size - 511, 512):
+            worker.capture(near[i:i + 512], RATE, 100.0 + i / RATE)
+        assert done.wait(10)
+    finally:
+        worker.close()
+    fed = (near.size - 511 + 511) // 512 * 512
+    assert sum(b.size for b in got) == fed // APM_FRAME * APM_FRAME
