@@ -15,6 +15,7 @@ import shutil
 import signal
 import subprocess
 import time
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -242,12 +243,47 @@ def turn_model():
     return model
 
 
+_SPOKEN: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def synthesized(synth, text: str) -> np.ndarray:
+    """`text` in `synth`'s voice at its own rate, as synthesize_sync gives it, read-only.
+
+    A steady voice (no sampling noise) gives the same audio for the same text, speed and pitch,
+    so test speech is made once per process and handed out again: the same questions were
+    synthesized dozens of times a run. Read-only, so no test can change what another hears; a
+    voice with sampling noise is synthesized afresh every time."""
+    if not getattr(synth, "steady", False):
+        return synth.synthesize_sync(text)
+    made = _SPOKEN.setdefault(synth, {})
+    key = ("own", text, synth.speed, synth.pitch, synth.variation)
+    if key not in made:
+        audio = synth.synthesize_sync(text)
+        audio.flags.writeable = False
+        made[key] = audio
+    return made[key]
+
+
+def spoken(synth, text: str) -> np.ndarray:
+    """`text` in `synth`'s voice resampled to 16 kHz (the microphone's rate), read-only and made
+    once per process for a steady voice (synthesized)."""
+    if not getattr(synth, "steady", False):
+        return resample(synth.synthesize_sync(text), synth.sample_rate, 16_000)
+    made = _SPOKEN.setdefault(synth, {})
+    key = ("16k", text, synth.speed, synth.pitch, synth.variation)
+    if key not in made:
+        audio = np.array(resample(synthesized(synth, text), synth.sample_rate, 16_000), dtype=np.float32)
+        audio.flags.writeable = False
+        made[key] = audio
+    return made[key]
+
+
 def speech(synth: PiperSynthesizer, *parts: str | float, lead_s: float = 0.5, tail_s: float = 0.0) -> np.ndarray:
     """Piper speech at 16 kHz: strings are spoken, numbers are seconds of silence between."""
     pieces = [np.zeros(int(lead_s * 16_000), dtype=np.float32)]
     for part in parts:
         if isinstance(part, str):
-            pieces.append(resample(synth.synthesize_sync(part), synth.sample_rate, 16_000))
+            pieces.append(spoken(synth, part))
         else:
             pieces.append(np.zeros(int(part * 16_000), dtype=np.float32))
     pieces.append(np.zeros(int(tail_s * 16_000), dtype=np.float32))

@@ -72,7 +72,7 @@ def test_short_answers_after_a_reply_with_the_same_words_all_reach_the_brain(
     two after she finishes. None of it is her echo (she plays into a file), so all four answers
     must reach the brain: a short answer is never dropped as echo."""
     import numpy as np
-    from audio_env import speech
+    from audio_env import speech, synthesized
 
     from companion.voice.sound.audio import write_wav
 
@@ -82,7 +82,7 @@ def test_short_answers_after_a_reply_with_the_same_words_all_reach_the_brain(
     answers = ["Yes.", "What?", "Stop.", "No, thank you."]
 
     def seconds(text: str) -> float:
-        return piper_voice.synthesize_sync(text).size / piper_voice.sample_rate
+        return synthesized(piper_voice, text).size / piper_voice.sample_rate
 
     # Each answer comes about 1.5 s after she should have finished: ~1.5 s to hear the
     # question and start answering, then her reply, then the pause.

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from audio_env import spoken
 
 from companion.voice.addressing.addressed import Addressing, AddressSettings, Listening
 from companion.voice.addressing.voice_owner import by_voice
@@ -38,7 +39,7 @@ def espeak(text: str, voice: str, folder: Path) -> np.ndarray:
 
 
 def joe(piper_voice, text: str) -> np.ndarray:
-    return resample(piper_voice.synthesize_sync(text), piper_voice.sample_rate, 16_000)
+    return spoken(piper_voice, text)  # made once per process (audio_env.spoken), read-only
 
 
 def test_the_features_are_40_log_mel_bands_every_10_ms_in_80_frame_windows():

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from audio_env import speech_wav
+from audio_env import speech_wav, spoken
 
 from companion.voice.sound.audio import WavSource, read_wav, resample, write_wav
 from companion.voice.voiceprint import SpeakerEncoder, VoiceprintStore, Voices
@@ -58,8 +58,7 @@ async def test_sentences_read_aloud_keep_a_print_by_name_that_knows_the_reader_a
     assert max(p.level for p in seen) > 0.05  # the meter followed the voice
     voices = Voices(encoder, store)
     assert voices.enrolled
-    joe_again = resample(piper_voice.synthesize_sync("Mira, what is on my calendar today?"),
-                         piper_voice.sample_rate, 16_000)
+    joe_again = spoken(piper_voice, "Mira, what is on my calendar today?")
     stranger = espeak("Mira, what is on my calendar today?", "en-us+f3", tmp_path)
     assert voices.match(encoder.embed_sync(joe_again)).name == "Joe"
     assert voices.match(encoder.embed_sync(stranger)).name is None
@@ -69,13 +68,11 @@ async def test_two_people_are_known_each_by_name_and_a_call_grows_only_its_calle
     store = VoiceprintStore(tmp_path)
     ann = "en-us+f3"
     assert await Reading(store, encoder, "Ann").run(WavSource(espeak_reading(tmp_path, ann, SENTENCES[:6]), realtime=False))
-    joe = [encoder.embed_sync(resample(piper_voice.synthesize_sync(s), piper_voice.sample_rate, 16_000))
-           for s in SENTENCES[:5]]
+    joe = [encoder.embed_sync(spoken(piper_voice, s)) for s in SENTENCES[:5]]
     store.replace("Joe", [(e, 3.0) for e in joe])
     voices = Voices(encoder, store)
     ann_call = encoder.embed_sync(espeak("Mira, turn the lights off in the kitchen.", ann, tmp_path))
-    joe_call = encoder.embed_sync(resample(piper_voice.synthesize_sync("Mira, turn the lights off in the kitchen."),
-                                           piper_voice.sample_rate, 16_000))
+    joe_call = encoder.embed_sync(spoken(piper_voice, "Mira, turn the lights off in the kitchen."))
     ann_before = len(store.get("Ann").segments)
 
     assert voices.match(ann_call).name == "Ann" and voices.match(joe_call).name == "Joe"

@@ -7,6 +7,7 @@ import subprocess
 from pathlib import Path
 
 import numpy as np
+from audio_env import spoken
 from brain_harness import PLAIN_PERSONALITY, make_config
 
 from companion.config import VoiceSettings
@@ -27,7 +28,7 @@ def espeak(text: str, voice: str, folder: Path, speed: int = 150) -> np.ndarray:
 
 
 def said(piper_voice, text: str) -> np.ndarray:
-    return resample(piper_voice.synthesize_sync(text), piper_voice.sample_rate, 16_000)
+    return spoken(piper_voice, text)  # made once per process (audio_env.spoken), read-only
 
 
 def conversation(path: Path, *parts: np.ndarray | float) -> Path:
