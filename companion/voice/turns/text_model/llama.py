@@ -151,7 +151,9 @@ class Llama:
 
     def log_probabilities(self, hidden: np.ndarray) -> np.ndarray:
         """The next token's log-probabilities read from `hidden` states (the tied output head)."""
-        logits = hidden @ self.embedding.T
+        # (vocabulary, width) @ (width, rows): numpy's product with the transposed view took ~1.4x
+        # as long (23 against 17 ms of a core for two rows: a third of a check).
+        logits = (self.embedding @ hidden.T).T
         logits = logits - logits.max(axis=-1, keepdims=True)
         return logits - np.log(np.exp(logits).sum(axis=-1, keepdims=True))
 
