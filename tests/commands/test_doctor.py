@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from scripted_brain import ScriptedBrain, recorded
 
 from companion.config import Paths, Settings, with_overrides
@@ -60,14 +61,34 @@ def test_doctor_reports_when_called_for_fresh_settings_and_always_answer_when_ch
     assert always.ok and always.detail == "Always answer: she answers every voice she hears"
 
 
-def test_doctor_fails_with_a_fix_when_there_is_no_sound_device(tmp_path, scripted_brain):
+@pytest.fixture(scope="module")
+def doctor_when_called_without_a_sound_device(tmp_path_factory) -> subprocess.CompletedProcess:
+    """One `companion doctor` run, as a user runs it, with no sound server to reach and
+    Settings in When called with the wake word "Hey Jarvis": the tests below each read their own
+    lines of it (a full doctor run loads every model, ~8 s of processor)."""
+    tmp_path = tmp_path_factory.mktemp("doctor")
+    config = tmp_path / "config"
+    config.mkdir()
+    (config / "settings.toml").write_text('[voice]\nlistening = "called"\nwake_word = "hey_jarvis"\n')
     env = {k: v for k, v in os.environ.items() if not k.startswith("PULSE_")}
     env["PULSE_SERVER"] = f"unix:{tmp_path / 'no-such-socket'}"
-    result = run_doctor(tmp_path, env, "--brain-url", scripted_brain.url)
+    with ScriptedBrain() as brain:
+        return run_doctor(tmp_path, env, "--brain-url", brain.url)
+
+
+def test_doctor_fails_with_a_fix_when_there_is_no_sound_device(doctor_when_called_without_a_sound_device):
+    result = doctor_when_called_without_a_sound_device
     assert result.returncode == 1
     assert "[FAIL] Microphone: no input device found" in result.stdout
     assert "You can still type to her." in result.stdout
     assert "cannot hold a spoken conversation yet" in result.stdout
+
+
+def test_doctor_reports_the_listening_mode_and_the_wake_word(doctor_when_called_without_a_sound_device):
+    stdout = doctor_when_called_without_a_sound_device.stdout
+    [line] = [line for line in stdout.splitlines() if "Listening:" in line]
+    assert "When called" in line and "\u201cHey Jarvis\u201d" in line and "follow-up window 8 s" in line, line
+    assert line.startswith("[ok")
 
 
 def test_an_unreachable_brain_is_reported_with_what_to_start(unused_port):

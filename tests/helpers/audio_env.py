@@ -233,6 +233,16 @@ def hibari_voice_fixture(tmp_path_factory):
     return synthesizer
 
 
+def without_the_words_model(env: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment for a `companion` process whose point is not where a turn ends, with the
+    words' turn model (SmolLM2) pointed at nothing: she goes on without it (Smart Turn and the
+    silence end her turns), as when it is not installed. Reading and dequantizing its GGUF cost
+    ~4 s of processor in every such process, ~40 % of a short `companion listen`."""
+    from companion.voice.turns.text_turn import PATH_VARIABLE
+
+    return {**(os.environ if env is None else env), PATH_VARIABLE: "/nonexistent/words-turn-model.gguf"}
+
+
 @pytest.fixture(scope="session")
 def turn_model():
     """Smart Turn v3 from the installed pack, verified and loaded once per test session."""

@@ -16,12 +16,12 @@ def words(text: str) -> str:
     return re.sub(r"[^a-z0-9 ]+", "", text.lower()).strip()
 
 
-def listen(tmp_path, brain_url: str, *args: str) -> subprocess.CompletedProcess:
+def listen(tmp_path, brain_url: str, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "companion.cli", "listen", "--config-dir", str(tmp_path / "config"),
          "--workspace", str(tmp_path / "ws"), "--brain-url", brain_url, "--model", "scripted",
          "--listening", "always", *args],  # the questions don't start with her name
-        capture_output=True, text=True, timeout=120,
+        capture_output=True, text=True, timeout=120, env=env,
     )
 
 
