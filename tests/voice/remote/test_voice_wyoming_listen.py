@@ -10,7 +10,7 @@ import sys
 import threading
 
 import numpy as np
-from audio_env import espeak_wav
+from audio_env import espeak_wav, without_the_words_model
 from e2e_support import find_in_order
 from wyoming_servers import hearing_server, voice_server
 
@@ -22,6 +22,9 @@ def words(text: str) -> str:
 
 
 def _command(tmp_path, brain_url: str, hearing: str, speaking: str, *args: str) -> list[str]:
+    """`companion listen` on the servers; run with without_the_words_model(): the servers are the
+    point, not where her turns end (the questions are 3 s apart), and each run is ~4 s of processor
+    cheaper."""
     config = tmp_path / "config"
     config.mkdir(exist_ok=True)
     (config / "settings.toml").write_text(
@@ -68,7 +71,7 @@ def test_a_conversation_is_heard_by_the_hearing_server_and_answered_in_the_serve
     answer = tmp_path / "answer.wav"
     done = subprocess.run(_command(tmp_path, scripted_brain.url, wyoming_hearing.uri, wyoming_voice.uri,
                                    "--in", question, "--out", str(answer)),
-                          capture_output=True, text=True, timeout=180)
+                          capture_output=True, text=True, timeout=180, env=without_the_words_model())
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert [line.lower() for line in lines if line.startswith("[heard]")] == [
@@ -104,7 +107,7 @@ def test_servers_killed_mid_conversation_leave_her_own_engines_with_a_sentence_a
     with hearing_server(tmp_path) as ears, voice_server(tmp_path) as mouth:
         process = subprocess.Popen(
             _command(tmp_path, scripted_brain.url, ears.uri, mouth.uri, "--in", question, "--out", str(answer)),
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=without_the_words_model())
         stderr: list[str] = []
         threading.Thread(target=lambda: stderr.extend(process.stderr), daemon=True).start()
         lines = []
