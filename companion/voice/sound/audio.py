@@ -178,6 +178,11 @@ class _Levels:
     def add_start_listener(self, listener: StartListener) -> None:
         self._start_listeners.append(listener)
 
+    def echo_settled(self) -> bool:
+        """Whether her echo, if the microphone hears this sink through a canceller, is removed as
+        the canceller has learned it (True with no canceller: then the floor allows for her echo)."""
+        return True
+
     def _report(self, level: float) -> None:
         for listener in self._listeners:
             listener(level)

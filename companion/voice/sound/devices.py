@@ -313,6 +313,9 @@ class DeviceSink(_Levels, _Watched):
         CompanionError when it can't be opened yet."""
         self._open()
 
+    def echo_settled(self) -> bool:
+        return self._echo is None or self._echo.settled
+
     def detach(self):
         """As for the microphone; every line waiting to play ends unplayed (play() returns
         False, so her turn ends instead of waiting on a speaker that is gone) and her mouth closes.

@@ -49,6 +49,12 @@ NEAR_QUIET = QUIET_RMS ** 2
 to clean. Such a frame, 500 ms after she last made a sound, skips the module with its far end:
 the module's streams stay in step, and listening to silence costs next to nothing."""
 COUPLING_MIN_FRAMES = 100
+SETTLED_FRAMES = 100
+"""Frames of her voice (1 s) the module needs before its echo removal is trusted (EchoStats.settled):
+AEC3 first suppresses all it hears, then lets through what its filter has not learned yet. On a
+busy machine, with the speaker's stream moving after underruns in that first second, her first
+line came back at 1-3 dB removed 0.9-1.0 s in and stopped her (2 of 5 replies, load 8-10).
+A move of the speaker's stream starts the count again: the filter must find her echo anew."""
 """Until she has spoken for a second, the module's output is used (it may be a room whose
 echo has not arrived yet)."""
 
@@ -107,6 +113,10 @@ class EchoStats:
     jumps: int = 0
     """Times the server's timing strayed by more than 20 ms with no xrun reported (timeline.py:
     counted, not followed: on a loaded machine the client's interpolated clock strays and comes back)."""
+    settled: bool = True
+    """Her echo is being removed as the module has learned it: false for the first SETTLED_FRAMES of
+    her voice and again after the speaker's stream moved (a user's voice must then be louder than
+    her echo could be to count as talking over her)."""
 
     @property
     def ms_per_frame(self) -> float:
@@ -144,6 +154,10 @@ class EchoCanceller:
         """hears_her, until _spoken changes."""
         self._far_silent_run = 0
         """Microphone frames since the far end last made a sound."""
+        self._learned = 0
+        """Frames of her voice since the far end's stream started or last moved (SETTLED_FRAMES)."""
+        self._far_shape = (0, 0)
+        """The far timeline's (runs, moves) when _learned was last counted."""
 
     def configure(self, settings: EchoSettings) -> None:
         """Switch features on or off; a new module starts (its echo model learns again in ~1 s)."""
@@ -241,6 +255,11 @@ class EchoCanceller:
         if far_energy / APM_FRAME >= self.FAR_ACTIVE:
             self._spoken.append((far_energy, float(np.dot(near, near))))
             self._hears_her = None
+            self._learned += 1
+        if (self._far.runs, self._far.moves) != self._far_shape:
+            self._far_shape, self._learned = (self._far.runs, self._far.moves), 0
+        self.stats.settled = (not self.settings.echo_cancellation or self._learned >= SETTLED_FRAMES
+                              or not self.hears_her)
         if self.settings.echo_cancellation and not self.hears_her:
             clean = near  # nothing of hers to remove, and the module would suppress the user
         self._count(far_energy, near, clean, time.thread_time() - began)

@@ -86,6 +86,11 @@ class EchoWorker:
         """True while her voice is being removed from the microphone."""
         return self._settings.echo_cancellation and not self._failed and not self._closed
 
+    @property
+    def settled(self) -> bool:
+        """Her echo is removed as the module has learned it (EchoStats.settled), or not cancelled."""
+        return not self.cancelling or self._stats.settled
+
     def connect(self, deliver: Deliver) -> None:
         """Where cleaned microphone audio goes (set by the microphone before its stream starts)."""
         self._deliver = deliver

@@ -23,6 +23,11 @@ her for this long after each of its lines starts (or goes on): that is where an 
 starved of time lets her voice through (beside two busy cores, "It was" and "I will" at each
 sentence's onset), and a resume that starts there again would be stopped again by her own voice,
 for ever. Words said over her still stop her once it is past."""
+UNSETTLED_ECHO_RATIO = 0.3
+"""The floor's share of her level while her echo canceller is still learning the room (its first
+second of her voice, and after her speaker's stream moved): her echo may come back nearly as
+loud as without one (EarSettings.echo_ratio). She is harder to stop for that second, and does
+not stop herself."""
 FALSE_STOP_S = 2.0
 """Stopped by a sound that no words follow within this long (and nothing is still being said
 or heard): it was no interruption, and she goes on (LiveKit agents' false-interruption timeout)."""
@@ -82,6 +87,7 @@ class BargeInWatch:
         """Stopped by no interruption during this reply: each line's onset is deaf to the level."""
         self._deaf_until = 0.0
         """time.monotonic() before which audio captured is no barge-in (ONSET_GRACE_S)."""
+        self._echo_settled = getattr(sink, "echo_settled", None)
         if sink is not None:
             sink.add_level_listener(self._out_levels.append)
             sink.add_start_listener(self._line_started)
@@ -96,7 +102,10 @@ class BargeInWatch:
         self._wary = True
 
     def floor(self, barge_in_floor: float, echo_ratio: float) -> float:
-        """The level the user must reach: the fixed floor, raised with her own playback level."""
+        """The level the user must reach: the fixed floor, raised with her own playback level (more
+        while her echo canceller is still learning: UNSETTLED_ECHO_RATIO)."""
+        if self._echo_settled is not None and not self._echo_settled():
+            echo_ratio = max(echo_ratio, UNSETTLED_ECHO_RATIO)
         return max(barge_in_floor, echo_ratio * max(self._out_levels, default=0.0))
 
     def hear(self, frame: np.ndarray, speech: bool, floor: float, needed_ms: int, stream_s: float,

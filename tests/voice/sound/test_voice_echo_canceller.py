@@ -336,3 +336,33 @@ def test_a_line_whose_sound_never_comes_holds_the_microphone_only_briefly_and_lo
         worker.close()
     fed = (near.size - 511 + 511) // 512 * 512
     assert sum(b.size for b in got) == fed // APM_FRAME * APM_FRAME
+
+
+def test_her_echo_counts_as_removed_only_once_the_canceller_has_heard_a_second_of_her(her_voice):
+    far, far_rate = her_voice
+    near = room(resample(far, far_rate, RATE))
+    early = EchoCanceller(EchoSettings())
+    run_room(early, far[:far_rate // 2], far_rate, near[:RATE // 2])  # her first half second
+    assert early.stats.echo_frames > 20 and not early.stats.settled
+    learned = EchoCanceller(EchoSettings())
+    run_room(learned, far, far_rate, near)
+    assert learned.stats.settled
+    assert EchoCanceller(EchoSettings(echo_cancellation=False)).stats.settled  # nothing to learn
+
+
+def test_while_her_canceller_is_still_learning_the_barge_in_floor_allows_for_her_whole_echo():
+    from companion.voice.sound.audio import NullSink
+    from companion.voice.turns.barge_in import UNSETTLED_ECHO_RATIO, BargeInWatch
+
+    class LearningSink(NullSink):
+        settled = False
+
+        def echo_settled(self) -> bool:
+            return self.settled
+
+    sink = LearningSink()
+    watch = BargeInWatch(sink)
+    sink._report(0.2)  # her level as she plays
+    assert watch.floor(0.01, 0.05) == pytest.approx(UNSETTLED_ECHO_RATIO * 0.2)
+    sink.settled = True
+    assert watch.floor(0.01, 0.05) == pytest.approx(0.05 * 0.2)
