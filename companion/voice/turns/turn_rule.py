@@ -66,11 +66,12 @@ WANTS_MORE = frozenset({"wondering", "wanna", "gonna", "hoping", "trying", "wher
 # human tune clips (no terse command held, "Lights off."; at most 10 % of open pauses felt as cut and 1
 # mid-sentence turn end a minute; then the least median + p95 dead air; its docstring gives the order
 # among equals), for the model's reading lifted by its trained head (text_turn.combined, the head
-# weighed 2/3). Pause set: felt cuts 35 % → 10 % (tune) and 15 % → 10 % (check), dead air
-# 585 / 1,397 → 662 / 1,344 and 561 / 1,601 → 634 / 2,046 ms. Human recordings: mid-sentence turn
-# ends 0.47 / min (tune) and 0.58 / min (check), against 0.47 and 1.16 with the rule before (sure 0.5,
-# open 0.2 on the geometric mean, after finished words the bar 0.2 falling to 0 at 768 ms whatever the
-# model said; bench/RESULTS.md, 2026-12-07 helper52).
+# weighed 2/3). Pause set, against no words' model: felt cuts 35 % → 10 % (tune) and 15 % → 10 %
+# (check), dead air 585 / 1,238 → 662 / 1,344 and 561 / 1,315 → 634 / 2,046 ms. Human recordings:
+# mid-sentence turn ends 0.47 / min (tune) and 0.58 / min (check), against 0.47 and 1.16 with the
+# rule before (sure 0.5, open 0.2 on the geometric mean, after finished words the bar 0.2 falling to
+# 0 at 768 ms whatever the model said), whose check p95 dead air was lower (1,571 ms; bench/RESULTS.md,
+# 2026-12-07 helper52).
 TEXT_SURE = 0.6
 TEXT_OPEN = 0.3
 TEXT_OPEN_UNTIL_MS = 1536
