@@ -14,6 +14,8 @@ cased, punctuation and hyphens dropped):
 - `floor`: the clip through her Whisper alone, no turn-taking, in pieces under 30 s cut at
   its quietest moments (`floor_transcript`): what hearing alone loses (deleted words) or
   mishears (substituted);
+- `vad_floor`: the same, with every stretch her VAD and endpointer never took for speech
+  silenced (`vad_heard`): what the VAD's misses add to Whisper's own;
 - `session`: every turn's words that reached the brain, joined: what hearing and turn-taking
   lose together; `lost_by_turn_taking` = session deletions - floor deletions;
 - `mid_sentence_turn_ends_per_min`: turn ends whose last heard reference word is not a
@@ -52,9 +54,11 @@ from companion.config import VoiceSettings  # noqa: E402
 from companion.events import EventBus  # noqa: E402
 from companion.runtime import Companion  # noqa: E402
 from companion.voice.brain_port import CompanionBrain  # noqa: E402
-from companion.voice.factory import load_engines, load_turn_model_or_none  # noqa: E402
+from companion.voice.factory import load_engines, load_turn_model_or_none, make_vad  # noqa: E402
 from companion.voice.session import VoiceSession  # noqa: E402
 from companion.voice.sound.audio import WavSink, WavSource, read_wav, write_wav  # noqa: E402
+from companion.voice.sound.frames import FRAME_SAMPLES, QUIET_RMS, rms  # noqa: E402
+from companion.voice.turns.endpoint import Endpointer, EndpointSettings  # noqa: E402
 
 REPLY = "Sure, I can help with that."
 TAIL_S = 3.0
@@ -157,6 +161,25 @@ def floor_transcript(transcriber, audio: np.ndarray, rate: int) -> str:
     return " ".join(transcriber.transcribe_sync(piece) for piece in pieces)
 
 
+def vad_heard(audio: np.ndarray) -> np.ndarray:
+    """`audio` (16 kHz) with every frame outside an utterance of her VAD and endpointer silenced
+    (the pre-roll kept, the VAD started afresh at digital silence, as her ear does)."""
+    settings = EndpointSettings()
+    vad, endpointer = make_vad(), Endpointer(settings)
+    pre_roll = settings.pre_roll_ms * 16 // FRAME_SAMPLES
+    kept, quiet_before = np.zeros(audio.size, dtype=bool), False
+    for at in range(0, audio.size - FRAME_SAMPLES + 1, FRAME_SAMPLES):
+        frame = audio[at:at + FRAME_SAMPLES]
+        quiet = rms(frame) < QUIET_RMS
+        if quiet and not quiet_before and not endpointer.in_speech:
+            vad.reset()
+        quiet_before = quiet
+        endpointer.push(frame, vad.probability(frame))
+        if endpointer.in_speech:
+            kept[max(0, at - pre_roll * FRAME_SAMPLES):at + FRAME_SAMPLES] = True
+    return np.where(kept, audio, 0.0).astype(np.float32)
+
+
 async def session_turns(wav: Path, brain: ScriptedBrain, folder: Path, engines, turn_model, fast: bool) -> dict:
     folder.mkdir(parents=True, exist_ok=True)
     transcriber, synthesizer = engines
@@ -189,9 +212,12 @@ def summary(rows: list[dict]) -> dict:
     minutes = sum(r["seconds"] for r in rows) / 60
     session = totals(rows, "session")
     floor = totals(rows, "floor")
+    vad_floor = totals(rows, "vad_floor")
     cuts = sum(r["session"]["mid_sentence_turn_ends"] for r in rows)
     return {"clips": len(rows), "minutes": round(minutes, 2), "speakers": len({s for r in rows for s in r["speakers"]}),
-            "ref_words": sum(r["ref_words"] for r in rows), "floor": floor, "session": session,
+            "ref_words": sum(r["ref_words"] for r in rows), "floor": floor, "vad_floor": vad_floor,
+            "session": session,
+            "lost_by_vad_words": vad_floor["deleted"] - floor["deleted"],
             "lost_by_turn_taking_words": session["deleted"] - floor["deleted"],
             "lost_by_turn_taking_pct": round(session["lost_pct"] - floor["lost_pct"], 1),
             "turns": sum(len(r["turns"]) for r in rows), "joined_turns": sum(r["session"]["joined_turns"] for r in rows),
@@ -228,6 +254,7 @@ async def main() -> int:
         for clip in clips:
             audio, rate = read_wav(Path(clip["wav"]))
             floor_text = floor_transcript(engines[0], audio, rate)
+            vad_text = floor_transcript(engines[0], vad_heard(audio), rate)
             played = folder / f"{clip['clip']}.wav"
             write_wav(played, audio, rate)
             heard = await session_turns(played, brain, folder / clip["clip"], engines, turn_model, args.fast)
@@ -236,6 +263,8 @@ async def main() -> int:
                          "seconds": clip["seconds"], "ref_words": session.pop("ref_words"),
                          "floor": {k: v for k, v in score(clip["text"], [floor_text]).items()
                                    if k in ("deleted", "substituted", "inserted", "lost_words")},
+                         "vad_floor": {k: v for k, v in score(clip["text"], [vad_text]).items()
+                                       if k in ("deleted", "substituted", "inserted", "lost_words")},
                          "session": session, "turns": heard["turns"], "floor_text": floor_text,
                          "barge_ins": heard["barge_ins"], "wall_s": heard["wall_s"]})
     out = {"mode": "fast (file time, turns taken)" if args.fast else "real time, she talks beside the person",

@@ -261,6 +261,9 @@ class VoiceLoop:
 
     async def _heard(self, utterance: Utterance) -> None:
         text, latency = utterance.text, utterance.latency
+        if utterance.aside:
+            self._heard_within_her_turn(text)  # a listening noise under her voice: no turn
+            return
         prepared = self.preparer.take(utterance.pause_id)
         if self.enrolling:
             if prepared is not None:

@@ -36,6 +36,7 @@ from companion.voice.turns.endpoint import (
     TurnCheck,
     UtteranceEnded,
 )
+from companion.voice.turns.held import HELD_S
 from companion.voice.turns.latency import TurnLatency
 from companion.voice.turns.load import PartialPacer
 from companion.voice.turns.smart_turn import SmartTurn
@@ -106,6 +107,9 @@ class Ear:
         self._spoke_from = 0.0
         self._hearing: asyncio.Future | None = None
         """Hearing the words of the utterances that ended, one after another (a live source)."""
+        self._let_go_at: float | None = None
+        """Stream time at which a sound held after the latest utterance can no longer be taken
+        by the next (none started within HELD_S of its end): words.let_go is asked then."""
         self._origin: float | None = None
         """time.monotonic() of the endpointer's stream time 0: frames are captured in real time,
         but read late when the ear falls behind, so their capture time comes from here."""
@@ -124,6 +128,7 @@ class Ear:
             self.endpointer = Endpointer(settings.endpoint)
             self.barge_in.forget()
             self._origin = None
+            self._let_go_at = None
             self.words.new_clock(settings.endpoint.max_utterance_s)
         if self.turn_watch is not None:
             self.turn_watch.judge.rule = settings.turn_rule
@@ -135,6 +140,7 @@ class Ear:
         self._origin = None
         self.words.going_on.forget()
         self.words.held.forget()
+        self._let_go_at = None
         self.barge_in.forget()
         for task in self._early.values():
             task.cancel()
@@ -159,6 +165,7 @@ class Ear:
             # The audio ran out (a file): whoever was speaking has stopped.
             for event in self.endpointer.flush():
                 await self._utterance_ended(event)
+            await self._in_order(lambda: self.words.let_go(float("inf")))  # nothing follows now
         if self._hearing is not None and not self._closing:
             await asyncio.gather(self._hearing, return_exceptions=True)
             self._words_failed()
@@ -192,6 +199,8 @@ class Ear:
                     await self._utterance_ended(event)
         for event in self.endpointer.push(frame, probability):
             if isinstance(event, SpeechStarted):
+                if self._let_go_at is not None and event.at_s < self._let_go_at:
+                    self._let_go_at = None  # it may take what was held: judged when it ends
                 self._over_her = voice.busy
                 self._spoke_from = self._captured_at(event.at_s)
                 self.partials, self._partial_at_s = [], self.endpointer.stream_s
@@ -223,6 +232,9 @@ class Ear:
                 await self._utterance_ended(event)
         if self.endpointer.pause_id is not None:
             self._pause_ready(self.endpointer.pause_id)
+        if self._let_go_at is not None and self.endpointer.stream_s >= self._let_go_at:
+            until, self._let_go_at = self._let_go_at, None
+            await self._in_order(lambda: self.words.let_go(until))
         self._transcribe_so_far()
 
     def _transcribe_so_far(self) -> None:
@@ -284,22 +296,26 @@ class Ear:
         utterance before, while the ear goes on reading frames (a live source): waiting for a
         transcript here held up the VAD, barge-in and the next utterance's timing."""
         heard = self._judge_ended(event)
+        self._let_go_at = event.speech_end_s + HELD_S + FRAME_S
+        await self._in_order(lambda: self.words.hear(heard))
+
+    async def _in_order(self, work: Callable[[], Awaitable[None]]) -> None:
+        """Hear words after those of the utterances before: right here from a file (it has no
+        real time to keep up with), else in the background, chained."""
+        self.hearing_words = True
         if not self.source.realtime:
-            # A file has no real time to keep up with: hear the words right here, in order.
-            self.hearing_words = True
             try:
-                await self.words.hear(heard)
+                await work()
             finally:
                 self.hearing_words = False
             return
-        self.hearing_words = True
-        self._hearing = asyncio.ensure_future(self._after(self._hearing, heard))
+        self._hearing = asyncio.ensure_future(self._after(self._hearing, work))
 
-    async def _after(self, before: asyncio.Future | None, heard: Ended) -> None:
+    async def _after(self, before: asyncio.Future | None, work: Callable[[], Awaitable[None]]) -> None:
         if before is not None:
             await asyncio.gather(before, return_exceptions=True)  # its failure is raised from run()
         try:
-            await self.words.hear(heard)
+            await work()
         finally:
             if asyncio.current_task() is self._hearing:  # the last one chained: nothing left to hear
                 self.hearing_words = False

@@ -72,6 +72,15 @@ class Held:
             return None
         return sound
 
+    def expired(self, until_s: float) -> HeldSound | None:
+        """The held sound when no utterance can take it any more (stream time `until_s` is more
+        than `within_s` past its end); it is no longer held. None otherwise."""
+        sound = self._sound
+        if sound is None or until_s - sound.end_s <= self.within_s:
+            return None
+        self._sound = None
+        return sound
+
     def forget(self) -> None:
         """The stream's clock starts again, or she was addressed otherwise: nothing is held."""
         sound, self._sound = self._sound, None

@@ -45,6 +45,9 @@ class Utterance:
     """It talked over her loud enough to stop her (barge-in)."""
     goes_on: bool = False
     """It went on with the utterance before, whose turn ended in a pause: `text` is both."""
+    aside: bool = False
+    """Words said over her that ask nothing of her ("Mm-hmm."), heard under her voice: a line of
+    her transcript, never a turn."""
 
 
 class PauseListener(Protocol):

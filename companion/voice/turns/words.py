@@ -26,6 +26,7 @@ from companion.voice.speaking.echo import (
     is_echo,
     words,
 )
+from companion.voice.turns.barge_in import only_backchannel
 from companion.voice.turns.endpoint import UtteranceEnded
 from companion.voice.turns.going_on import GoingOn
 from companion.voice.turns.held import Held, HeldSound
@@ -188,6 +189,41 @@ class WordsHearer:
         self.held.hold(HeldSound(event.audio, ended.start_s, event.speech_end_s, ended.spoke_from,
                                  early if early is not None else None, over_her=True))
         self._discard(event.pause_id)
+
+    async def let_go(self, until_s: float) -> None:
+        """Stream time `until_s` is past the window of the sound held from under her voice, and
+        nothing followed it. Words of a person who went on with what she is answering (it began
+        within GOES_ON_S of that utterance's end: "Montreal forced, um, | aligner") are heard
+        with it, as going on after a turn end is; a listening noise ("Mm-hmm.") goes to her
+        transcript as an aside; any other is let go, as before."""
+        held = self.held.expired(until_s)
+        if held is None or not held.over_her:
+            return  # a sound Whisper heard nothing in, no voice of hers there: nothing to hear
+        known = held.text is not None and held.text.done() and not held.text.cancelled()
+        text = held.text.result() if known else await self.transcriber.transcribe(held.audio)
+        if not text or self._hers(text, held.end_s, held.spoke_from):
+            log.info("let go of a sound held from under my voice, nothing followed: %r", text)
+            return
+        if only_backchannel(text):  # an "mm-hm" as she begins is no part of the question either
+            await self._heard(Utterance(text, TurnLatency(), None, held.start_s, held.end_s, aside=True))
+            return
+        goes_on = self.going_on.joined(held.audio, held.start_s)
+        if goes_on is None:
+            log.info("let go of words held from under my voice, nothing followed: %r", text)
+            return
+        audio, start_s = goes_on
+        whole = await self.transcriber.transcribe(audio)
+        if len(words(whole)) <= len(words(self.going_on.text)):
+            log.info("let go of a sound held from under my voice, no words with the turn before: %r", text)
+            return
+        latency = TurnLatency()
+        latency.mark("speech_end", self._captured_at(held.end_s))
+        latency.mark("utterance_end")
+        latency.mark("transcribed")
+        latency.heard = whole
+        self.going_on.remember(audio, start_s, held.end_s, whole)
+        log.info("the user went on under my voice with the turn before, nothing followed: %r", whole)
+        await self._heard(Utterance(whole, latency, None, start_s, held.end_s, goes_on=True))
 
     async def _in_front(self, held: HeldSound) -> bool:
         """Whether a held sound goes in front of the utterance after it: never her own words."""

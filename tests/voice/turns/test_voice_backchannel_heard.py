@@ -24,9 +24,13 @@ from companion.voice.turns.barge_in import only_backchannel
 
 pytestmark = pytest.mark.real_audio  # a sound over her in real time
 
+QUIET = 0.05
+"""Far quieter than her: below the level that stops her, so it is held and let go (voice.turns.held)."""
 
+
+@pytest.mark.parametrize("loudness", [NEAR, QUIET], ids=["stops-her-a-moment", "under-her-voice"])
 async def test_an_mm_hm_that_leaves_her_talking_is_in_the_transcript_of_the_turn_she_was_answering(
-        tmp_path, scripted_brain, hearing, piper_voice):
+        tmp_path, scripted_brain, hearing, piper_voice, loudness):
     scripted_brain.push({"text": STORY}, {"text": "Okay."})
     companion = Companion(make_config(tmp_path, scripted_brain.url), EventBus())
     await companion.start()
@@ -43,7 +47,7 @@ async def test_an_mm_hm_that_leaves_her_talking_is_in_the_transcript_of_the_turn
             all_said.set()  # her story is told and her voice quiet
 
     companion.bus.subscribe(listen)
-    mm_hm = np.concatenate([np.zeros(32_000, dtype=np.float32), speech(piper_voice, "Mm hmm.", lead_s=0.0) * NEAR])
+    mm_hm = np.concatenate([np.zeros(32_000, dtype=np.float32), speech(piper_voice, "Mm hmm.", lead_s=0.0) * loudness])
     microphone = CuedMicrophone(speech(piper_voice, "Tell me a story.", tail_s=0.3), mm_hm, her_first_word,
                                 tail_s=22.0, done=all_said)
     started = time.monotonic()

@@ -15,7 +15,7 @@ from collections import deque
 
 import numpy as np
 import pytest
-from human_clips import sonnet_read
+from human_clips import michael_talking, sonnet_read
 
 from companion.voice.factory import make_vad
 from companion.voice.sound.audio import resample
@@ -27,6 +27,8 @@ from companion.voice.turns.ear_settings import EarSettings
 pytestmark = pytest.mark.timeout(300)
 
 HER_LINE = "It was a lovely day in Australia."
+HER_ANSWER = "Sure, I can help with that."
+"""Her answer in the benches (bench/human_words.py)."""
 NEVER_STOPS_HER = EarSettings(barge_in_floor=1.0)
 """No sound here reaches the level of someone talking over her."""
 
@@ -48,8 +50,9 @@ class Microphone:
 
     realtime = True
 
-    def __init__(self, voice: Voice, audio: np.ndarray, plays_from_s: float, plays_to_s: float) -> None:
-        self.voice, self.audio = voice, audio
+    def __init__(self, voice: Voice, audio: np.ndarray, plays_from_s: float, plays_to_s: float,
+                 line: str = HER_LINE) -> None:
+        self.voice, self.audio, self.line = voice, audio, line
         self.plays = (plays_from_s, plays_to_s)
         self.index = 0
         self.began: float | None = None
@@ -61,7 +64,7 @@ class Microphone:
         if self.began is None:
             # Her line's times on the clock the ear times utterances on: the first frame ends now.
             self.began = time.monotonic() - FRAME_S
-            self.voice.recent_played.append(PlayedLine(HER_LINE, self.began + self.plays[0], self.began + self.plays[1]))
+            self.voice.recent_played.append(PlayedLine(self.line, self.began + self.plays[0], self.began + self.plays[1]))
         self.index += 1
         at_s = self.index * FRAME_S
         self.voice.playing = self.plays[0] <= at_s < self.plays[1]
@@ -71,13 +74,14 @@ class Microphone:
         self.index = self.audio.size
 
 
-async def heard_texts(hearing, audio: np.ndarray, plays_from_s: float, plays_to_s: float) -> list[str]:
+async def heard_texts(hearing, audio: np.ndarray, plays_from_s: float, plays_to_s: float,
+                      line: str = HER_LINE) -> list[str]:
     voice, texts = Voice(), []
 
     async def heard(utterance) -> None:
         texts.append(utterance.text)
 
-    ear = Ear(source=Microphone(voice, audio, plays_from_s, plays_to_s), vad=make_vad(), transcriber=hearing,
+    ear = Ear(source=Microphone(voice, audio, plays_from_s, plays_to_s, line), vad=make_vad(), transcriber=hearing,
               her_voice=voice, heard=heard, barged_in=lambda: None, settings=NEVER_STOPS_HER)
     await ear.run()
     return texts
@@ -132,3 +136,38 @@ async def test_her_own_echo_held_under_her_voice_is_never_put_in_front_of_the_us
     said = words(texts[0])
     assert {"fairest", "creatures"} <= set(said), texts
     assert not {"lovely", "australia", "austin", "it", "was"} & set(said), texts  # nothing of hers in front
+
+
+@pytest.fixture(scope="module")
+def montreal():
+    """Michael's "Montreal forced, um, aligner." (MFA's mfa_um.flac): "Montreal forced" and "aligner"."""
+    recording = michael_talking(15).pieces[14]
+    return piece(recording, 1.1, 2.95), piece(recording, 6.15, 6.9)
+
+
+async def test_a_last_word_said_under_her_voice_right_after_the_question_is_heard_with_it_though_nothing_follows(
+        hearing, montreal):
+    # "Montreal forced | aligner": she begins answering in the pause, his last word comes 0.6 s
+    # after, quieter than talking over her, and ends while she still speaks; then he is quiet.
+    # Held for what follows, it was lost when nothing did.
+    question, last_word = montreal
+    question_s = 0.5 + question.size / SAMPLE_RATE
+    audio = np.concatenate([silence(0.5), question, silence(0.6), last_word, silence(2.5)])
+    texts = await heard_texts(hearing, audio, plays_from_s=question_s + 0.3,
+                              plays_to_s=question_s + 0.6 + last_word.size / SAMPLE_RATE + 1.0, line=HER_ANSWER)
+    assert "montreal" in words(texts[0]), texts
+    assert {"montreal", "aligner"} <= set(words(texts[-1])) or {"montreal", "liner"} <= set(words(texts[-1])), texts
+
+
+async def test_her_own_echo_under_her_voice_right_after_the_question_is_never_heard_with_it(
+        hearing, montreal, piper_voice):
+    # The same timing with the canceller's quiet leftover of her line in place of his last word.
+    question, _ = montreal
+    question_s = 0.5 + question.size / SAMPLE_RATE
+    her = resample(piper_voice.synthesize_sync(HER_ANSWER), piper_voice.sample_rate, SAMPLE_RATE)
+    line_s = her.size / SAMPLE_RATE
+    leftover = 0.3 * her[:round((line_s - 0.6) * SAMPLE_RATE)]
+    audio = np.concatenate([silence(0.5), question, silence(0.6), leftover, silence(2.5)])
+    texts = await heard_texts(hearing, audio, plays_from_s=question_s + 0.6, plays_to_s=question_s + 0.6 + line_s,
+                              line=HER_ANSWER)
+    assert len(texts) == 1 and "montreal" in words(texts[0]), texts
