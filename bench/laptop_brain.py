@@ -170,6 +170,16 @@ async def conversation(engines, thinking_line_s: float, turns: int, pace: Pace, 
     questions = list(LONG_QUESTIONS[:turns]) if long else [q for q, _answer in CONVERSATION[:turns]]
     script = [] if long else [{"text": answer} for _question, answer in CONVERSATION[:turns]]
     with ScriptedBrain(script, pace=pace, fallback={"text": LONG_ANSWER} if long else None) as brain:
+        evaluate = brain.slot.prompt
+
+        def noted(body: dict, wait) -> bool:
+            """Each modelled request's counts, marked as a fill (one token asked, not the warm-up)."""
+            stopping = evaluate(body, wait)
+            last_user = [m for m in body.get("messages") or [] if m.get("role") == "user"][-1]["content"]
+            brain.slot.timings[-1]["fill"] = body.get("max_tokens") == 1 and last_user != "Hi"
+            return stopping
+
+        brain.slot.prompt = noted
         voice = replace(VoiceSettings(listening="always"), thinking_line_s=thinking_line_s)
         run = folder / f"run-{thinking_line_s}-{fill}"
         run.mkdir()
@@ -233,6 +243,8 @@ async def conversation(engines, thinking_line_s: float, turns: int, pace: Pace, 
         "thinking_line_s": thinking_line_s,
         "fill_while_speaking": fill,
         "fills_sent": len(fills),
+        "real_prompt_n": [t["prompt_n"] for t in timings[1:] if not t["fill"]],
+        "fill_prompt_n": [t["prompt_n"] for t in timings if t["fill"]],
         "words_so_far_heard": len(early.words),
         "turns": report,
         "median_first_sound_ms_turns_2_on": round(statistics.median(later)) if later else None,

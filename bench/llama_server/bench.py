@@ -63,6 +63,8 @@ QUESTIONS = (
 TOOL_TURN = 2
 """The question that needs a tool (get_time), zero-based."""
 SPOKEN_CAP = 48
+STUCK_S = 30.0
+"""The next question waits this long at most for her turn on the last one to begin."""
 
 
 class TimedSpeaker(Speaker):
@@ -71,8 +73,14 @@ class TimedSpeaker(Speaker):
     def __init__(self, questions) -> None:
         super().__init__(questions)
         self.starts: list[float] = []
+        self.heard: list[str] | None = None
+        """Her turns so far (the loop's `heard`): the next question waits for the last one's."""
 
     async def read(self):
+        if (self._waiting and self._quiet_since is not None and self.heard is not None
+                and len(self.heard) < len(self.ends) and time.monotonic() - self.ends[-1] < STUCK_S):
+            # Quiet while the words are still being heard is not her answer given: wait for it.
+            self._quiet_since = time.monotonic()
         waiting = self._waiting
         frame = await super().read()
         if waiting and not self._waiting:
@@ -99,10 +107,16 @@ def is_fill(record: dict) -> bool:
     return record["max_tokens"] == 1
 
 
-def turn_requests(records: list[dict], began: float, until: float) -> tuple[list[dict], list[dict]]:
+def turn_requests(records: list[dict], began: float, until: float,
+                  heard: str | None = None) -> tuple[list[dict], list[dict]]:
     """The requests that arrived between a question's start and the next's: those for its final
     words (the real turn, in order) and the others (replies prepared at a pause for earlier
-    words, and fills)."""
+    words, and fills). With `heard` (her turn's words) the real turn is the requests for them,
+    whenever they came, and the others those before it."""
+    if heard is not None:
+        turn = [r for r in records if not is_fill(r) and r["at"] >= began and r["last_user"] == heard[:80]]
+        end = turn[0]["at"] if turn else until
+        return turn, [r for r in records if began <= r["at"] < end and r not in turn]
     mine = [r for r in records if began <= r["at"] < until]
     real = [r for r in mine if not is_fill(r)]
     final = real[-1]["last_user"] if real else None
@@ -135,7 +149,7 @@ async def conversation(args, url: str, folder: Path, engines) -> dict:
     session = VoiceSession(brain=CompanionBrain(companion), bus=bus, source=user, sink=sink,
                            transcriber=transcriber, synthesizer=synthesizer,
                            voice=VoiceSettings(listening="always", hearing_model=args.hearing))
-    install_early_words(session.loop)  # the ear's words so far reach her preparer (brain/fill.py)
+    early = install_early_words(session.loop)  # the ear's words so far reach her preparer (brain/fill.py)
     lines: list[tuple[float, str, str]] = []
     mouth_playing = session.speaker.on_playing
 
@@ -145,6 +159,7 @@ async def conversation(args, url: str, folder: Path, engines) -> dict:
 
     session.speaker.on_playing = on_playing
     session.loop.on_busy.append(user.busy)
+    user.heard = session.loop.heard
     quiet_at: list[float] = []
     session.loop.on_busy.append(lambda busy: None if busy else quiet_at.append(time.monotonic()))
     try:
@@ -159,17 +174,21 @@ async def conversation(args, url: str, folder: Path, engines) -> dict:
     for index, ended in enumerate(user.ends):
         began = user.starts[index]
         until = user.starts[index + 1] if index + 1 < len(user.starts) else end_all
-        turn, others = turn_requests(records, began, until)
+        words = session.loop.heard[index] if index < len(session.loop.heard) else None
+        turn, others = turn_requests(records, began, until, words)
         quiet = next((t for t in quiet_at if ended < t < until), until)  # she went quiet
         said = [(t, kind, text) for t, kind, text in lines if ended <= t < until]
         answer = next((t for t, kind, _text in said if kind == "say"), None)
         first = said[0][0] if said else None
         evaluated = [row["prompt_n"] for row in map(request_row, turn) if row["prompt_n"] is not None]
         turn_fills = [r for r in others if is_fill(r)]
+        so_far = [(t, sent) for t, _words, sent in early.words if began <= t < until]
         before_real = [r for r in turn_fills if turn and r["at"] < turn[0]["at"]]
         report.append({
             "question": questions[index],
             "words": len(questions[index].split()),
+            "words_so_far": len(so_far),
+            "words_so_far_filled": sum(1 for _t, sent in so_far if sent),
             "fills": len(turn_fills),
             "fill_prompt_n": sum((r.get("timings") or {}).get("prompt_n") or 0 for r in turn_fills),
             "fills_sent_ms_after_end": [round((r["at"] - ended) * 1000) for r in turn_fills],
