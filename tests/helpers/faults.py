@@ -182,25 +182,13 @@ class ReplayedVoice:
         self.engine = engine
         self.sample_rate = engine.sample_rate
         self._made: dict[str, np.ndarray] = {}
-        self._making: dict[str, asyncio.Task] = {}
 
     async def synthesize(self, text: str) -> np.ndarray:
-        if text in self._made:
+        if text not in self._made:
+            self._made[text] = await self.engine.synthesize(text)
+        else:
             await asyncio.sleep(0)  # a turn of the loop, as waiting for piper's thread gives
-            return self._made[text]
-        making = self._making.get(text)
-        if making is None or making.done() or making.get_loop() is not asyncio.get_running_loop():
-            making = self._making[text] = asyncio.ensure_future(self._make(text))
-            making.add_done_callback(lambda task: task.cancelled() or task.exception())  # retrieved
-        # Shielded: a turn stopped or answered meanwhile still cancels this await, but piper's
-        # work (already done on its thread whatever the await) is kept. Her thinking line, asked
-        # for and then not needed once the answer came, was synthesized again in 26 of 30 runs.
-        return await asyncio.shield(making)
-
-    async def _make(self, text: str) -> np.ndarray:
-        audio = await self.engine.synthesize(text)
-        self._made[text] = audio
-        return audio
+        return self._made[text]
 
 
 _REPLAYED: dict[int, ReplayedVoice] = {}
