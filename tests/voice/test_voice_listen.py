@@ -30,6 +30,10 @@ def test_listen_writes_her_spoken_answer_and_prints_the_transcript(tmp_path, scr
     scripted_brain.push({"text": f"[happy] {reply}"})
     question = espeak_wav(tmp_path / "question.wav", "When does the library open?")
     answer = tmp_path / "answer.wav"
+    # Her thinking line is not what is tested: on a busy machine the brain's reply came after its
+    # 1.2 s and "Hmm, let me think." was heard before the answer (load 12-15).
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "settings.toml").write_text("[voice]\nthinking_line_s = 0\n")
     done = listen(tmp_path, scripted_brain.url, "--in", str(question), "--out", str(answer))
     assert done.returncode == 0, done.stderr
     heard, face, said = done.stdout.splitlines()[:3]
