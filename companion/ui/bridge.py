@@ -20,6 +20,8 @@ class EventBridge(QObject):
     event = Signal(object)
     """Every event, after the typed signal for it."""
     heard = Signal(str, bool)  # text, spoken
+    heard_aside = Signal(str)
+    """Words said over her reply that asked nothing of her ("Mm-hmm."): a line of her running turn."""
     reply_delta = Signal(str)
     reply_done = Signal(str)
     speak = Signal(str, str, str)  # kind, text, tool ("" when none)
@@ -56,6 +58,7 @@ class EventBridge(QObject):
         self._queued_mic_level.connect(self.mic_level, queued)
         self._queued_progress.connect(self.download_progress, queued)
         self._unsubscribe: Callable[[], None] | None = None
+        self._replying_turn = 0  # the turn whose reply has streamed, until it finishes
 
     # --- the core side (any thread) -------------------------------------------------------
     def deliver(self, event: ev.Event) -> None:
@@ -86,9 +89,12 @@ class EventBridge(QObject):
     @Slot(object)
     def _dispatch(self, event: ev.Event) -> None:
         match event:
+            case ev.UserHeard(text=text, turn=turn) if turn and turn == self._replying_turn:
+                self.heard_aside.emit(text)
             case ev.UserHeard(text=text, spoken=spoken):
                 self.heard.emit(text, spoken)
-            case ev.ReplyDelta(text=text):
+            case ev.ReplyDelta(text=text, turn=turn):
+                self._replying_turn = turn
                 self.reply_delta.emit(text)
             case ev.ReplyDone(text=text):
                 self.reply_done.emit(text)
@@ -111,6 +117,7 @@ class EventBridge(QObject):
             case ev.ErrorCleared(stage=stage, code=code):
                 self.error_cleared.emit(str(stage), code)
             case ev.TurnFinished(text=text, emotion=emotion, interrupted=interrupted):
+                self._replying_turn = 0
                 self.turn_finished.emit(text, emotion, interrupted)
             case ev.WorkChanged(status=status, task=task, result=result):
                 self.work_changed.emit(status, task, result)

@@ -87,8 +87,8 @@ class TranscriptView(QTextBrowser):
         self._open_reply: Line | None = None
         self._turn_reply: Line | None = None
         """Her reply in the turn going on (marked when the turn is stopped)."""
-        self._held: list[str] = []
-        """Notices that came while a reply streamed: shown once it is whole."""
+        self._held: list[tuple[str, str]] = []
+        """(kind, text) of lines that came while a reply streamed (notices, asides): shown once it is whole."""
         self._announced: dict[str, str] = {}
         self._stick = True
         self._ticker = QTimer(self, interval=1000)
@@ -103,6 +103,15 @@ class TranscriptView(QTextBrowser):
         self._close_reply()
         self._turn_reply = None
         self._page.add(HEARD, text, spoken=spoken)
+
+    @Slot(str)
+    def add_aside(self, text: str) -> None:
+        """Words said over her reply that asked nothing of her ("Mm-hmm."): while her reply streams
+        it stays one bubble and the line comes right after it; her turn goes on."""
+        if self._open_reply is not None:
+            self._held.append((HEARD, text))
+            return
+        self._page.add(HEARD, text, spoken=True)
 
     @Slot(str)
     def add_reply_delta(self, text: str) -> None:
@@ -177,7 +186,7 @@ class TranscriptView(QTextBrowser):
     def add_notice(self, text: str) -> None:
         if self._open_reply is not None:
             # While she streams a reply it stays one bubble: the notice comes right after it.
-            self._held.append(text)
+            self._held.append((NOTICE, text))
             return
         self._page.add(NOTICE, text)
 
@@ -238,8 +247,8 @@ class TranscriptView(QTextBrowser):
 
     def _release_held(self) -> None:
         held, self._held = self._held, []
-        for text in held:
-            self._page.add(NOTICE, text)
+        for kind, text in held:
+            self._page.add(kind, text, **({"spoken": True} if kind == HEARD else {}))
 
     def _tick(self) -> None:
         first = max(0, len(self._page.lines) - 50)

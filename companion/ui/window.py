@@ -150,6 +150,7 @@ class CompanionWindow(QMainWindow):
     def connect_bridge(self, bridge: EventBridge) -> None:
         bridge.heard.connect(self._turn_started)
         bridge.heard.connect(self.captions.add_heard)
+        bridge.heard_aside.connect(self.captions.add_aside)
         bridge.reply_delta.connect(self.captions.add_reply_delta)
         bridge.reply_done.connect(self.captions.finish_reply)
         bridge.speak.connect(self.captions.add_speech)

@@ -177,3 +177,30 @@ def test_a_saved_conversation_of_thousands_of_lines_loads_and_scrolls(view):
     view.repaint()
     view.clear()
     assert view.entries() == [] and view.document().toPlainText() == ""
+
+
+def test_an_mm_hm_over_her_streaming_reply_comes_after_it_and_the_reply_shows_once(view, qtbot):
+    """A backchannel heard within her turn (UserHeard stamped with the turn whose reply streams)
+    is no new turn: her reply stays one bubble and the words come right after it. Shown as a
+    new turn, the reply was cut in two and its first part shown twice once it finished."""
+    from companion import events as ev
+    from companion.ui.bridge import EventBridge
+
+    bridge, bus = EventBridge(), ev.EventBus()
+    bus.subscribe(bridge.deliver)
+    bridge.heard.connect(view.add_heard)
+    bridge.heard_aside.connect(view.add_aside)
+    bridge.reply_delta.connect(view.add_reply_delta)
+    bridge.reply_done.connect(view.finish_reply)
+    with qtbot.waitSignal(bridge.reply_done):
+        bus.emit(ev.UserHeard("Tell me a story.", spoken=True, turn=3))
+        bus.emit(ev.ReplyDelta("Once upon a time ", turn=3))
+        bus.emit(ev.UserHeard("Mm hmm.", spoken=True, turn=3))
+        bus.emit(ev.ReplyDelta("there was a fox.", turn=3))
+        bus.emit(ev.ReplyDone("Once upon a time there was a fox.", turn=3))
+    assert view.entries() == [("heard", "Tell me a story."), ("said", "Once upon a time there was a fox."),
+                              ("heard", "Mm hmm.")]
+    with qtbot.waitSignal(bridge.heard):
+        bus.emit(ev.TurnFinished("Once upon a time there was a fox.", "neutral", turn=3))
+        bus.emit(ev.UserHeard("And then?", spoken=True, turn=4))  # the next turn is a turn
+    assert view.entries()[-1] == ("heard", "And then?")
