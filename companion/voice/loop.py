@@ -238,6 +238,16 @@ class VoiceLoop:
             # or the reply would be refused when the turn comes and asked for again.
             self.preparer.start(pause_id, verdict.question(text))
 
+    def words_so_far(self, text: str) -> None:
+        """The words heard so far while the user still talks go ahead to fill her brain's prompt
+        cache (brain/fill.py), when a turn would start on them: at the turn's end only the last
+        words are left for the server to read."""
+        if self.whose.card_open() or self.mouth.busy or (self._turn is not None and not self._turn.done()):
+            return
+        verdict = self.calling.peek(text, self.ear.speech_start_s, self.ear.endpointer.stream_s)
+        if verdict.turn:
+            self.preparer.heard_so_far(verdict.question(text))
+
     def resumed(self, pause_id: int) -> None:
         self.preparer.drop()
 

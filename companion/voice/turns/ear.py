@@ -212,6 +212,7 @@ class Ear:
                 self._early[event.pause_id] = early
                 self._pause_speech_end_s = event.speech_end_s
                 early.add_done_callback(lambda _task, pause_id=event.pause_id: self._pause_ready(pause_id))
+                early.add_done_callback(self._words_so_far)
             elif isinstance(event, TurnCheck) and watch is not None:
                 watch.check(event, self._early.get(event.pause_id))
                 if not self.source.realtime:
@@ -267,6 +268,18 @@ class Ear:
             return
         if task.result() and self.endpointer.in_speech:
             self.partials.append(task.result())
+            self._tell_words(task.result())
+
+    def _words_so_far(self, task: asyncio.Task[str]) -> None:
+        """A pause's early transcript, ready while the user may still be talking."""
+        if not task.cancelled() and task.exception() is None and task.result():
+            self._tell_words(task.result())
+
+    def _tell_words(self, text: str) -> None:
+        """The words so far go to the listener (a prompt fill) while the utterance is open."""
+        heard = getattr(self.pauses, "words_so_far", None)
+        if heard is not None and self.endpointer.in_speech and not self.settings.muted and not self._closing:
+            heard(text)
 
     def _pause_ready(self, pause_id: int) -> None:
         """Tell the listener once the pause under way is long enough to be more than a gap
