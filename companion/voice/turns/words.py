@@ -114,11 +114,12 @@ class WordsHearer:
             # What stopped her may be her own first words come back (an echo canceller starved of
             # time lets a line's onset through): heard alone first, or her echo would be taken
             # for the user going on with the question she is answering, and stop her reply. Even
-            # one word is hers here when it opens her line as that line began: a user going on
-            # with her very first word as she says it is far rarer than her echo.
+            # one word is hers here when it opens her line as that line began, or when half its
+            # words are in what she was saying ("once of" for "Once upon a time", beside busy
+            # cores): a user going on with her own words as she says them is far rarer than her echo.
             alone = await early if early is not None else await self.transcriber.transcribe(audio)
             early = None
-            if alone and self.is_her_echo(alone, event.speech_end_s, spoke_from, opening_words=1):
+            if alone and self._hers(alone, event.speech_end_s, spoke_from):
                 log.info("dropped my own echo right after the question: %r", alone)
                 self._discard(event.pause_id)
                 return
