@@ -120,10 +120,12 @@ class OpenAIChatModel:
             self.fills.live -= 1
 
     def fill(self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]] | None) -> bool:
-        """Send `messages` ahead, one token asked and none read, so the server's prompt cache
-        holds them when the real request comes (brain/fill.py); False when nothing was sent."""
+        """Send `messages` ahead, one token asked, so the server's prompt cache holds them when the
+        real request comes (brain/fill.py); False when nothing was sent. The one token is read to
+        the stream's end: broken off after it, the stream's generators were left to the garbage
+        collector, which under Qt's loop closed them outside any task (a traceback per fill)."""
         key = repr((messages, tools))
-        return self.fills.offer(key, lambda: self._complete(messages, tools, lambda _piece: True, max_tokens=1))
+        return self.fills.offer(key, lambda: self._complete(messages, tools, lambda _piece: None, max_tokens=1))
 
     async def _complete(
         self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]] | None,
