@@ -4,7 +4,7 @@ and piper, *Always answer*."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from brain_harness import make_config
 
@@ -17,12 +17,17 @@ from companion.voice.sound.audio import WavSink, WavSource
 
 
 async def converse(tmp_path, scripted_brain, hearing, piper_voice, wav, turn_model, *, tail_s: float = 1.5,
-                   watch: Callable[[Event], object] | None = None) -> VoiceSession:
-    """The session after `wav` has been heard and answered; `watch` sees every event of her bus."""
-    companion = Companion(make_config(tmp_path, scripted_brain.url), EventBus())
+                   watch: Callable[[Event], object] | None = None,
+                   ready: Callable[[], Awaitable[object]] | None = None, **sections) -> VoiceSession:
+    """The session after `wav` has been heard and answered; `watch` sees every event of her bus;
+    `ready` is awaited once she has started, before the file is heard; `sections` change her
+    settings (make_config's)."""
+    companion = Companion(make_config(tmp_path, scripted_brain.url, **sections), EventBus())
     if watch is not None:
         companion.bus.subscribe(watch)
     await companion.start()
+    if ready is not None:
+        await ready()
     source = WavSource(wav, realtime=False, tail_s=tail_s)
     sink = WavSink(lambda: source.position_s, rate=piper_voice.sample_rate, realtime=False)
     session = VoiceSession(brain=CompanionBrain(companion), bus=companion.bus, source=source, sink=sink,

@@ -8,15 +8,9 @@ from __future__ import annotations
 import asyncio
 
 from audio_env import speech_wav
-from brain_harness import make_config
+from file_talk import converse
 from one_slot_brain import is_fill
 
-from companion.config import VoiceSettings
-from companion.events import EventBus
-from companion.runtime import Companion
-from companion.voice.brain_port import CompanionBrain
-from companion.voice.session import VoiceSession
-from companion.voice.sound.audio import WavSink, WavSource
 from companion.voice.turns import ear
 
 
@@ -26,19 +20,8 @@ async def _asked(tmp_path, scripted_brain, hearing, piper_voice, turn_model, **s
     scripted_brain.fallback = {"text": "Kilimanjaro, about a week."}
     wav = speech_wav(tmp_path / "question.wav", piper_voice, "Could you tell me how long it takes to climb the", 0.9,
                      "tallest mountain in Africa?", tail_s=2.0)
-    companion = Companion(make_config(tmp_path, scripted_brain.url, **sections), EventBus())
-    await companion.start()
-    await asyncio.to_thread(scripted_brain.wait_for_warm_ups, 1)  # her start-up warm-up goes first
-    source = WavSource(wav, realtime=False)
-    session = VoiceSession(brain=CompanionBrain(companion), bus=companion.bus, source=source,
-                           sink=WavSink(lambda: source.position_s, rate=piper_voice.sample_rate, realtime=False),
-                           transcriber=hearing, synthesizer=piper_voice, voice=VoiceSettings(listening="always"),
-                           turn_model=turn_model)
-    try:
-        await session.run()
-    finally:
-        await session.close()
-        await companion.close()
+    await converse(tmp_path, scripted_brain, hearing, piper_voice, wav, turn_model,
+                   ready=lambda: asyncio.to_thread(scripted_brain.wait_for_warm_ups, 1), **sections)
     return [w for w in scripted_brain.warm_ups if is_fill(w)], scripted_brain.bodies
 
 
