@@ -192,3 +192,25 @@ def _prompts(deb: Path) -> list[str]:
     """The prompts' transcript lines, "name: text"."""
     text = gzip.decompress(deb_member(deb, "./usr/share/doc/asterisk-core-sounds-en/core-sounds-en.txt.gz")).decode()
     return [line.strip() for line in text.splitlines() if ": " in line and not line.startswith(";")]
+
+
+# --- voices only (bench/speaker_id.py): no reference words, so kept out of manifest.json ------------
+ICSI_MEMBER = "pocketsphinx-5.1.1/test/regression/chan3.wav"
+ICSI = {
+    "speaker": "ICSI meeting participant (chan3)",
+    "source": "pocketsphinx 5.1.1 sdist, test/regression/chan3.wav (20.9 s, 11.025 kHz, one close-talk channel)",
+    "licence": "an ICSI Meeting Corpus excerpt (distributed by the LDC) inside BSD-2-Clause pocketsphinx: "
+               "local cache only, never copied into the repo",
+}
+"""A meeting's close-talk channel ("we had a long discussion about how easy we want to make it for
+people to bleep things out. Morgan wants to make it hard."): one voice throughout to the encoder
+(its 2.5 s pieces score 0.66-0.88 against each other) and no who-spoke-when, so one more speaker
+on a recording of its own, not a second voice on the same channel."""
+
+
+def voices_only(downloads: Path) -> dict[str, np.ndarray]:
+    """Speakers for the voice benches that have no reference words: {speaker: 16 kHz audio}."""
+    archive = next(downloads.glob("pocketsphinx-5.1.1.tar.gz"), None)
+    if archive is None:
+        return {}
+    return {ICSI["speaker"]: sdist_audio(archive, ICSI_MEMBER)}
