@@ -157,6 +157,10 @@ class WordsHearer:
             self.held.hold(HeldSound(audio, start_s, event.speech_end_s, spoke_from, None, over_her=False))
             self._discard(event.pause_id)
             return
+        if stopped_her and self._opens_her_line(text, spoke_from):
+            log.info("dropped my own echo, the start of my line: %r", text)
+            self._discard(event.pause_id)
+            return
         if self.is_her_echo(text, event.speech_end_s, spoke_from):
             log.info("dropped my own echo: %r", text)
             self._discard(event.pause_id)
@@ -257,6 +261,16 @@ class WordsHearer:
         hers = self._her_words_near(speech_end_s, spoke_from)
         return self.is_her_echo(text, speech_end_s, spoke_from, opening_words=1) or (
             bool(said) and 2 * sum(word in hers for word in said) >= len(said))
+
+    def _opens_her_line(self, text: str, spoke_from: float) -> bool:
+        """A few words that began as one of her lines began, opening with that line's first word:
+        its onset come back through a canceller starved of time, the rest misheard ("once of" for
+        "Once upon a time", her first line after a slow brain, beside two busy loops). A user who
+        stops her with her own first word as she says it is far rarer."""
+        said = words(text)
+        return 0 < len(said) < MIN_ECHO_WORDS and any(
+            words(line.text)[:1] == said[:1] and abs(spoke_from - line.started) <= ECHO_LAG_S
+            for line in self.her_voice.recent_played)
 
     def _clearly_a_person(self, text: str, speech_end_s: float, spoke_from: float) -> bool:
         """PERSON_WORDS or more, most of them not in what she was saying then: her echo's

@@ -138,10 +138,11 @@ class OnsetLeak:
 
 
 async def story_over(tmp_path, scripted_brain, hearing, piper_voice, sound: np.ndarray, *, after_s: float = 2.0,
-                     tail_s: float = 22.0, onset_leak_s: float = 0.0):
+                     tail_s: float = 22.0, onset_leak_s: float = 0.0, brain_delay_s: float = 0.0):
     """She tells STORY; `after_s` after her first word the user makes `sound`, then is quiet
-    (`onset_leak_s`: the start of each of her lines comes back through the microphone, OnsetLeak)."""
-    scripted_brain.push({"text": STORY}, {"text": "Okay."})
+    (`onset_leak_s`: the start of each of her lines comes back through the microphone, OnsetLeak;
+    `brain_delay_s`: the brain waits that long before its first word)."""
+    scripted_brain.push({"text": STORY, "delay": brain_delay_s}, {"text": "Okay."})
     companion = Companion(make_config(tmp_path, scripted_brain.url), EventBus())
     await companion.start()
     her_first_word, all_said = asyncio.Event(), asyncio.Event()
@@ -225,14 +226,18 @@ async def test_a_real_stop_wait_over_her_still_ends_her_turn_and_keeps_only_what
     assert "valley" not in spoken
 
 
+@pytest.mark.parametrize("brain_delay_s", [0.0, 0.8], ids=["quick brain", "slow brain"])
 async def test_her_own_voice_leaking_at_each_sentence_start_stops_her_once_and_she_tells_the_whole_story(
-        tmp_path, scripted_brain, hearing, piper_voice):
+        tmp_path, scripted_brain, hearing, piper_voice, brain_delay_s):
     """The livelock seen beside two busy cores: her echo at a line's onset stopped her, its
     words were hers so she went on, the line started again, its onset leaked again, for ever.
     Once stopped by no interruption, the onsets of the rest of her reply are not judged by level;
-    and her first word, heard right after the question, is not the user going on with it."""
+    and her first word, heard right after the question, is not the user going on with it, nor,
+    after a slow brain (her first line past the going-on window, as beside two busy loops, where
+    "Once upon" came back as "once of"), a turn of its own."""
     loop, replies, spoken = await story_over(tmp_path, scripted_brain, hearing, piper_voice,
-                                             np.zeros(FRAME_SAMPLES, dtype=np.float32), onset_leak_s=0.6)
+                                             np.zeros(FRAME_SAMPLES, dtype=np.float32), onset_leak_s=0.6,
+                                             brain_delay_s=brain_delay_s)
     assert loop.false_stops == 1  # the first sentence's onset: after it she is wary of her echo
     assert loop.barge_ins == 0
     assert loop.heard == ["Tell me a story."]
