@@ -119,7 +119,9 @@ def deb_member(deb: Path, name: str) -> bytes:
 
 def decoded(data: bytes, suffix: str) -> np.ndarray:
     """Any sox-readable recording as 16 kHz mono float32 (stereo channels are mixed)."""
-    wav = subprocess.run(["sox", "-t", suffix.lstrip("."), "-", "-t", "raw", "-r", str(RATE), "-c", "1", "-b", "16",
+    # -D: no dither, so the same recording decodes to the same samples every time (the voice
+    # bench keys its sound-server recording on them).
+    wav = subprocess.run(["sox", "-D", "-t", suffix.lstrip("."), "-", "-t", "raw", "-r", str(RATE), "-c", "1", "-b", "16",
                           "-e", "signed-integer", "-"], input=data, check=True, capture_output=True).stdout
     return np.frombuffer(wav, "<i2").astype(np.float32) / 32768
 
