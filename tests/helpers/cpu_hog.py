@@ -32,6 +32,14 @@ SOUND_ROOM = Path(__file__).resolve().parent.parent / "voice" / "sound"
 _hog: subprocess.Popen | None = None
 
 
+ROOMS = ("sound-room", "sound-faults", "real-audio")
+
+
+def pytest_addoption(parser) -> None:
+    parser.addoption("--room", choices=ROOMS, help="only the real-audio tests of this room (one after "
+                     "another in a fresh process: `make test-real-audio` on a busy machine, free_cpu.py)")
+
+
 def pytest_configure(config) -> None:
     global _hog
     config.addinivalue_line("markers", "real_audio: plays and records through the private PulseAudio "
@@ -50,12 +58,21 @@ def pytest_unconfigure(config) -> None:
 
 
 def pytest_collection_modifyitems(config, items) -> None:
+    room, elsewhere = config.getoption("--room"), []
     for item in items:
         real_time = item.get_closest_marker("real_audio") is not None  # a real-time microphone in process
         if "pulse_audio" not in getattr(item, "fixturenames", ()) and not real_time:
+            elsewhere.append(item)
             continue
         item.add_marker(pytest.mark.real_audio)
         item.add_marker(pytest.mark.xdist_group(room_of(Path(item.path))))
+        if room is not None and room_of(Path(item.path)) != room:
+            elsewhere.append(item)
+    if room is not None:
+        # Only that room's tests (the others are no real-audio test, or another room's).
+        config.hook.pytest_deselected(items=elsewhere)
+        left_out = set(elsewhere)
+        items[:] = [item for item in items if item not in left_out]
 
 
 def room_of(path: Path) -> str:
