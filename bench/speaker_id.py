@@ -2,10 +2,12 @@
 thresholds (companion.voice.voiceprint.decisions) and the curve, per set, printed as JSON.
 
 A trial is one whole turn (2-6 s, cut at the speaker's pauses), as the window, a card's answer
-or Only me would score it. Each speaker is enrolled from their first turns up to ENROL_S of speech
-(several "calls"), keeping at least a third of their turns to score; "print" trials score a turn
-against the enrolled print (KNOWN_THRESHOLD: Only me, a card's answer), "pair" trials one turn
-against another (PAIR_THRESHOLD: the caller's voice against a follow-up's). Beside the raw cosine,
+or Only me would score it. Each speaker is enrolled from up to ENROL_S of their turns spread over
+their recordings (several "calls"), keeping at least a third of their turns to score; "print"
+trials score a turn against the enrolled print (KNOWN_THRESHOLD: Only me, a card's answer), also
+with only the speakers who have the full ENROL_S ("print_30s") and from their first turns
+("print_one_sitting"); "pair" trials one turn against another (PAIR_THRESHOLD: the caller's voice
+against a follow-up's). Beside the raw cosine,
 each set's equal error after adaptive s-norm against a cohort of the other speakers' turns on the
 same channel (the two speakers of a trial left out of it).
 
@@ -19,6 +21,10 @@ Sets:
 - human-shared-room, human-shared-phone-line: the same people each through one simulated room
   (0.4 s reverberation and a fan) or one telephone line (8 kHz, mu-law): a shared last channel
   over their own.
+- human-wideband, -equalised, -equalised-room: the speakers recorded wider than telephone
+  band as they are, then each filtered to the set's average long-term spectrum (what one microphone
+  colours alike), then also through the one room: how much of the cross-recording figure is the
+  microphones (a pessimistic same channel: the filter takes a little of each voice's timbre too).
 - human-sound-server (--sound-server): the same people's turns played into the private PulseAudio
   room the real-audio tests build (tests/helpers/open_speakers.Room: the user's mouth into her
   microphone, her speaker looped back as the echo), recorded from her microphone; recorded once
@@ -170,6 +176,38 @@ def room(audio: np.ndarray) -> np.ndarray:
     return (wet + level * noise).astype(np.float32)
 
 
+def spectrum(pieces: list[np.ndarray]) -> np.ndarray:
+    """Long-term average power spectrum (257 bins to 8 kHz) of a speaker's turns."""
+    audio = np.concatenate(pieces)
+    frames = audio[: audio.size // 256 * 256].reshape(-1, 256)
+    frames = np.concatenate([frames[:-1], frames[1:]], axis=1) * np.hanning(512)
+    return np.mean(np.abs(np.fft.rfft(frames, axis=1)) ** 2, axis=0) + 1e-12
+
+
+def wideband(pieces: list[np.ndarray]) -> bool:
+    """Speech above 4.2 kHz (not an 8 kHz recording: the Asterisk prompts, the phone call)."""
+    power = spectrum(pieces)
+    return bool(power[135:240].sum() / power.sum() > 10 ** (-40 / 10))
+
+
+def equalised(speakers: dict[str, list[np.ndarray]]) -> dict[str, list[np.ndarray]]:
+    """Each speaker's turns filtered so their long-term spectrum is the set's average (within
+    ±20 dB, smoothed over ~300 Hz): what a microphone colours alike for everyone, as one device
+    would, at the price of a little of each voice's own timbre (a pessimistic same channel)."""
+    spectra = {name: spectrum(pieces) for name, pieces in speakers.items()}
+    target = np.exp(np.mean([np.log(p) for p in spectra.values()], axis=0))
+    found = {}
+    for name, pieces in speakers.items():
+        gain = np.convolve(0.5 * np.log(target / spectra[name]), np.ones(9) / 9, mode="same")
+        gain = np.exp(np.clip(gain, -np.log(10), np.log(10)))
+        found[name] = []
+        for piece in pieces:
+            bins = np.fft.rfftfreq(piece.size, 1 / RATE)
+            shaped = np.fft.rfft(piece) * np.interp(bins, np.fft.rfftfreq(512, 1 / RATE), gain)
+            found[name].append(np.fft.irfft(shaped, piece.size).astype(np.float32))
+    return found
+
+
 def sound_server(speakers: dict[str, list[np.ndarray]]) -> dict[str, list[np.ndarray]]:
     """Every turn played into the private PulseAudio room of the real-audio tests (into the
     user's mouth, `room_user`) and cut back out of her microphone's recording (`room_mic`), in
@@ -188,16 +226,36 @@ def sound_server(speakers: dict[str, list[np.ndarray]]) -> dict[str, list[np.nda
     if not heard_wav.is_file():
         _record_through_room(played, heard_wav)
     heard, _ = read_wav(heard_wav)
-    # One clock from play to record: a single offset, found on the leading sweep.
-    opening = heard[: 6 * RATE]
-    reference = played[: lead.size + marker.size]
-    size = opening.size + reference.size
-    lag = np.fft.irfft(np.fft.rfft(opening, size) * np.conj(np.fft.rfft(reference, size)), size)
-    offset = int(np.argmax(lag[: opening.size]))
+    # One clock from play to record, but a loaded machine can drop audio on the way (parecord's
+    # overruns): found on the leading sweep, then each turn found again near where it should be.
+    offset = _lag(heard[: 6 * RATE], played[: lead.size + marker.size])
     found: dict[str, list[np.ndarray]] = {name: [] for name in speakers}
-    for (name, _), (start, end) in zip(order, spans, strict=True):
-        found[name].append(heard[offset + start:offset + end])
+    for (name, i), (start, end) in zip(order, spans, strict=True):
+        near = max(0, offset + start - 3 * RATE)
+        moved = near + _lag(heard[near:offset + end + 3 * RATE], played[start:end]) - (offset + start)
+        piece = heard[offset + moved + start:offset + moved + end]
+        same = float(piece @ played[start:end]) / (np.linalg.norm(piece) * np.linalg.norm(played[start:end]) + 1e-9)
+        if piece.size < end - start or same < 0.9:  # audio lost inside the turn: left out
+            SOUND_SERVER_LOST.append(f"{name} #{i}")
+            continue
+        if moved:
+            SOUND_SERVER_MOVED_MS.append(round(moved / RATE * 1000))
+        offset += moved
+        found[name].append(piece)
     return found
+
+
+SOUND_SERVER_MOVED_MS: list[int] = []
+"""Turns found away from where the one before said they would be: audio lost between them."""
+SOUND_SERVER_LOST: list[str] = []
+"""Turns the sound server lost part of (not the played audio where it should be): left out."""
+
+
+def _lag(heard: np.ndarray, reference: np.ndarray) -> int:
+    """Where `reference` starts in `heard` (cross-correlation)."""
+    size = heard.size + reference.size
+    lag = np.fft.irfft(np.fft.rfft(heard, size) * np.conj(np.fft.rfft(reference, size)), size)
+    return int(np.argmax(lag[: max(1, heard.size - reference.size + 1)]))
 
 
 def _record_through_room(played: np.ndarray, into: Path) -> None:
@@ -306,6 +364,11 @@ def scored(speakers: dict[str, list[np.ndarray]], impostors_of, *, cohort_extra:
     raw cosines at the chosen thresholds, and equal error after s-norm against the other speakers'
     turns (and `cohort_extra`'s), the trial's two speakers left out."""
     embed = {name: [e for e in map(ENCODER.embed_sync, pieces) if e is not None] for name, pieces in speakers.items()}
+    wider = impostors_of
+
+    def impostors_of(name: str) -> list[str]:  # noqa: F811 (only those of this set)
+        return [other for other in wider(name) if other in embed]
+
     seconds = {name: [p.size / RATE for p in pieces] for name, pieces in speakers.items()}
     pool = {**{f"cohort:{n}": [ENCODER.embed_sync(p) for p in ps] for n, ps in (cohort_extra or {}).items()}, **embed}
 
@@ -509,8 +572,14 @@ def main() -> int:
         for shared, channel in (("human-shared-room", room), ("human-shared-phone-line", phone_line)):
             heard = {name: [channel(piece) for piece in pieces] for name, pieces in people.items()}
             report[shared] = scored(heard, others)
+        wide = {name: pieces for name, pieces in people.items() if pieces and wideband(pieces)}
+        report["human-wideband"] = scored(wide, others)
+        report["human-wideband-equalised"] = scored(equalised(wide), others)
+        report["human-wideband-equalised-room"] = scored({n: [room(p) for p in ps] for n, ps in equalised(wide).items()},
+                                                         others)
         if args.sound_server:
             report["human-sound-server"] = scored(sound_server(people), others)
+            report["human-sound-server"].update(turns_moved_ms=SOUND_SERVER_MOVED_MS, turns_lost=SOUND_SERVER_LOST)
     with tempfile.TemporaryDirectory() as folder:
         voices = synthetic(Path(folder))
     report["synthetic"] = scored(voices, lambda name: [n for n in voices if n != name])
