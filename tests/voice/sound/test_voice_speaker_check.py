@@ -15,17 +15,21 @@ from companion.voice.speaker_check import SpeakerCheck, compare
 ATTEMPTS = 3
 
 
-async def measure(tmp_path, pulse_audio, brain_url, piper_voice, hearing, voice: VoiceSettings):
+async def measure(tmp_path, pulse_audio, brain_url, piper_voice, hearing, voice: VoiceSettings, *,
+                  stutter_matters: bool = True):
     """Her voice session in the open-speaker room runs the check, as Settings' button does;
-    when she says the sound stuttered during it (the test runs beside a busy core), the user
-    tries again, as she asks."""
+    when she says the sound stuttered during it (the test runs beside busy cores), the user
+    tries again, as she asks. Where a stutter cannot change what is checked
+    (`stutter_matters=False`), the last check stands, and she must have said it stuttered."""
     async with OpenSpeakerTalk(tmp_path, pulse_audio, brain_url, piper_voice, hearing, voice=voice) as talk:
         for _ in range(ATTEMPTS):
             check = await talk.session.check_speakers()
             if not check.stuttered:
                 break
         heard = talk.heard_lines()
-    assert not check.stuttered, f"the sound stuttered in all {ATTEMPTS} checks"
+    if stutter_matters:
+        assert not check.stuttered, f"the sound stuttered in all {ATTEMPTS} checks"
+    assert check.stuttered == ("try again" in check.sentence()), check.sentence()
     return check, heard
 
 
@@ -48,7 +52,9 @@ async def test_with_cancellation_off_the_test_says_she_would_hear_herself_and_sh
         tmp_path, pulse_audio, scripted_brain, piper_voice, hearing, sound_backend):
     check, heard = await measure(tmp_path, pulse_audio, scripted_brain.url, piper_voice, hearing,
                                  VoiceSettings(echo_cancellation=False, listening="always",
-                                               sound_backend=sound_backend))
+                                               sound_backend=sound_backend), stutter_matters=False)
+    # With nothing learning her echo, a stutter (beside two busy loops, all three checks at
+    # times) moves the levels by a fraction of a dB: the check below holds through one.
     assert check.played and not check.cancelling
     assert abs(check.after_db - check.before_db) < 1.5, check  # only the high-pass filter ran
     assert "Echo cancellation is off, so I would hear myself" in check.sentence()
