@@ -29,14 +29,15 @@ log = logging.getLogger(__name__)
 
 KNOWN_THRESHOLD = 0.70
 """Cosine between an utterance and a print's centroid above which it is that voice (bench/speaker_id.py,
-3-utterance prints of 1-3 s utterances). False accepts / rejects: people from separate recordings
-0 / 9 % (1 of 11), the same people through one simulated room 5 / 0 %, synthetic voices 0.4 / 0 %.
-Through one telephone line (8 kHz) every voice sounds alike to this encoder (18 % equal error),
-and the two women of one phone call score 0.80 against each other: beyond it."""
+whole turns of 2-6 s against prints of up to 30 s; 2026-12-07). Equal error: people from separate
+recordings 5.2 % (0.2 % with full 30 s prints), the same people through one simulated room 11 %
+(8.5 %); at this threshold 0 and 3.1 % false accepts. The rejects are one man recorded with a cold,
+in falsetto and in another room. Through one telephone line every voice sounds alike to this
+encoder: the two women of one phone call are beyond it (50 %)."""
 PAIR_THRESHOLD = 0.62
-"""Cosine between two single utterances above which they are one voice (the caller's and a
-follow-up's). False accepts / rejects: separate recordings 0.5 / 5 %, one room 8.5 / 5 %,
-synthetic 4 / 1 %."""
+"""Cosine between two single turns above which they are one voice (the caller's and a follow-up's).
+Equal error: separate recordings 7.0 %, one simulated room 12.8 %; synthetic voices of distinct
+bases 4 / 1 % false accepts / rejects (older figures, 1-3 s utterances)."""
 PAD_BEFORE_S = 0.3
 PAD_AFTER_S = 0.15
 """An utterance's times are where the VAD was sure of speech: its first syllable starts earlier
