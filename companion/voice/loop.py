@@ -232,7 +232,8 @@ class VoiceLoop:
             return  # what is said now answers the card: no reply to prepare
         if not quiet or not self.preparer.supported:
             return
-        verdict = self.calling.peek(text, self.ear.speech_start_s, self.ear.endpointer.stream_s)
+        # To where the speech stopped, not now: a push-to-talk in a slow pause made a stranger's line hers.
+        verdict = self.calling.peek(text, self.ear.speech_start_s, self.ear.pause_speech_end_s)
         if verdict.turn:  # not called: nothing reaches the brain, not even a prepared reply
             # Prepared for the question as it will be asked (the wake word's call taken off),
             # or the reply would be refused when the turn comes and asked for again.

@@ -99,7 +99,7 @@ class Ear:
         self.barge_in = BargeInWatch(sink)
         """Whether the user talks over her; the utterance around its latest firing stopped her,
         and only that makes a turn while she still speaks."""
-        self._pause_speech_end_s = 0.0
+        self.pause_speech_end_s = 0.0
         """Stream time the latest pause began (where its early transcript ends)."""
         self._last_frame = (0.0, time.monotonic())
         """(endpointer stream seconds, time.monotonic()) at the end of the newest frame heard."""
@@ -210,7 +210,7 @@ class Ear:
                     continue  # nobody called her: no early transcript either
                 early = asyncio.create_task(self.transcriber.transcribe(event.audio))
                 self._early[event.pause_id] = early
-                self._pause_speech_end_s = event.speech_end_s
+                self.pause_speech_end_s = event.speech_end_s
                 early.add_done_callback(lambda _task, pause_id=event.pause_id: self._pause_ready(pause_id))
                 early.add_done_callback(self._words_so_far)
             elif isinstance(event, TurnCheck) and watch is not None:
@@ -291,7 +291,7 @@ class Ear:
             return
         if self.endpointer.pause_id != pause_id or self.endpointer.silence_ms < PREPARE_AFTER_MS:
             return
-        if self.words.is_her_echo(early.result(), self._pause_speech_end_s, self._spoke_from):
+        if self.words.is_her_echo(early.result(), self.pause_speech_end_s, self._spoke_from):
             return  # her own voice coming back: nothing to prepare a reply to
         self.pauses.pause_ready(pause_id, early.result())
 
