@@ -148,6 +148,9 @@ class CompanionWindow(QMainWindow):
         self.text_box.setFocus(Qt.FocusReason.OtherFocusReason)
 
     def connect_bridge(self, bridge: EventBridge) -> None:
+        # Only bound methods of the window and its widgets, never lambdas: Qt drops a connection
+        # whose receiver is destroyed, and the bridge outlives the window (events queued before
+        # the app closed are still delivered after the window is gone).
         bridge.heard.connect(self._turn_started)
         bridge.heard.connect(self.captions.add_heard)
         bridge.heard_aside.connect(self.captions.add_aside)
@@ -156,23 +159,22 @@ class CompanionWindow(QMainWindow):
         bridge.speak.connect(self.captions.add_speech)
         bridge.tool_started.connect(self.captions.tool_started)
         bridge.tool_finished.connect(self.captions.tool_finished)
-        bridge.expression.connect(lambda name, _reason: self._show_expression(name))
+        bridge.expression.connect(self._expression_changed)
         bridge.state.connect(self.show_state)
-        bridge.reply_delta.connect(lambda _text: self._update(replying=True))
-        bridge.tool_started.connect(lambda name, _call_id: self._update(tool=name))
-        bridge.tool_finished.connect(lambda *_args: self._update(tool=""))
-        bridge.approval_needed.connect(lambda _request: self._update(waiting=True))
+        bridge.reply_delta.connect(self._reply_streaming)
+        bridge.tool_started.connect(self._tool_started)
+        bridge.tool_finished.connect(self._tool_finished)
+        bridge.approval_needed.connect(self._approval_needed)
         bridge.speech_level.connect(self.face.set_speech_level)
         bridge.mic_level.connect(self.face.set_listen_level)
         self.face.follow_holds(bridge)
         bridge.approval_needed.connect(self.approvals.add_request)
         bridge.approval_resolved.connect(self.approvals.resolve)
         bridge.error.connect(self.show_error)
-        bridge.error_cleared.connect(lambda stage, _code: self.banners.clear(stage))
+        bridge.error_cleared.connect(self._error_cleared)
         bridge.turn_finished.connect(self._turn_finished)
-        bridge.turn_finished.connect(lambda _text, _emotion, interrupted: self.captions.end_turn(interrupted))
         bridge.work_changed.connect(self.show_work)
-        bridge.attention.connect(lambda attention, _how: self._update(attention=attention))
+        bridge.attention.connect(self._attention_changed)
 
     # --- what the core tells us -----------------------------------------------------------
     @Slot(str)
@@ -266,6 +268,27 @@ class CompanionWindow(QMainWindow):
         self.work_chip.setVisible(False)
         self.captions.add_notice(f"Background job {status}: {task}" + (f": {result}" if result else ""))
 
+    def _expression_changed(self, name: str, _reason: str) -> None:
+        self._show_expression(name)
+
+    def _reply_streaming(self, _text: str) -> None:
+        self._update(replying=True)
+
+    def _tool_started(self, name: str, _call_id: str) -> None:
+        self._update(tool=name)
+
+    def _tool_finished(self, _name: str, _outcome: str, _detail: str) -> None:
+        self._update(tool="")
+
+    def _approval_needed(self, _request: object) -> None:
+        self._update(waiting=True)
+
+    def _error_cleared(self, stage: str, _code: str) -> None:
+        self.banners.clear(stage)
+
+    def _attention_changed(self, attention: str, _how: str) -> None:
+        self._update(attention=attention)
+
     def _turn_started(self, _text: str, _spoken: bool) -> None:
         self._brain_failed = False
 
@@ -276,6 +299,7 @@ class CompanionWindow(QMainWindow):
         if interrupted:
             self._core_expression = "neutral"  # stopped: no reply tag will replace the turn's face
         self._update(replying=False, tool="")
+        self.captions.end_turn(interrupted)
 
     def brain_changed(self, brain: BrainSettings) -> None:
         """New brain settings were saved: the old address's trouble is no longer known."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 
 import pytest
+import shiboken6
 from PySide6.QtCore import Qt, QThread
 from ui_loop import qt_gc_fixture  # noqa: F401 (the qt_gc fixture)
 
@@ -95,6 +96,29 @@ def test_the_face_and_state_follow_the_core(qtbot):
     assert window.face.expression == "thinking"
     assert window.face.animator.state == "working"
     assert window.state_label.text() == "Working…"
+
+
+def test_events_still_queued_when_the_window_is_destroyed_reach_nothing(qtbot):
+    """The app closes the window while the core's last events are still queued in the bridge
+    (a declined command's turn ending): they must not reach widgets that are gone."""
+    window = CompanionWindow()  # not given to qtbot: the test destroys it
+    bridge = EventBridge()
+    bus = ev.EventBus()
+    bridge.attach(bus)
+    window.connect_bridge(bridge)
+    window.show()
+    request = ev.ApprovalNeeded("r1", "rm -r old", "it deletes", saveable=False, timeout_s=30.0)
+    for event in (ev.UserHeard("delete old", spoken=False), ev.ExpressionChanged("thinking", "tool"),
+                  ev.ReplyDelta("Left"), ev.ToolStarted("shell", "c1"), request,
+                  ev.ToolFinished("shell", "c1", "declined", ""), ev.ErrorCleared("brain", "x"),
+                  ev.TurnFinished("Left it.", "neutral", interrupted=True),
+                  last := ev.AttentionChanged("dozing", "idle")):
+        bus.emit(event)  # queued: delivered on the next turn of Qt's loop
+    shiboken6.delete(window)
+    with qtbot.captureExceptions() as raised, qtbot.waitSignal(
+            bridge.event, check_params_cb=lambda event: event is last, timeout=2000):
+        pass
+    assert raised == []
 
 
 def test_an_unreachable_brain_shows_a_banner_saying_what_to_do_and_a_confused_face(qtbot):
