@@ -10,10 +10,14 @@ own log (each turn's stage breakdown, companion.voice.turns.latency) is printed 
 The measuring loop's own delay (a click played to the speaker and heard on its monitor by
 this process alone) is measured first and reported, not subtracted.
 
-    .venv/bin/python bench/turn_blackbox.py [--hog] [--rounds 2]
+    .venv/bin/python bench/turn_blackbox.py [--hog] [--rounds 2] [--pace laptop-3b]
         [--program pipecat-vad|pipecat-smart-turn --pipecat-python /work/pipecat-venv/bin/python]
 
 `--hog` keeps one core busy (a Python busy loop, tests/helpers/cpu_hog.py's) while she talks.
+`--pace laptop-3b` has the scripted brain answer at tests/helpers/brain_pace.py's profile of a
+3 B model on a laptop CPU (its prefix cache modelled as llama.cpp's) instead of at once, with
+PACED_GAP_S after each question; her first sound is then often her thinking line, and the
+figures for turns 2 on are given apart (turn 1 waits behind the cold server's warm-up).
 `--program` runs bench/pipecat/bot.py (pipecat 1.14 on her Whisper and voice files, VAD-only or
 with Smart Turn v3) in her place, on the same probe; its log is pipecat's own (no stages).
 Prints one JSON object, with the load average before and after.
@@ -40,6 +44,7 @@ sys.path.insert(0, str(ROOT / "tests" / "helpers"))
 sys.path.insert(0, str(ROOT))
 
 from audio_env import sound_server  # noqa: E402
+from brain_pace import PROFILES  # noqa: E402
 from scripted_brain import ScriptedBrain  # noqa: E402
 
 from companion.voice.models.files import resolve_hearing_model, resolve_voice  # noqa: E402
@@ -52,6 +57,8 @@ PIECE = 160
 LOUD = 0.01
 GAP_S = 4.5
 """Silence after each question: her patience (2 s) and her reply, with room to spare."""
+PACED_GAP_S = 9.0
+"""With a paced brain: its prompt evaluation and its slow writing (~1 s for the reply) too."""
 REPLY = "Sure, I can help with that."
 QUESTIONS = (
     ("What time is it in Tokyo?", "en-us"),
@@ -255,22 +262,26 @@ def median_stages(turns: list[dict]) -> dict:
 
 
 def measure(rounds: int, hog: bool, keep: Path | None = None, program: str = "companion",
-            pipecat_python: Path = Path("/work/pipecat-venv/bin/python")) -> dict:
+            pipecat_python: Path = Path("/work/pipecat-venv/bin/python"), pace: str | None = None) -> dict:
     load_before = [round(x, 2) for x in os.getloadavg()]
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp) if keep is None else keep
         folder.mkdir(parents=True, exist_ok=True)
-        user, _starts, ends = script(QUESTIONS * rounds, GAP_S, folder)
-        with sound_server(folder / "pulse") as pulse, ScriptedBrain(fallback={"text": REPLY}) as brain:
+        gap_s = PACED_GAP_S if pace else GAP_S
+        user, _starts, ends = script(QUESTIONS * rounds, gap_s, folder)
+        brain = ScriptedBrain(fallback={"text": REPLY}, pace=PROFILES[pace] if pace else None)
+        with sound_server(folder / "pulse") as pulse, brain:
             loop_ms = self_loop_ms(pulse)
-            stage = converse(command(program, brain.url, folder, pipecat_python), pulse, user, folder / "her.log", hog=hog)
+            stage = converse(command(program, brain.url, folder, pipecat_python), pulse, user, folder / "her.log",
+                             hog=hog, after_s=gap_s)
             log_text = her_log(folder)
             brain_requests = len(brain.requests)
     each = first_sounds(stage, ends)
     measured = [x for x in each if x is not None]
     turns = stages(log_text)
+    later = [x for x in each[1:] if x is not None]
     return {
-        "program": program,
+        "program": program, "brain_pace": PROFILES[pace].name if pace else "instant",
         "load_average_before": load_before, "load_average_after": [round(x, 2) for x in os.getloadavg()],
         "busy_core": hog, "questions": len(ends), "answered": len(measured), "heard_by_her": len(turns),
         "brain_requests": brain_requests,
@@ -279,6 +290,8 @@ def measure(rounds: int, hog: bool, keep: Path | None = None, program: str = "co
             "median": round(statistics.median(measured), 1) if measured else None,
             "p95": percentile(measured, 95) if measured else None,
             "min": min(measured, default=None), "max": max(measured, default=None), "each": each},
+        "turns_2_on_ms": {"median": round(statistics.median(later), 1) if later else None,
+                          "p95": percentile(later, 95) if later else None},
         "her_stages_ms_median": median_stages(turns),
         "her_turns": turns,
     }
@@ -293,8 +306,9 @@ def main() -> int:
                         help="her, or bench/pipecat/bot.py VAD-only or with Smart Turn v3")
     parser.add_argument("--pipecat-python", type=Path, default=Path("/work/pipecat-venv/bin/python"),
                         help="the python of the venv made from bench/pipecat/requirements.txt")
+    parser.add_argument("--pace", choices=sorted(PROFILES), help="the scripted brain at a local model's pace")
     args = parser.parse_args()
-    print(json.dumps(measure(args.rounds, args.hog, args.keep, args.program, args.pipecat_python)))
+    print(json.dumps(measure(args.rounds, args.hog, args.keep, args.program, args.pipecat_python, args.pace)))
     return 0
 
 
