@@ -32,10 +32,10 @@ from companion.voice.turns.ear_settings import EarSettings
 from companion.voice.turns.latency import TurnLatency
 from companion.voice.turns.preparing import Preparation, ReplyPreparer
 from companion.voice.turns.smart_turn import SmartTurn
-from companion.voice.whose_words import CARD_WAITS, STRANGER_ANSWER, VOICE_REASONS, WhoseWords
+from companion.voice.whose_words import WhoseWords
 
 # The three sentences are re-exported: the tests of the card, knowing voices and her face name them here.
-__all__ = ["CARD_WAITS", "STRANGER_ANSWER", "VOICE_REASONS", "BrainPort", "LoopSettings", "VoiceLoop"]
+__all__ = ["BrainPort", "LoopSettings", "VoiceLoop"]
 
 log = logging.getLogger(__name__)
 

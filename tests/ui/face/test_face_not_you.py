@@ -11,7 +11,7 @@ from ui_loop import qt_gc_fixture  # noqa: F401 (the qt_gc fixture)
 from companion.events import VoiceIgnored
 from companion.ui.face.animation import FaceAnimator
 from companion.ui.face.not_you import NOT_YOU_S, SHAKE_DEG
-from companion.voice.loop import VOICE_REASONS
+from companion.voice.whose_words import VOICE_REASONS
 
 
 @pytest.fixture(autouse=True)

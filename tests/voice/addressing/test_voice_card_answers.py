@@ -16,7 +16,7 @@ from companion.events import ApprovalNeeded, Speak
 from companion.safety.consent.approval import CardApprover
 from companion.tools.context import Channel
 from companion.tools.registry import Registry
-from companion.voice.loop import CARD_WAITS
+from companion.voice.whose_words import CARD_WAITS
 
 
 def touching_registry(command: str = "touch notes.txt") -> Registry:

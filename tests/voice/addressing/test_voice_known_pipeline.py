@@ -14,8 +14,8 @@ from calling_support import CALLED, conversation, espeak, run_over, said, starte
 from test_voice_card_answers import with_a_card_open
 
 from companion.events import VoiceIgnored
-from companion.voice.loop import STRANGER_ANSWER
 from companion.voice.voiceprint import SpeakerEncoder, VoiceprintStore
+from companion.voice.whose_words import STRANGER_ANSWER
 
 KNOWING = replace(CALLED, know_voices="yes")
 STRANGER = "en-us+f3"
