@@ -65,7 +65,10 @@ async def test_talking_over_her_two_seconds_in_stops_her_quickly_and_the_user_is
                                          voice=VoiceSettings(listening="always", sound_backend=sound_backend),
                                          interrupt_after_s=2.0, echo_db=echo_db), TALK_BOUND_S)
 
-    assert result.barge_ins == 1
+    stop_s = stop_latency_s(result)
+    # Stopped by the user, or (beside busy cores) quiet between two sentences, the next one still
+    # being made, when the user began: then no barge-in, and she said nothing more.
+    assert result.barge_ins == 1 or (result.barge_ins == 0 and stop_s <= 0), (result.barge_ins, stop_s)
     assert len(result.heard_lines) == 2, result.heard_lines
     # The words said over her pass through the canceller's double-talk suppression, which costs
     # some of them at her own loudness ("We start talking now.", "Please stopped talking now."):
@@ -73,7 +76,6 @@ async def test_talking_over_her_two_seconds_in_stops_her_quickly_and_the_user_is
     interruption = words(result.heard_lines[1])
     assert len(set(words(INTERRUPTION)) & set(interruption)) >= 2, result.heard_lines
     assert not HER_WORDS & set(interruption), result.heard_lines
-    stop_s = stop_latency_s(result)
     record_property("open_speakers_stop_s", round(stop_s, 3))
     print(json.dumps({"open_speakers_stop_s": round(stop_s, 3), "bound_s": STOP_BOUND_S, "echo_db": echo_db,
                       "heard": result.heard_lines, "interruption": INTERRUPTION}))
@@ -124,13 +126,14 @@ async def test_each_personality_in_her_own_voice_on_open_speakers_never_hears_he
     # 81-86, Pip (+4) 117-123; without the pitch step Jeeves was 94 and Pip 99.
     bounds = {"Mira": (1.6, 3.0), "Jeeves": (0.7, 0.89), "Pip": (1.1, 1.5)}[name]
     assert bounds[0] * joe_hz < her_hz < bounds[1] * joe_hz, (name, her_hz, joe_hz)
-    assert result.barge_ins == 1
+    stop_s = stop_latency_s(result)
+    # Stopped by the user, or quiet between two sentences when the user began (see above).
+    assert result.barge_ins == 1 or (result.barge_ins == 0 and stop_s <= 0), (result.barge_ins, stop_s)
     assert len(result.heard_lines) == 2, result.heard_lines
     assert words(result.heard_lines[0]) == words("Tell me about Canberra.")
     interruption = words(result.heard_lines[1])
     assert len(set(words(INTERRUPTION)) & set(interruption)) >= 2, result.heard_lines
     assert not HER_WORDS & set().union(*(words(line) for line in result.heard_lines)), result.heard_lines
-    stop_s = stop_latency_s(result)
     print(json.dumps({"personality": name, "open_speakers_stop_s": round(stop_s, 3), "pitch_hz": round(her_hz, 1),
                       "joe_hz": round(joe_hz, 1), "heard": result.heard_lines}))
     assert stop_s <= STOP_BOUND_S  # below zero: quiet between two sentences when the user began
