@@ -179,8 +179,13 @@ class Calling:
         return without_call(text, replace(self.settings, names=names, heard=heard))
 
     def learn(self) -> None:
-        """Start learning how her names are heard (in the background), when her name can call her."""
-        if self.learning is not None and self.names is not None and self.settings.name_wakes:
+        """Start learning how her names are heard (in the background), when her name can call her.
+        Not in Always answer: learning tells her hearing the names, and told, Whisper decodes every
+        utterance that does not start with one twice (+100 ms median on ten plain questions, up to
+        +320), a cost each turn would pay for nothing; a switch to a calling mode learns them at
+        its first utterance (judge)."""
+        if (self.learning is not None and self.names is not None and self.settings.name_wakes
+                and self.settings.mode.calls):
             names = self.names()
             if names:
                 self.learning.start(names)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from calling_support import CALLED, conversation, personality, session_over, started
 
+from companion.config import VoiceSettings
 from companion.events import NamesHeard
 from companion.voice.addressing.learning import RELIABLE_SHARE
 
@@ -37,3 +38,25 @@ async def test_learning_her_names_tells_the_window_which_one_she_may_not_wake_to
     poorly = learned[POORLY.lower()]
     assert poorly.share < RELIABLE_SHARE
     assert (heard[POORLY].caught, heard[POORLY].heard) == (poorly.caught, poorly.heard)
+
+
+async def test_in_always_answer_her_hearing_is_not_told_her_names_nor_learns_them_and_when_called_it_does(
+        tmp_path, scripted_brain, piper_voice, hearing):
+    # Told, Whisper decodes every utterance that does not start with a name twice: a cost Always
+    # answer would pay on every turn, where no name calls her.
+    companion = await started(tmp_path, scripted_brain, personality(tmp_path, WELL, "[]"))
+    told_names = {}
+    try:
+        for listening in ("always", "called"):
+            session = session_over(companion, conversation(tmp_path / f"{listening}.wav", 0.5), piper_voice,
+                                   hearing, VoiceSettings(listening=listening))
+            try:
+                session.loop.calling.learn()  # as run() does when her voice starts
+                learning = session.loop.calling.learning
+                told_names[listening] = (learning.transcriber.call_names, learning.pending((WELL,)))
+            finally:
+                await session.close()
+    finally:
+        await companion.close()
+    # Always answer learns nothing (a calling mode learns at its first utterance).
+    assert told_names == {"always": ((), False), "called": ((WELL,), True)}
