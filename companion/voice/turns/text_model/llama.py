@@ -3,7 +3,8 @@
 Small and plain on purpose: the end-of-turn check runs SmolLM2-135M on a few new tokens at a
 pause, where no packaged llama.cpp binding installs here (they need a newer glibc, a compiler,
 or a 300 MB wheel). The file's tensors are read and dequantized once by `gguf` (llama.cpp's own
-reader, pure Python); each forward step is the llama block as llama.cpp computes it:
+reader, pure Python), and kept in her cache folder for the next process (stored.py); each
+forward step is the llama block as llama.cpp computes it:
 
     x = x + Wo · attention(RoPE(Wq · rms(x)), RoPE(Wk · rms(x)), Wv · rms(x))
     x = x + Wdown · (silu(Wgate · rms(x)) * Wup · rms(x))
@@ -119,6 +120,12 @@ class Llama:
             weights = np.asarray(dequantize(tensor.data, tensor.tensor_type), dtype=np.float32)
             blocks_matrix = weights.ndim == 2 and tensor.name.startswith("blk.")
             tensors[tensor.name] = Q8.of(weights) if blocks_matrix else np.ascontiguousarray(weights)
+        return cls.from_tensors(shape, tensors)
+
+    @classmethod
+    def from_tensors(cls, shape: LlamaShape, tensors: dict[str, np.ndarray | Q8]) -> Llama:
+        """The model from its weights by their GGUF names, as `tensors()` gives them (a stored copy: stored.py)."""
+        tensors = dict(tensors)
         if "output.weight" in tensors:
             raise ValueError("an untied output head is not supported")
 
@@ -130,6 +137,16 @@ class Llama:
 
         blocks = [block(i) for i in range(shape.layers)]
         return cls(shape, tensors["token_embd.weight"], blocks, tensors["output_norm.weight"])
+
+    def tensors(self) -> dict[str, np.ndarray | Q8]:
+        """Every weight by its GGUF name: `from_tensors(shape, tensors())` is this model again."""
+        found: dict[str, np.ndarray | Q8] = {"token_embd.weight": self.embedding, "output_norm.weight": self.norm}
+        for i, b in enumerate(self.blocks):
+            for name, weights in (("attn_norm", b.attn_norm), ("attn_q", b.wq), ("attn_k", b.wk), ("attn_v", b.wv),
+                                  ("attn_output", b.wo), ("ffn_norm", b.ffn_norm), ("ffn_gate", b.gate),
+                                  ("ffn_up", b.up), ("ffn_down", b.down)):
+                found[f"blk.{i}.{name}.weight"] = weights
+        return found
 
     def new_cache(self, capacity: int = 512) -> KVCache:
         return KVCache(self.shape, capacity)
