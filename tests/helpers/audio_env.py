@@ -236,8 +236,9 @@ def hibari_voice_fixture(tmp_path_factory):
 def without_the_words_model(env: dict[str, str] | None = None) -> dict[str, str]:
     """The environment for a `companion` process whose point is not where a turn ends, with the
     words' turn model (SmolLM2) pointed at nothing: she goes on without it (Smart Turn and the
-    silence end her turns), as when it is not installed. Reading and dequantizing its GGUF cost
-    ~4 s of processor in every such process, ~40 % of a short `companion listen`."""
+    silence end her turns), as when it is not installed. Loading it costs ~0.7 s of processor in
+    every such process once it is kept converted in the cache folder (text_model/stored.py; ~5 s
+    the first time)."""
     from companion.voice.turns.text_turn import PATH_VARIABLE
 
     return {**(os.environ if env is None else env), PATH_VARIABLE: "/nonexistent/words-turn-model.gguf"}
