@@ -67,7 +67,9 @@ def test_a_conversation_is_heard_by_the_hearing_server_and_answered_in_the_serve
     for reply in replies:
         scripted_brain.push({"text": f"[happy] {reply}"})
     # "And when does it close?" is marginal for the server's decoder: on some CPUs it heard "and when done it close."
-    question = _conversation(tmp_path, "When does the library open?", "And what time does it close?", gap_s=3.0)
+    # "And what time does it close?" came out of espeak-ng on this machine with a pause after "And what?", which
+    # ends a turn there without the words' model (and a file is heard turn by turn: nothing goes on with it).
+    question = _conversation(tmp_path, "When does the library open?", "What time does it close?", gap_s=3.0)
     answer = tmp_path / "answer.wav"
     done = subprocess.run(_command(tmp_path, scripted_brain.url, wyoming_hearing.uri, wyoming_voice.uri,
                                    "--in", question, "--out", str(answer)),
@@ -75,14 +77,14 @@ def test_a_conversation_is_heard_by_the_hearing_server_and_answered_in_the_serve
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert [line.lower() for line in lines if line.startswith("[heard]")] == [
-        "[heard] when does the library open?", "[heard] and what time does it close?"]
+        "[heard] when does the library open?", "[heard] what time does it close?"]
     assert [line for line in lines if line.startswith("[say]")] == [f"[say] {reply}" for reply in replies]
     # She said where she heard and spoke, with what the servers told her.
     assert f"Hearing: {wyoming_hearing.uri} runs faster-whisper" in done.stderr
     assert f"Speaking: {wyoming_voice.uri} runs piper" in done.stderr
     # The servers did the work: the transcripts are in the hearing server's log, her replies in the voice's.
     hearing_log = wyoming_hearing.log.read_text()
-    assert "When does the library open?" in hearing_log and "And what time does it close?" in hearing_log
+    assert "When does the library open?" in hearing_log and "What time does it close?" in hearing_log
     # (her first words may go out as a fragment of their own, to start speaking sooner)
     synthesized = " ".join(re.findall(r"synthesize: raw_text=(.*?), text=", wyoming_voice.log.read_text()))
     for reply in replies:
