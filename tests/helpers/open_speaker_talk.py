@@ -45,6 +45,10 @@ QUESTION = "Tell me about Canberra."
 INTERRUPTION = "Please stop talking now."
 
 
+class StepMissed(TimeoutError):
+    """A step of the conversation that never came (a TimeoutError that says which, and what happened)."""
+
+
 @dataclass
 class Round:
     """One exchange: the [heard] lines, barge-ins, the witness channels, the echo canceller's totals."""
@@ -80,7 +84,23 @@ class OpenSpeakerTalk:
         self.bus.subscribe(heard_printer(self._lines))
         self._finished: asyncio.Queue[TurnFinished] = asyncio.Queue()
         self.bus.subscribe(lambda e: self._finished.put_nowait(e) if isinstance(e, TurnFinished) else None)
+        self._began = time.monotonic()
+        self._trail: list[str] = []
+        self.bus.subscribe(self._note)
         self.rounds = 0
+
+    def _note(self, event) -> None:
+        """The session's events, kept to say what happened when a step never comes."""
+        self._trail.append(f"{time.monotonic() - self._began:6.2f} {event!r}"[:200])
+
+    async def _within(self, awaitable, seconds: float, step: str):
+        """`awaitable`, or a failure that says which step never came and what the session did."""
+        try:
+            return await asyncio.wait_for(awaitable, seconds)
+        except TimeoutError:
+            trail = "\n".join(self._trail[-40:])
+            raise StepMissed(f"{step}: not within {seconds} s; heard {self.heard_lines()}, "
+                                 f"{self.session.loop.barge_ins} barge-in(s); the last events:\n{trail}") from None
 
     async def __aenter__(self) -> OpenSpeakerTalk:
         self.room.start()
@@ -130,11 +150,11 @@ class OpenSpeakerTalk:
                                           INTERRUPTION, lead_s=interrupt_after_s)
             players.append(self.room.say(asked))
             if interrupt_after_s is not None:
-                await asyncio.wait_for(first_sample, 60)
+                await self._within(first_sample, 30, "her first sound")
                 players.append(self.room.say(interruption))  # its leading silence is the wait
-                await asyncio.wait_for(self._finished.get(), 60)
-            await asyncio.wait_for(self._finished.get(), 90)
-            await asyncio.wait_for(self.session.loop.wait_until_quiet(), 90)
+                await self._within(self._finished.get(), 30, "the turn she was talked over in ending")
+            await self._within(self._finished.get(), 60, "the last turn ending")
+            await self._within(self.session.loop.wait_until_quiet(), 30, "her falling quiet")
             # Half a second of silence pushes the last of her words through PulseAudio's buffers,
             # and the witness is stopped only once it has written everything up to now.
             sink = self.session.sink

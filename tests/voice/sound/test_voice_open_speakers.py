@@ -27,9 +27,9 @@ from companion.voice.speaking.local import local_synthesizer, voice_options
 
 ROOT = Path(__file__).resolve().parents[3]
 
-TALK_BOUND_S = 90
-"""A conversation that misses its turn fails here (under pytest-timeout's 120 s) instead of
-waiting for a line that never comes."""
+TALK_BOUND_S = 110
+"""A conversation stuck in no one step of talk() fails here (under pytest-timeout's 120 s); one that
+misses a step fails sooner, saying which (open_speaker_talk.StepMissed)."""
 STOP_BOUND_S = 0.8
 """From the user's first sound to her last, as heard on the witness recording."""
 
