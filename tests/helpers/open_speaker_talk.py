@@ -13,6 +13,7 @@ import asyncio
 import io
 import signal
 import time
+from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -85,12 +86,12 @@ class OpenSpeakerTalk:
         self._finished: asyncio.Queue[TurnFinished] = asyncio.Queue()
         self.bus.subscribe(lambda e: self._finished.put_nowait(e) if isinstance(e, TurnFinished) else None)
         self._began = time.monotonic()
-        self._trail: list[str] = []
+        self._trail: deque[str] = deque(maxlen=40)
+        """The session's latest events, to say what happened when a step never comes."""
         self.bus.subscribe(self._note)
         self.rounds = 0
 
     def _note(self, event) -> None:
-        """The session's events, kept to say what happened when a step never comes."""
         self._trail.append(f"{time.monotonic() - self._began:6.2f} {event!r}"[:200])
 
     async def _within(self, awaitable, seconds: float, step: str):
@@ -98,7 +99,7 @@ class OpenSpeakerTalk:
         try:
             return await asyncio.wait_for(awaitable, seconds)
         except TimeoutError:
-            trail = "\n".join(self._trail[-40:])
+            trail = "\n".join(self._trail)
             raise StepMissed(f"{step}: not within {seconds} s; heard {self.heard_lines()}, "
                                  f"{self.session.loop.barge_ins} barge-in(s); the last events:\n{trail}") from None
 
