@@ -111,7 +111,7 @@ class WindowVoice:
         """Holding the key: she stops talking and listens, even when muted."""
         if self.loop is None:
             return
-        self.loop.calling.push_to_talk()  # what is said under the key is hers, in every mode
+        self.loop.calling.push_to_talk(down)  # what is said under the key is hers, in every mode
         if down:
             self.loop.interrupt("push-to-talk")
             self._set_loop_muted(False)

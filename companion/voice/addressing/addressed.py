@@ -247,6 +247,8 @@ class Addressing:
         """When the latest call not yet used by a turn was heard (wake word, bare name, push-to-talk)."""
         self._unconfirmed_wake = False
         """That call is a wake word whose utterance has not yet shown the call in its words."""
+        self._key: tuple[float, float | None] | None = None
+        """When the push-to-talk key went down and came up (None: still held), until a turn uses it."""
         self._answering = False
         self._window_until: float | None = None
         self._last_line_question = False
@@ -259,6 +261,16 @@ class Addressing:
         """The wake word was heard (`wake`), or push-to-talk pressed or released, at stream time `at`."""
         self._called_at = at
         self._unconfirmed_wake = wake
+
+    def push_to_talk(self, at: float, down: bool) -> None:
+        """The push-to-talk key went down (`down`) or up at stream time `at`. Either is a call;
+        and whatever was said while it was held is hers, however long after the key came up its
+        end is judged (an ear behind a busy processor judged a question 2 s after the release)."""
+        self.call(at)
+        if down:
+            self._key = (at, None)
+        elif self._key is not None:
+            self._key = (self._key[0], at)
 
     def answering(self) -> None:
         """She took a turn: the window stays open while she answers."""
@@ -312,9 +324,13 @@ class Addressing:
             return Verdict(False, "muted")
         if by_call or named or said_wake is not None:
             bare = len(_words(text)) <= BARE_CALL_WORDS and not text.rstrip().endswith("?")
-            if not peek:
-                # A bare call keeps the call open for what comes next; a turn uses it up.
-                self._called_at = end if bare else None
+            if not peek and not bare:
+                # A bare call keeps the call open for what comes next; a turn uses it up (a key
+                # still held goes on calling her for what is said after it).
+                self._called_at = None
+                self._key = (end, None) if self._key is not None and self._key[1] is None else None
+            elif not peek:
+                self._called_at = end
             if bare:
                 return Verdict(False, "bare-call")
             if named:
@@ -343,10 +359,19 @@ class Addressing:
             self._window_until is not None and start <= self._window_until)
 
     def _by_call(self, start: float, end: float) -> bool:
-        return self._called_at is not None and start - CALL_S <= self._called_at <= end + 0.5
+        near_call = self._called_at is not None and start - CALL_S <= self._called_at <= end + 0.5
+        return near_call or self._under_key(start, end)
+
+    def _under_key(self, start: float, end: float) -> bool:
+        """Some of the utterance from `start` to `end` was said with the push-to-talk key held."""
+        if self._key is None:
+            return False
+        down, up = self._key
+        return down <= end + 0.5 and (up is None or start <= up)
 
     def _in_window(self, now: float) -> bool:
         return self._window_until is not None and now <= self._window_until
 
     def _call_open(self, now: float) -> bool:
-        return self._called_at is not None and now <= self._called_at + CALL_S
+        held = self._key is not None and self._key[1] is None
+        return held or (self._called_at is not None and now <= self._called_at + CALL_S)

@@ -112,9 +112,9 @@ class Calling:
         self.policy.call(stream_s, wake=True)
         self._called("wake word")
 
-    def push_to_talk(self) -> None:
-        """The key was pressed or released: what is said under it is hers to answer."""
-        self.policy.call(self._clock())
+    def push_to_talk(self, down: bool) -> None:
+        """The key was pressed (`down`) or released: what is said under it is hers to answer."""
+        self.policy.push_to_talk(self._clock(), down)
         self._called("push-to-talk")
 
     def _called(self, how: str) -> None:

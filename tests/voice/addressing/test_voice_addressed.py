@@ -141,6 +141,31 @@ def test_peeking_uses_nothing_up() -> None:
     assert policy.judge("Okay Nabu, what's the time?", 0.5, 3.0).turn
 
 
+def test_what_is_said_under_the_push_to_talk_key_is_hers_however_late_its_end_is_judged() -> None:
+    policy = called()
+    policy.push_to_talk(1.0, True)
+    policy.push_to_talk(6.0, False)  # let go 2 s after the question ended: an ear far behind judges it now
+    verdict = policy.judge("What is the capital of France?", 1.5, 4.0)
+    assert verdict.turn and verdict.reason == "called"
+    assert not policy.judge("That was a nice walk.", 30.0, 32.0).turn  # the turn used the key up
+
+
+def test_the_push_to_talk_key_held_through_two_questions_calls_her_for_both() -> None:
+    policy = called()
+    policy.push_to_talk(1.0, True)
+    assert policy.judge("What is the capital of France?", 1.5, 3.0).turn
+    assert policy.attention(9.0) == Attention.ATTENTIVE  # still held, long after the call
+    assert policy.judge("And of Spain?", 1.0 + CALL_S + 4.0, 1.0 + CALL_S + 5.0).turn
+    policy.push_to_talk(20.0, False)
+    assert not policy.judge("Pass the salt, please.", 20.0 + CALL_S + 1.0, 20.0 + CALL_S + 2.0).turn
+
+
+def test_words_that_ended_before_the_push_to_talk_key_went_down_are_not_hers() -> None:
+    policy = called()
+    policy.push_to_talk(5.0, True)
+    assert not policy.judge("What is the capital of Spain?", 1.0, 4.0).turn
+
+
 def test_push_to_talk_counts_in_muted_mode() -> None:
     policy = Addressing(AddressSettings(mode=Listening.MUTED, names=NAMES))
     assert not policy.judge("Mira, what's the time?", 0.0, 2.0).turn

@@ -165,7 +165,7 @@ async def test_push_to_talk_works_in_every_mode(tmp_path, scripted_brain, piper_
 
     def press_the_key(session: VoiceSession) -> None:
         # What WindowVoice.push_to_talk(True) does: the call, and the microphone opens.
-        session.loop.calling.push_to_talk()
+        session.loop.calling.push_to_talk(True)
         session.loop.apply(replace(session.loop.settings, muted=False))
 
     session, companion, _ = await run_file(tmp_path, scripted_brain, piper_voice, hearing, wav,

@@ -64,7 +64,7 @@ async def test_when_called_talking_over_her_still_stops_her(
     async with OpenSpeakerTalk(tmp_path, pulse_audio, scripted_brain.url, piper_voice, hearing,
                                voice=CALLED) as talk:
         # Called by push-to-talk (what the window does on the key): this test is about talking over her.
-        talk.session.loop.calling.push_to_talk()
+        talk.session.loop.calling.push_to_talk(True)
         result = await talk.ask("Tell me about Canberra.", interrupt_after_s=2.0)
 
     # (Under heavy load her short second reply may be talked over too, as in test_voice_open_speakers.)

@@ -350,7 +350,7 @@ class PushToTalkSource(WavSource):
     async def read(self):
         if self.loop is not None and self.press_s is not None and self.position_s >= self.press_s:
             self.press_s = None
-            self.loop.calling.push_to_talk()
+            self.loop.calling.push_to_talk(True)
         return await super().read()
 
 
