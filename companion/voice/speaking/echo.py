@@ -4,7 +4,8 @@ Until echo cancellation removes her voice from the microphone signal, a transcri
 as echo only when all of these hold: it has at least MIN_ECHO_WORDS words, those words appear
 in order and unbroken in a line she played, and the user's speech overlapped the time that
 line was playing (give or take the room's lag) within the last ECHO_WINDOW_S. A shorter run is
-echo only when it is the opening of one of her lines and began as that line did. One word
+echo only when it is the opening of one of her lines and began as that line did, or the whole of
+a short line of hers ("I will stop.") heard while that line was playing. One word
 ("yes", "no", "stop", "what") is never echo, whatever she said, but where the caller says so
 (the ear, for what follows a question at her reply's onset and stopped her).
 """
@@ -53,16 +54,20 @@ def is_echo(heard: str, played: Iterable[PlayedLine], *, spoken_from: float, spo
     """True when `heard`, spoken between `spoken_from` and `spoken_to`, is her own line coming back
     (a run of `opening_words` or more that opens one of her lines is enough)."""
     said, played = words(heard), list(played)
-    if len(said) < MIN_ECHO_WORDS:
-        return len(said) >= max(1, opening_words) and any(
-            words(line.text)[:len(said)] == said and abs(spoken_from - line.started) <= ECHO_LAG_S
-            for line in played)
     overlapping = [
         line for line in played
         if (line.ended if line.ended is not None else now) >= now - ECHO_WINDOW_S
         and line.started <= spoken_to
         and (line.ended if line.ended is not None else now) + ECHO_LAG_S >= spoken_from
     ]
+    if len(said) < MIN_ECHO_WORDS:
+        if len(said) < max(1, opening_words):
+            return False
+        # The whole of a short line is as surely hers as four words in order, wherever in it its
+        # onset was heard (beside two busy loops her "I will stop." came back heard from 0.63 s
+        # into the line, past ECHO_LAG_S, and stopped her).
+        return any(words(line.text)[:len(said)] == said and abs(spoken_from - line.started) <= ECHO_LAG_S
+                   for line in played) or any(words(line.text) == said for line in overlapping)
     # Her lines in the order she said them: an echo may run across a sentence boundary.
     joined = [word for line in overlapping for word in words(line.text)]
     return _contains_run(joined, said)

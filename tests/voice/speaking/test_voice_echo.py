@@ -1,6 +1,6 @@
 """Her own voice coming back through the microphone: dropped only when it is word for word hers,
-at least four words heard while that line was playing, or the opening words of a line heard as
-it began. One-word answers reach her (only the ear, judging what goes on with a question and
+at least four words heard while that line was playing, the opening words of a line heard as
+it began, or the whole of a short line heard while it played. One-word answers reach her (only the ear, judging what goes on with a question and
 stopped her, may take her line's first word as hers)."""
 
 from __future__ import annotations
@@ -76,3 +76,17 @@ def test_one_word_opening_her_line_as_it_began_is_echo_only_where_the_caller_all
     assert is_echo("Once.", [story], spoken_from=300.1, spoken_to=300.4, now=300.5, opening_words=1)
     assert not is_echo("Once.", [story], spoken_from=301.2, spoken_to=301.5, now=301.6, opening_words=1)
     assert not is_echo("Twice.", [story], spoken_from=300.1, spoken_to=300.4, now=300.5, opening_words=1)
+
+
+def test_the_whole_of_a_short_line_heard_while_it_played_is_echo_however_late_its_onset_was_heard():
+    # Beside two busy loops the ear heard her "I will stop." begin 0.63 s into the line.
+    short = PlayedLine("I will stop.", started=400.0, ended=400.76)
+    assert is_echo("I will stop.", [short], spoken_from=400.63, spoken_to=401.0, now=401.3)
+    # Heard with a sound held in front of it (from before the line began), it is still hers.
+    assert is_echo("I will stop.", [short], spoken_from=399.2, spoken_to=401.0, now=401.3)
+
+
+def test_the_whole_of_a_short_line_said_after_she_went_quiet_is_the_users():
+    short = PlayedLine("I will stop.", started=400.0, ended=400.76)
+    assert not is_echo("I will stop.", [short], spoken_from=402.0, spoken_to=402.8, now=403.0)
+    assert not is_echo("I will", [short], spoken_from=400.63, spoken_to=401.0, now=401.3)  # a part, late
