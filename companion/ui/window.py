@@ -25,8 +25,8 @@ from companion.ui.bridge import EventBridge
 from companion.ui.cards.approval_card import ApprovalPanel
 from companion.ui.face.pictures import app_icon
 from companion.ui.face.widget import FaceWidget
-from companion.ui.key_recorder import PushToTalkKey
 from companion.ui.presence import BUSY, Presence
+from companion.ui.push_to_talk_hold import PushToTalkHold
 from companion.ui.transcript import TranscriptView
 from companion.ui.window_layout import build_menu, lay_out
 from companion.ui.work_chip import WorkChip
@@ -76,9 +76,8 @@ class CompanionWindow(QMainWindow):
         self.setWindowTitle("Companion")
         self.setWindowIcon(app_icon())
         self.brain = brain or BrainSettings()
-        self._ptt = PushToTalkKey.parse(push_to_talk_key)
-        self._ptt_down = False
-        self._ptt_text = self._ptt.text()  # a refused saved key reads as the default
+        self.ptt = PushToTalkHold(push_to_talk_key, active=self.isActiveWindow, parent=self)
+        self.ptt.changed.connect(self._push_to_talk_changed)
         self._brain_failed = False
         self.presence = Presence()
         self._core_expression = "neutral"
@@ -207,7 +206,8 @@ class CompanionWindow(QMainWindow):
         self._update(voice=status, voice_progress=progress)
         has_voice = status != "none"
         self.mute_button.setVisible(has_voice)
-        self._placeholders = (f"Type to her, or hold {self._ptt_text} to talk", f"Type, or hold {self._ptt_text}",
+        key = self.ptt.text
+        self._placeholders = (f"Type to her, or hold {key} to talk", f"Type, or hold {key}",
                               "Type to her", "Type…") if status == "ready" else ("Type to her", "Type…")
         self._fit_placeholder()
 
@@ -339,8 +339,7 @@ class CompanionWindow(QMainWindow):
         self.mute_button.setChecked(muted)
 
     def set_push_to_talk_key(self, text: str) -> None:
-        self._ptt = PushToTalkKey.parse(text)
-        self._ptt_text = self._ptt.text()
+        self.ptt.set_key(text)
         self.set_voice(self.presence.facts.voice, self.presence.facts.voice_progress)
 
     @Slot(bool)
@@ -363,34 +362,25 @@ class CompanionWindow(QMainWindow):
     @Slot(bool)
     def global_push_to_talk(self, down: bool) -> None:
         """The push-to-talk key from any window (the desktop portal or an X11 grab)."""
-        if down != self._ptt_down:
-            self._ptt_down = down
-            self.push_to_talk.emit(down)
-            self._update(push_to_talk=down)
+        self.ptt.hold(down)
+
+    def _push_to_talk_changed(self, down: bool) -> None:
+        self.push_to_talk.emit(down)
+        self._update(push_to_talk=down)
 
     def install_push_to_talk(self, app: QApplication) -> None:
-        """Watch the push-to-talk key anywhere in the window (not only in the text box)."""
+        """Watch the push-to-talk key (and Esc) anywhere in the window, not only in the text box."""
         app.installEventFilter(self)
+        app.installEventFilter(self.ptt)  # the last installed sees each event first
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt name)
         kind = event.type()
         if watched is self.text_box and kind == QEvent.Type.Resize:
             self._fit_placeholder()
             return False
-        if kind in (QEvent.Type.KeyPress, QEvent.Type.KeyRelease) and self.isActiveWindow():
+        if kind == QEvent.Type.KeyPress and self.isActiveWindow():
             key_event: QKeyEvent = event  # type: ignore[assignment]
-            down = kind == QEvent.Type.KeyPress
-            # Down only with its exact modifiers (Ctrl+Space leaves a plain Space to the text
-            # box); up whenever its key is released, whatever was let go first.
-            mine = self._ptt.pressed_by(key_event) if down else \
-                (key_event.key() == self._ptt.key and self._ptt_down)
-            if mine:
-                if down != self._ptt_down and not key_event.isAutoRepeat():
-                    self._ptt_down = down
-                    self.push_to_talk.emit(down)
-                    self._update(push_to_talk=down)
-                return True  # held keys repeat: none of it reaches the text box
-            if kind == QEvent.Type.KeyPress and key_event.key() == Qt.Key.Key_Escape:
+            if key_event.key() == Qt.Key.Key_Escape:
                 if self.approvals.decline_by_shortcut():
                     return True  # Esc with a card open declines it
                 self.stop_requested.emit()

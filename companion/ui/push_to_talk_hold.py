@@ -1,0 +1,56 @@
+"""Whether the push-to-talk key is held: pressed in her window (in any of its widgets), or from
+any window (the desktop's portal or an X11 grab, `hold`). Each change is said once, as `changed`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from PySide6.QtCore import QEvent, QObject, Signal
+from PySide6.QtGui import QKeyEvent
+
+from companion.ui.key_recorder import PushToTalkKey
+
+__all__ = ["PushToTalkHold"]
+
+
+class PushToTalkHold(QObject):
+    """An event filter for the whole application: the key's presses and releases while
+    `active()` (her window has the focus) are taken, and none of them reaches a text box."""
+
+    changed = Signal(bool)
+    """True when the key goes down, False when it comes up."""
+
+    def __init__(self, key_text: str, *, active: Callable[[], bool], parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.key = PushToTalkKey.parse(key_text)
+        self.down = False
+        self._active = active
+
+    @property
+    def text(self) -> str:
+        """The key as the user reads it (a refused saved key reads as the default)."""
+        return self.key.text()
+
+    def set_key(self, key_text: str) -> None:
+        self.key = PushToTalkKey.parse(key_text)
+
+    def hold(self, down: bool) -> None:
+        """The key from any window: said only when it changes."""
+        if down != self.down:
+            self.down = down
+            self.changed.emit(down)
+
+    def eventFilter(self, _watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt name)
+        kind = event.type()
+        if kind not in (QEvent.Type.KeyPress, QEvent.Type.KeyRelease) or not self._active():
+            return False
+        key_event: QKeyEvent = event  # type: ignore[assignment]
+        down = kind == QEvent.Type.KeyPress
+        # Down only with its exact modifiers (Ctrl+Space leaves a plain Space to the text box);
+        # up whenever its key is released, whatever was let go first.
+        mine = self.key.pressed_by(key_event) if down else (key_event.key() == self.key.key and self.down)
+        if not mine:
+            return False
+        if not key_event.isAutoRepeat():
+            self.hold(down)
+        return True  # held keys repeat: none of it reaches the text box
