@@ -38,7 +38,8 @@ def awaits(tmp_path_factory, whisper_tiny, piper_voice, two_questions) -> list[s
         for _ in range(2):
             baseline = FaultPoints()
             outcome = asyncio.run(run_conversation(tmp_path_factory.mktemp("base"), brain, whisper_tiny,
-                                                   piper_voice, two_questions, baseline))
+                                                   piper_voice, two_questions, baseline,
+                                                   replay_hearing=True))
             assert check_conversation(outcome, None) == []
     return baseline.passed
 
@@ -51,7 +52,7 @@ async def _each(action: str, awaits, tmp_path_factory, scripted_brain, hearing, 
     failures, unreached = {}, []
     for fault in faults:
         outcome = await run_conversation(tmp_path_factory.mktemp("f"), scripted_brain, hearing, piper_voice,
-                                         wav, FaultPoints([fault]))
+                                         wav, FaultPoints([fault]), replay_hearing=True)
         if not outcome.hit:
             unreached.append(fault.point)
         if problems := check_conversation(outcome, fault):
@@ -83,7 +84,7 @@ async def test_the_user_stopping_the_turn_before_during_or_after_an_engine_switc
     becomes of the request that began it."""
     killed = FaultPoints([Fault(kill, KILL)])
     outcome = await run_conversation(tmp_path_factory.mktemp("k"), scripted_brain, hearing, piper_voice,
-                                     two_questions, killed)
+                                     two_questions, killed, replay_hearing=True)
     assert check_conversation(outcome, killed.faults[0]) == []
     plans = cancels_around_a_switch(killed.passed, killed.faults[0])
     print(f"\nfault points (cancel around the switch at {kill}): {len(plans)}: {[p[1].point for p in plans]}")
@@ -92,7 +93,7 @@ async def test_the_user_stopping_the_turn_before_during_or_after_an_engine_switc
     for plan in plans:
         points = FaultPoints(plan)
         outcome = await run_conversation(tmp_path_factory.mktemp("f"), scripted_brain, hearing, piper_voice,
-                                         two_questions, points)
+                                         two_questions, points, replay_hearing=True)
         if plan[1] not in outcome.hit:
             unreached.append(plan[1].point)
         if problems := check_conversation(outcome, plan[1]):

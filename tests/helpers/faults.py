@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 from audio_env import speech
 from brain_harness import make_config
+from replayed import replayed, replayed_hearing
 
 from companion.config import VoiceSettings
 from companion.errors import Stage
@@ -171,37 +172,6 @@ class LocalEngine:
         return audio
 
 
-class ReplayedVoice:
-    """piper's own audio for each line, made once per process and played again after that.
-
-    A sweep plays the same few lines (two answers, her thinking line) in dozens of conversations;
-    synthesizing them each time was a third of the sweeps' processor, and what they test is
-    where each await breaks, which the servers in front of this name whatever the audio cost."""
-
-    def __init__(self, engine) -> None:
-        self.engine = engine
-        self.sample_rate = engine.sample_rate
-        self._made: dict[str, np.ndarray] = {}
-
-    async def synthesize(self, text: str) -> np.ndarray:
-        if text not in self._made:
-            self._made[text] = await self.engine.synthesize(text)
-        else:
-            await asyncio.sleep(0)  # a turn of the loop, as waiting for piper's thread gives
-        return self._made[text]
-
-
-_REPLAYED: dict[int, ReplayedVoice] = {}
-
-
-def replayed(engine) -> ReplayedVoice:
-    """The one ReplayedVoice of `engine` in this process."""
-    voice = _REPLAYED.get(id(engine))
-    if voice is None or voice.engine is not engine:
-        voice = _REPLAYED[id(engine)] = ReplayedVoice(engine)
-    return voice
-
-
 class CountedBrain(CompanionBrain):
     """The real runtime's brain port, with each turn's ask named."""
 
@@ -257,9 +227,12 @@ class Outcome:
 
 async def run_conversation(tmp_path: Path, brain_server, hearing, piper_voice, wav: Path,
                            points: FaultPoints, *, first_reply: dict | None = None,
-                           brain: dict | None = None, ears=None, mouth=None) -> Outcome:
+                           brain: dict | None = None, ears=None, mouth=None, replay_hearing: bool = False) -> Outcome:
     """The two-question conversation through the real runtime, models and brain over HTTP,
     with `points` breaking what it names. The file is read as fast as she takes turns.
+    `replay_hearing`: Whisper's words for an utterance heard before in this process are given
+    again at once (replayed.ReplayedHearing; for the sweeps, which hear the same two questions
+    dozens of times).
     `first_reply`: what the brain answers the first question (default: the answer, streamed)."""
     if first_reply != NOT_ASKED:
         brain_server.push(first_reply or {"text": ANSWERS[0], "chunks": 3})
@@ -278,8 +251,9 @@ async def run_conversation(tmp_path: Path, brain_server, hearing, piper_voice, w
     companion = Companion(make_config(tmp_path, brain_server.url, brain=brain or {}), bus)
     await companion.start()
     # `ears` and `mouth`, when given, build engines on the bus (real Wyoming servers, say).
+    heard = replayed_hearing(hearing) if replay_hearing else hearing
     ears = ears(bus) if ears else RemoteHearing(
-        HearingServer(hearing, points, "hear"), lambda: LocalEngine(hearing, points, "own-hear"), bus)
+        HearingServer(heard, points, "hear"), lambda: LocalEngine(heard, points, "own-hear"), bus)
     voice = replayed(piper_voice)
     mouth = mouth(bus) if mouth else RemoteVoice(
         VoiceServer(voice, points), lambda: LocalEngine(voice, points, "own-say"), bus)
