@@ -15,7 +15,7 @@ from collections import deque
 
 import numpy as np
 import pytest
-from human_clips import michael_talking, sonnet_read
+from human_clips import michael_recording, sonnet_read
 
 from companion.voice.factory import make_vad
 from companion.voice.sound.audio import resample
@@ -141,7 +141,7 @@ async def test_her_own_echo_held_under_her_voice_is_never_put_in_front_of_the_us
 @pytest.fixture(scope="module")
 def montreal():
     """Michael's "Montreal forced, um, aligner." (MFA's mfa_um.flac): "Montreal forced" and "aligner"."""
-    recording = michael_talking(15).pieces[14]
+    recording = michael_recording(14)
     return piece(recording, 1.1, 2.95), piece(recording, 6.15, 6.9)
 
 
