@@ -13,6 +13,8 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from companion.brain.tls import httpx_tls
+
 log = logging.getLogger(__name__)
 
 PROBE_TIMEOUT_S = 3.0
@@ -84,7 +86,7 @@ async def probe_server(base_url: str, model: str, *, api_key: str = "",
     root = server_root(base_url)
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     try:
-        async with httpx.AsyncClient(timeout=timeout_s, headers=headers) as client:
+        async with httpx.AsyncClient(timeout=timeout_s, headers=headers, verify=httpx_tls()) as client:
             info = await _llama_cpp(client, root)
             if info is None:
                 info = await _ollama(client, root, model)
