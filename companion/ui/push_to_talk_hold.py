@@ -1,5 +1,9 @@
 """Whether the push-to-talk key is held: pressed in her window (in any of its widgets), or from
-any window (the desktop's portal or an X11 grab, `hold`). Each change is said once, as `changed`."""
+any window (the desktop's portal or an X11 grab, `hold`). Each change is said once, as `changed`.
+
+A key held down in her window and let go in another (Alt+Tab while holding it) is never seen
+coming up: the hold ends when her window loses the focus, or everything said after it would be
+hers for as long as the key seemed held."""
 
 from __future__ import annotations
 
@@ -25,6 +29,8 @@ class PushToTalkHold(QObject):
         self.key = PushToTalkKey.parse(key_text)
         self.down = False
         self._active = active
+        self._in_window = False
+        """The hold began with a key press in her window (not from the desktop's shortcut)."""
 
     @property
     def text(self) -> str:
@@ -36,12 +42,21 @@ class PushToTalkHold(QObject):
 
     def hold(self, down: bool) -> None:
         """The key from any window: said only when it changes."""
+        self._in_window = False
+        self._set(down)
+
+    def _set(self, down: bool) -> None:
         if down != self.down:
             self.down = down
             self.changed.emit(down)
 
     def eventFilter(self, _watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt name)
         kind = event.type()
+        if kind in (QEvent.Type.WindowDeactivate, QEvent.Type.ApplicationDeactivate):
+            if self.down and self._in_window:
+                self._in_window = False
+                self._set(False)  # its release goes to another window: she would never hear it
+            return False
         if kind not in (QEvent.Type.KeyPress, QEvent.Type.KeyRelease) or not self._active():
             return False
         key_event: QKeyEvent = event  # type: ignore[assignment]
@@ -52,5 +67,6 @@ class PushToTalkHold(QObject):
         if not mine:
             return False
         if not key_event.isAutoRepeat():
-            self.hold(down)
+            self._in_window = down
+            self._set(down)
         return True  # held keys repeat: none of it reaches the text box

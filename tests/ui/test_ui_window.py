@@ -6,7 +6,8 @@ import threading
 
 import pytest
 import shiboken6
-from PySide6.QtCore import Qt, QThread
+from PySide6.QtCore import QEvent, Qt, QThread
+from PySide6.QtWidgets import QApplication
 from ui_loop import qt_gc_fixture  # noqa: F401 (the qt_gc fixture)
 
 from companion import events as ev
@@ -152,6 +153,22 @@ def test_the_push_to_talk_key_reports_down_and_up(qtbot, qapp):
     qtbot.keyPress(window.text_box, Qt.Key.Key_F8)
     qtbot.keyRelease(window.text_box, Qt.Key.Key_F8)
     assert presses == [True, False]
+
+
+def test_the_push_to_talk_key_held_as_her_window_loses_the_focus_is_let_go(qtbot, qapp):
+    # Alt+Tab with the key held: its release goes to the other window and is never seen here.
+    window, _bridge, _bus = _window(qtbot, push_to_talk_key="F8")
+    window.install_push_to_talk(qapp)
+    window.activateWindow()
+    qtbot.waitUntil(window.isActiveWindow, timeout=2000)
+    presses: list[bool] = []
+    window.push_to_talk.connect(presses.append)
+    qtbot.keyPress(window.text_box, Qt.Key.Key_F8)
+    QApplication.sendEvent(window, QEvent(QEvent.Type.WindowDeactivate))
+    assert presses == [True, False]
+    window.global_push_to_talk(True)  # the desktop's shortcut holds it from another window
+    QApplication.sendEvent(window, QEvent(QEvent.Type.WindowDeactivate))
+    assert presses == [True, False, True]
 
 
 def test_the_background_work_chip_shows_while_work_runs(qtbot):
