@@ -207,6 +207,12 @@ def she_finished(talk: Round, hearing, last_sentence: str = LAST_SENTENCE) -> li
     return problems
 
 
+def interruption_s(talk: Round) -> float:
+    """How long the user's words over her lasted, on the witness recording."""
+    _asked, interrupted = voiced_spans(talk.users)[:2]
+    return interrupted[1] - interrupted[0]
+
+
 def stop_latency_s(talk: Round) -> float:
     """From the user's first sound to her last sound before she answered, on the witness.
     Her answer begins only after the user has finished, so every sound of hers that began
