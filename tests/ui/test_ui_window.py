@@ -143,13 +143,19 @@ def test_the_mute_button_reports_mute_and_unmute(qtbot):
     assert window.state_label.text() == "Muted: type to talk"
 
 
-def test_the_push_to_talk_key_reports_down_and_up(qtbot, qapp):
+def _focused_with_push_to_talk_on_f8(qtbot, qapp) -> tuple[CompanionWindow, list[bool]]:
+    """Her window, focused, its key filter installed; and every push_to_talk it says."""
     window, _bridge, _bus = _window(qtbot, push_to_talk_key="F8")
     window.install_push_to_talk(qapp)
     window.activateWindow()
     qtbot.waitUntil(window.isActiveWindow, timeout=2000)
     presses: list[bool] = []
     window.push_to_talk.connect(presses.append)
+    return window, presses
+
+
+def test_the_push_to_talk_key_reports_down_and_up(qtbot, qapp):
+    window, presses = _focused_with_push_to_talk_on_f8(qtbot, qapp)
     qtbot.keyPress(window.text_box, Qt.Key.Key_F8)
     qtbot.keyRelease(window.text_box, Qt.Key.Key_F8)
     assert presses == [True, False]
@@ -157,12 +163,7 @@ def test_the_push_to_talk_key_reports_down_and_up(qtbot, qapp):
 
 def test_the_push_to_talk_key_held_as_her_window_loses_the_focus_is_let_go(qtbot, qapp):
     # Alt+Tab with the key held: its release goes to the other window and is never seen here.
-    window, _bridge, _bus = _window(qtbot, push_to_talk_key="F8")
-    window.install_push_to_talk(qapp)
-    window.activateWindow()
-    qtbot.waitUntil(window.isActiveWindow, timeout=2000)
-    presses: list[bool] = []
-    window.push_to_talk.connect(presses.append)
+    window, presses = _focused_with_push_to_talk_on_f8(qtbot, qapp)
     qtbot.keyPress(window.text_box, Qt.Key.Key_F8)
     QApplication.sendEvent(window, QEvent(QEvent.Type.WindowDeactivate))
     assert presses == [True, False]
