@@ -66,7 +66,7 @@ TAIL_S = 3.0
 NUMBERS = {str(n): word for n, word in enumerate(("zero", "one", "two", "three", "four", "five", "six", "seven", "eight",
                                                   "nine", "ten"))}
 SAME = {"mr": "mister", "metres": "meters", "okay": "ok", "alright": "all right", "yknow": "you know",
-        "y'know": "you know", "mfa": "m f a"}
+        "y'know": "you know", "mfa": "m f a", "thyself": "thy self"}
 FILLERS = {"um", "uh", "umm", "uhm", "erm", "er", "hm", "hmm", "mm", "mhm", "ah"}
 """Hesitations: in the hand-made references of spontaneous speech, rarely written by Whisper;
 left out of both sides, so a filler is neither a lost word nor an inserted one."""

@@ -23,6 +23,7 @@ from companion.voice.speaking.echo import (
     ECHO_LAG_S,
     MIN_ECHO_WORDS,
     OPENING_ECHO_WORDS,
+    PlayedLine,
     is_echo,
     words,
 )
@@ -99,7 +100,7 @@ class WordsHearer:
             await self._under_her(ended)
             return
         audio = event.audio
-        held = self.held.take(audio, start_s)
+        held = self.held.take(audio, start_s, lambda sound: self._she_was_quiet(sound.spoke_from, start_s))
         if held is not None and await self._in_front(held):
             audio, start_s, spoke_from = np.concatenate([held.audio, audio]), held.start_s, held.spoke_from
             if early is not None:
@@ -153,7 +154,8 @@ class WordsHearer:
         if not text:
             # Whisper hears nothing in a short word alone ("too cruel"): heard with what follows
             # closely, it is heard.
-            log.info("held a sound heard as no words, for what follows within %.1f s", self.held.within_s)
+            log.info("held a sound heard as no words, for what follows within %.1f s (%.1f s if I say nothing)",
+                     self.held.within_s, self.held.quiet_within_s)
             self.held.hold(HeldSound(audio, start_s, event.speech_end_s, spoke_from, None, over_her=False))
             self._discard(event.pause_id)
             return
@@ -242,16 +244,24 @@ class WordsHearer:
         log.info("heard with what was held from under her voice: %r", text)
         return True
 
-    def _her_words_near(self, speech_end_s: float, spoke_from: float) -> set[str]:
-        """Every word of her lines that played from `spoke_from` (time.monotonic()) to the
-        capture time of `speech_end_s`, give or take the room's lag."""
+    def _her_lines_near(self, speech_end_s: float, spoke_from: float) -> list[PlayedLine]:
+        """Her lines that played from `spoke_from` (time.monotonic()) to the capture time of
+        `speech_end_s`, give or take the room's lag."""
         spoken_to = self._captured_at(speech_end_s)
         spoken_from = min(spoke_from or spoken_to, spoken_to)
         now = time.monotonic()
-        return {word for line in self.her_voice.recent_played
+        return [line for line in self.her_voice.recent_played
                 if line.started <= spoken_to + ECHO_LAG_S
-                and (line.ended if line.ended is not None else now) + ECHO_LAG_S >= spoken_from
-                for word in words(line.text)}
+                and (line.ended if line.ended is not None else now) + ECHO_LAG_S >= spoken_from]
+
+    def _her_words_near(self, speech_end_s: float, spoke_from: float) -> set[str]:
+        """Every word of her lines that played from `spoke_from` to `speech_end_s` (as above)."""
+        return {word for line in self._her_lines_near(speech_end_s, spoke_from) for word in words(line.text)}
+
+    def _she_was_quiet(self, spoke_from: float, until_s: float) -> bool:
+        """No line of hers played from `spoke_from` to stream time `until_s`, and none plays now:
+        no echo of hers can be there."""
+        return not self.her_voice.busy and not self._her_lines_near(until_s, spoke_from)
 
     def _hers(self, text: str, speech_end_s: float, spoke_from: float) -> bool:
         """`text`, heard under her voice, is hers: her echo (even one opening word), or half its
