@@ -192,21 +192,12 @@ class Ear:
             self.barge_in.she_is_quiet()
         if voice.busy and self.endpointer.in_speech and probability >= self.settings.endpoint.start_threshold:
             self._over_her = True
-        if self.turn_watch is not None:
-            for pause_id in self.turn_watch.finished():
-                await self._on_events(self.endpointer.conclude(pause_id))  # a late answer may split it
-        await self._on_events(self.endpointer.push(frame, probability))
-        if self.endpointer.pause_id is not None:
-            self._pause_ready(self.endpointer.pause_id)
-        if self._let_go_at is not None and self.endpointer.stream_s >= self._let_go_at:
-            until, self._let_go_at = self._let_go_at, None
-            await self._in_order(lambda: self.words.let_go(until))
-        self._transcribe_so_far()
-
-    async def _on_events(self, events: list) -> None:
-        """What the endpointer said of the newest frame (or of a turn model's answer)."""
-        voice, watch = self.her_voice, self.turn_watch
-        for event in events:
+        watch = self.turn_watch
+        if watch is not None:
+            for pause_id in watch.finished():
+                for event in self.endpointer.conclude(pause_id):
+                    await self._utterance_ended(event)
+        for event in self.endpointer.push(frame, probability):
             if isinstance(event, SpeechStarted):
                 if self._let_go_at is not None and event.at_s < self._let_go_at:
                     self._let_go_at = None  # it may take what was held: judged when it ends
@@ -228,17 +219,24 @@ class Ear:
                     # A file has no real time to keep up with: wait for the answer right here.
                     finished = await watch.answer(event.pause_id)
                     self._pause_ready(event.pause_id)
-                    await self._on_events(self.endpointer.conclude(event.pause_id) if finished else [])
+                    for ended in self.endpointer.conclude(event.pause_id) if finished else ():
+                        await self._utterance_ended(ended)
             elif isinstance(event, SpeechResumed):
+                task = self._early.pop(event.pause_id, None)
+                if task:
+                    task.cancel()
                 if self.pauses is not None:
                     self.pauses.resumed(event.pause_id)
-                task = self._early.pop(event.pause_id, None)
-                if watch is not None and watch.resumed(event.pause_id, event.silence_ms) and task is not None:
-                    self._early[event.pause_id] = task  # its check, still running, reads it
-                elif task:
-                    task.cancel()
+                if watch is not None:
+                    watch.resumed(event.pause_id)
             elif isinstance(event, UtteranceEnded):
                 await self._utterance_ended(event)
+        if self.endpointer.pause_id is not None:
+            self._pause_ready(self.endpointer.pause_id)
+        if self._let_go_at is not None and self.endpointer.stream_s >= self._let_go_at:
+            until, self._let_go_at = self._let_go_at, None
+            await self._in_order(lambda: self.words.let_go(until))
+        self._transcribe_so_far()
 
     def _transcribe_so_far(self) -> None:
         """While the user talks, a partial transcript every PARTIAL_EVERY_S, by an engine that

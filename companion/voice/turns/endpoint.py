@@ -98,11 +98,9 @@ class TurnCheck:
 
 @dataclass(frozen=True)
 class SpeechResumed:
-    """Speech came back, so the early transcript of `pause_id` is stale (unless a late answer
-    ends the turn there: Endpointer.conclude). `silence_ms`: how long the pause lasted."""
+    """Speech came back, so the early transcript of `pause_id` is stale."""
 
     pause_id: int
-    silence_ms: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -115,18 +113,6 @@ class UtteranceEnded:
 
 
 EndpointEvent = SpeechStarted | PauseStarted | TurnCheck | SpeechResumed | UtteranceEnded
-
-
-@dataclass(frozen=True)
-class _Resumed:
-    """The latest pause speech came back after, kept for the turn model's late answer."""
-
-    pause: PauseStarted
-    split_at: int
-    """Frames of the utterance in the pause's audio (where it would have ended)."""
-    resumed_at: int
-    """The frame where speech came back."""
-    onset_s: float
 
 
 def _frames(ms: float) -> int:
@@ -158,8 +144,6 @@ class Endpointer:
         self._speech_frames = 0
         self._silence = 0
         self._pause: PauseStarted | None = None
-        self._pause_frames_in = 0
-        self._resumed: _Resumed | None = None
 
     @property
     def stream_s(self) -> float:
@@ -192,31 +176,13 @@ class Endpointer:
         return (self._silence - check) % self._recheck_frames == 0
 
     def conclude(self, pause_id: int) -> list[EndpointEvent]:
-        """The turn model says the user finished at `pause_id`: end the utterance now. When
-        speech has come back since (the answer came late: a busy machine), the utterance still
-        ends at that pause and the speech since starts the next, as it would have where the
-        answer came in time; unless another pause is under way, or the answer is about an
-        older pause (then it is stale and nothing happens)."""
+        """The turn model says the user finished at `pause_id`: end the utterance now, unless
+        speech has resumed since (then the answer is stale and nothing happens)."""
         pause = self._pause
-        if pause is not None and pause.pause_id == pause_id and self._confirmed:
-            self._reset()
-            return [UtteranceEnded(pause.audio, pause.pause_id, pause.speech_end_s)]
-        resumed = self._resumed
-        if resumed is None or resumed.pause.pause_id != pause_id or pause is not None or not self._confirmed:
+        if pause is None or pause.pause_id != pause_id or not self._confirmed:
             return []
-        return self._split(resumed)
-
-    def _split(self, resumed: _Resumed) -> list[EndpointEvent]:
-        """End the utterance at `resumed`'s pause; the speech since (with its pre-roll from the
-        pause's silence) goes on as a new one."""
-        start = max(resumed.split_at, resumed.resumed_at - (self._pre_roll.maxlen or 0))
-        self._frames_in = self._frames_in[start:]
-        self._speech_frames = len(self._frames_in) - (resumed.resumed_at - start)
-        self._confirmed = self._speech_frames >= self._min_speech
-        self._onset_s = resumed.onset_s
-        self._resumed = None
-        ended = UtteranceEnded(resumed.pause.audio, resumed.pause.pause_id, resumed.pause.speech_end_s)
-        return [ended, SpeechStarted(self._onset_s)] if self._confirmed else [ended]
+        self._reset()
+        return [UtteranceEnded(pause.audio, pause.pause_id, pause.speech_end_s)]
 
     def drop(self) -> None:
         """Forget the utterance under way, if any (its audio was cut off)."""
@@ -259,8 +225,7 @@ class Endpointer:
         if probability >= s.stop_threshold:
             self._speech_frames += 1
             if self._pause is not None:
-                events.append(SpeechResumed(self._pause.pause_id, self._silence * FRAME_S * 1000))
-                self._resumed = _Resumed(self._pause, self._pause_frames_in, len(self._frames_in) - 1, now_s - FRAME_S)
+                events.append(SpeechResumed(self._pause.pause_id))
                 self._pause = None
             self._silence = 0
             if not self._confirmed and self._speech_frames >= self._min_speech:
@@ -272,7 +237,6 @@ class Endpointer:
                 self._pause_ids += 1
                 speech_end = now_s - self._silence * FRAME_S
                 self._pause = PauseStarted(self._pause_ids, np.concatenate(self._frames_in), speech_end)
-                self._pause_frames_in = len(self._frames_in)
                 events.append(self._pause)
             if self._pause is not None and self._is_check_point():
                 events.append(TurnCheck(self._pause.pause_id, np.concatenate(self._frames_in),
@@ -291,7 +255,7 @@ class Endpointer:
             self._reset()
         elif self._confirmed and len(self._frames_in) >= self._max_frames:
             if self._pause is not None:
-                events.append(SpeechResumed(self._pause.pause_id, self._silence * FRAME_S * 1000))
+                events.append(SpeechResumed(self._pause.pause_id))
             events.append(UtteranceEnded(np.concatenate(self._frames_in), None, now_s))
             self._reset()
         return events

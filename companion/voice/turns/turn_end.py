@@ -17,12 +17,6 @@ from companion.voice.turns.turn_rule import TurnRule, Words, read_words
 
 log = logging.getLogger(__name__)
 
-IN_TIME_MS = 300
-"""A check still running when the user went on still counts if it was asked at least this long
-before: on a quiet machine its answer (Smart Turn in ~50-80 ms, after the early transcript in
-~150-250 ms) came in time, so a busy machine's late answer ends the turn where a quiet one's did.
-Sooner, no machine here answers in time: the pause was a gap between words."""
-
 
 @dataclass(frozen=True)
 class Verdict:
@@ -119,10 +113,6 @@ class TurnWatch:
         self._tasks: dict[int, asyncio.Task[Verdict]] = {}
         self.verdicts: dict[int, list[Verdict]] = {}
         """Every answer per pause id, for the latency report."""
-        self._asked_ms: dict[int, float] = {}
-        """The silence at which each pause's running check was asked."""
-        self._late: set[int] = set()
-        """Pauses speech came back after whose check still runs (its answer may still end the turn)."""
         self.on_hold: Callable[[bool], None] = lambda _holding: None
         """Told True when a check holds her because the words are open, False when that ends (the
         user went on, or the utterance ended): the loop shows it on her face."""
@@ -138,7 +128,6 @@ class TurnWatch:
         if running is not None and not running.done():
             return  # still answering the last check of this pause: skip, the next one comes soon
         self._tasks[event.pause_id] = asyncio.ensure_future(self.judge.judge(event, transcript))
-        self._asked_ms[event.pause_id] = event.silence_ms
 
     async def answer(self, pause_id: int) -> bool:
         """Wait for the pending check of `pause_id` (a file source: no real time to keep up with)."""
@@ -154,25 +143,11 @@ class TurnWatch:
         if task is not None:
             await asyncio.wait([task])
 
-    def resumed(self, pause_id: int, silence_ms: float) -> bool:
-        """Speech came back after `pause_id`, `silence_ms` long. A check still running for it,
-        asked IN_TIME_MS or more before, goes on (True): if it says the user had finished, the
-        turn still ends there (Endpointer.conclude), as on a quiet machine; dropped, a busy
-        machine's late answer joined a stranger's line to the user's question. Others stop."""
+    def resumed(self, pause_id: int) -> None:
         self._hold(False)
-        for older in [older for older in self._late if older != pause_id]:
-            self._late.discard(older)
-            if (task := self._tasks.pop(older, None)) is not None:
-                task.cancel()
-        running, asked_ms = self._tasks.get(pause_id), self._asked_ms.pop(pause_id, silence_ms)
-        if running is None or running.done():
-            return False
-        if silence_ms - asked_ms < IN_TIME_MS:
-            del self._tasks[pause_id]
-            running.cancel()
-            return False
-        self._late.add(pause_id)
-        return True
+        task = self._tasks.pop(pause_id, None)
+        if task is not None:
+            task.cancel()
 
     def finished(self) -> list[int]:
         """Pause ids whose latest answer says the user has finished (each reported once)."""
@@ -181,9 +156,6 @@ class TurnWatch:
             if not task.done():
                 continue
             del self._tasks[pause_id]
-            self._asked_ms.pop(pause_id, None)
-            late = pause_id in self._late
-            self._late.discard(pause_id)
             if task.cancelled():
                 continue
             if task.exception() is not None:
@@ -194,8 +166,7 @@ class TurnWatch:
             self.verdicts.setdefault(pause_id, []).append(verdict)
             log.debug("turn check after %.0f ms: p=%.2f, words %s (text %s, bar %s) → %s", verdict.silence_ms,
                       verdict.probability, verdict.words, verdict.text, verdict.bar, verdict.complete)
-            if not late:  # once the user talks on, the hold is not this pause's to show
-                self._hold(verdict.bar is None)
+            self._hold(verdict.bar is None)
             if verdict.complete:
                 done.append(pause_id)
         return done
@@ -204,11 +175,6 @@ class TurnWatch:
         """The answers given for `pause_id`; forgets every pause (a new utterance starts afresh)."""
         verdicts = self.verdicts.get(pause_id, []) if pause_id is not None else []
         self.verdicts.clear()
-        for late in self._late:  # about the utterance that just ended: too late to split it
-            if (task := self._tasks.pop(late, None)) is not None:
-                task.cancel()
-        self._late.clear()
-        self._asked_ms.clear()
         self._hold(False)
         return verdicts
 
@@ -216,5 +182,3 @@ class TurnWatch:
         for task in self._tasks.values():
             task.cancel()
         self._tasks.clear()
-        self._late.clear()
-        self._asked_ms.clear()
